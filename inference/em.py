@@ -1,0 +1,1031 @@
+"""Gaussian mixture by expectation-maximisation (EM), maximum likelihood or MAP; pure numpy.
+
+The model: ``x_i ~ sum_k pi_k N(mu_k, Sigma_k)`` with the assignments marginalised. EM
+alternates an E step (responsibilities ``gamma_ik``, in log space with a log-sum-exp) and an
+M step (weights, means and covariances from responsibility-weighted moments).
+
+Shape of the code (an ``init`` / ``step`` pair, as in blackjax):
+
+* :class:`EMState` holds the parameters (weights, means, lower Cholesky factors of the
+  covariances).
+* :func:`batch_statistics` is the E step on one batch of rows; it returns :class:`EMStats`,
+  the responsibility-weighted counts, first and second moments and the batch log-likelihood.
+  :func:`combine_statistics` adds two of them. Statistics of any partition of the rows combine
+  to the statistics of the whole, so the same M step serves a stream of files or the partitions
+  of a Dask cluster.
+* :func:`m_step` turns combined statistics into the next :class:`EMState`.
+* :func:`fit_em` owns the loop: k-means++ starts, restarts, convergence, history.
+
+Numerics: float64; the covariances are only ever factored (Cholesky), log-determinants come
+from the factor's diagonal, and the Mahalanobis terms of all components are one matrix product
+of the rows with the stacked inverse factors ``L_k^{-1}`` (triangular solves against the
+identity; ``np.linalg.inv`` is never used). The moments are accumulated relative to the
+current means, in the whitened coordinates ``y = L_k^{-1} (x - mu_k)`` that the E step has
+already computed, so no raw second moment ``sum x x'`` (and no cancellation) appears.
+
+Objective and priors
+--------------------
+Maximum likelihood (``prior=None``) maximises the log-likelihood
+``sum_i log sum_k pi_k N(x_i | mu_k, Sigma_k)``. Each M step adds ``reg_covar`` (default
+``1e-6``) to the diagonal of every covariance (to every variance for ``diag`` /
+``spherical``), exactly as scikit-learn's ``reg_covar``: a floor that keeps a component that
+collapses onto one point, or a constant column, from producing a singular covariance. The
+estimate is then the fixed point of this floored M step, which differs from the unfloored
+maximum by ``O(reg_covar)`` in each variance.
+
+MAP-EM (``prior=MixturePrior(...)``) maximises ``log p(X | theta) + log p(theta)``, the log of
+the posterior *density in the parameterisation (pi, mu_k, Sigma_k)*: the simplex coordinates of
+the weights, the means, and the covariance matrices themselves (for ``diag`` / ``spherical``
+the variances ``sigma^2``, not the sds and not their logs). That is the density PyMC writes
+down for the model below *without* the Jacobians of its unconstraining transforms; the mode of
+a density depends on the parameterisation, and this is the one used here. The prior
+(:class:`MixturePrior`), for every component ``k`` independently::
+
+    pi ~ Dirichlet(alpha)                         alpha >= 1 (alpha = 1: flat)
+    full:      Sigma_k ~ InvWishart(nu0, Psi0)    p ∝ |S|^{-(nu0+D+1)/2} exp(-tr(Psi0 S^{-1})/2)
+    tied:      Sigma   ~ InvWishart(nu0, Psi0)    (one matrix shared by all components)
+    diag:      sigma2_kd ~ InvGamma(a0, b0_d)     p ∝ s^{-(a0+1)} exp(-b0_d/s), each dimension d
+    spherical: sigma2_k  ~ InvGamma(a0, b0)       Sigma_k = sigma2_k I
+    mu_k | Sigma_k ~ N(m0, Sigma_k / kappa0)      kappa0 > 0; kappa0 = 0: flat prior on mu_k
+    known_sd:  mu_k ~ N(m0, sd^2 I / kappa0)      (Sigma_k = sd^2 I fixed)
+
+``InvWishart(nu0, Psi0)`` is ``scipy.stats.invwishart(df=nu0, scale=Psi0)`` and
+``InvGamma(a0, b0)`` is ``scipy.stats.invgamma(a0, scale=b0)`` = PyMC's
+``InverseGamma(alpha=a0, beta=b0)``. With ``N_k = sum_i gamma_ik``, ``xbar_k`` the weighted
+mean, ``S_k`` the weighted scatter about ``xbar_k`` and ``c_k = kappa0 N_k / (kappa0 + N_k)``,
+``m = 1`` if ``kappa0 > 0`` else ``0``, the M step is the exact joint maximiser::
+
+    pi_k      = (N_k + alpha_k - 1) / (n + sum(alpha) - K)
+    mu_k      = (N_k xbar_k + kappa0 m0) / (N_k + kappa0)
+    B_k       = S_k + c_k (xbar_k - m0)(xbar_k - m0)'
+    full      Sigma_k   = (Psi0 + B_k) / (nu0 + D + 1 + m + N_k)
+    tied      Sigma     = (Psi0 + sum_k B_k) / (nu0 + D + 1 + K m + n)
+    diag      sigma2_kd = (2 b0_d + B_k[d, d]) / (2 a0 + 2 + m + N_k)
+    spherical sigma2_k  = (2 b0 + tr B_k) / (2 a0 + 2 + D m + D N_k)
+
+plus ``reg_covar`` on the diagonal (default 0 when a covariance prior is given, since the prior
+already keeps the covariances positive definite; ``1e-6`` otherwise). Leaving the covariance
+prior out means a flat (improper) prior on ``Sigma_k`` (the formulas with ``nu0 = -(D+1)``,
+``Psi0 = 0``, or ``a0 = -1``, ``b0 = 0``); with ``alpha = 1`` and ``kappa0 = 0`` as well, MAP-EM
+is maximum likelihood. The recorded objective is ``log p(X | theta)`` plus the log prior
+density up to an additive constant (the Dirichlet, inverse-Wishart and inverse-gamma
+normalisers are left out; the normal prior on the means is included in full).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+__all__ = [
+    "COVARIANCE_KINDS",
+    "DEFAULT_REG_COVAR",
+    "EMResult",
+    "EMState",
+    "EMStats",
+    "MixturePrior",
+    "batch_statistics",
+    "combine_statistics",
+    "fit_em",
+    "log_likelihood",
+    "m_step",
+    "responsibilities",
+]
+
+COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
+DEFAULT_REG_COVAR = 1e-6
+DEFAULT_BATCH_SIZE = 16384
+_LOG_2PI = math.log(2.0 * math.pi)
+# Added to every responsibility count, as scikit-learn does, so an empty component divides
+# by a tiny positive number instead of zero (its mean then stays where it was).
+_COUNT_GUARD = 10.0 * np.finfo(np.float64).eps
+
+
+# --------------------------------------------------------------------------------------------
+# Public records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MixturePrior:
+    """Conjugate priors for MAP-EM (see the module docstring for the exact densities).
+
+    Parameters
+    ----------
+    concentration : float or array_like of shape (K,), default 1.0
+        Dirichlet ``alpha`` on the weights; every entry must be ``>= 1`` (the mode is then
+        inside the simplex). ``1`` is flat.
+    mean : float or array_like of shape (D,), default 0.0
+        ``m0``, the centre of the normal prior on every component mean.
+    kappa : float, default 0.0
+        ``kappa0 >= 0``: ``mu_k | Sigma_k ~ N(m0, Sigma_k / kappa0)``. ``0`` is a flat
+        (improper) prior on the means.
+    iw_dof, iw_scale : float and float or array_like of shape (D, D), optional
+        Inverse-Wishart ``nu0 > D - 1`` and positive definite ``Psi0`` (a scalar means
+        ``Psi0 = scalar * I``) on each covariance; for ``covariance="full"`` or ``"tied"``.
+    ig_shape, ig_scale : float and float or array_like of shape (D,), optional
+        Inverse-gamma ``a0 > 0`` and ``b0 > 0`` on each variance; for ``covariance="diag"``
+        (``b0`` may differ by dimension) or ``"spherical"``.
+    """
+
+    concentration: float | np.ndarray = 1.0
+    mean: float | np.ndarray = 0.0
+    kappa: float = 0.0
+    iw_dof: float | None = None
+    iw_scale: float | np.ndarray | None = None
+    ig_shape: float | None = None
+    ig_scale: float | np.ndarray | None = None
+
+
+class EMState(NamedTuple):
+    """Parameters of a Gaussian mixture, as the E step needs them.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (K,)
+    means : ndarray of shape (K, D)
+    chol : ndarray of shape (K, D, D)
+        Lower Cholesky factor ``L_k`` of each covariance, ``Sigma_k = L_k L_k'`` (for ``tied``
+        the K factors are equal; for ``diag`` / ``spherical`` they are diagonal).
+    """
+
+    weights: np.ndarray
+    means: np.ndarray
+    chol: np.ndarray
+
+
+class EMStats(NamedTuple):
+    """Sufficient statistics of one or more batches for one M step; combine them by addition.
+
+    Moments are taken relative to the parameters ``state`` of the E step that produced them,
+    in whitened coordinates ``y_ik = L_k^{-1} (x_i - mu_k)``; every batch of one iteration uses
+    the same ``state``, so the statistics of disjoint batches add up.
+
+    Attributes
+    ----------
+    n : int
+        Number of rows.
+    loglik : float
+        ``sum_i log sum_k pi_k N(x_i | mu_k, Sigma_k)`` (hard assignments: the classification
+        log-likelihood ``sum_i max_k log pi_k N(x_i | mu_k, Sigma_k)``).
+    counts : ndarray of shape (K,)
+        ``N_k = sum_i gamma_ik``.
+    sums : ndarray of shape (K, D)
+        ``sum_i gamma_ik y_ik``.
+    second : ndarray
+        ``sum_i gamma_ik y_ik y_ik'`` of shape (K, D, D) for ``full`` / ``tied``; its diagonal,
+        shape (K, D), for ``diag``; its trace, shape (K,), for ``spherical``; zeros of shape
+        (K,) when the covariances are known.
+    """
+
+    n: int
+    loglik: float
+    counts: np.ndarray
+    sums: np.ndarray
+    second: np.ndarray
+
+
+class EMResult(NamedTuple):
+    """Result of :func:`fit_em`.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (K,)
+    means : ndarray of shape (K, D)
+    covariances : ndarray of shape (K, D, D)
+        Always full matrices, whatever the covariance kind (diagonal for ``diag``, ``s2 I`` for
+        ``spherical`` and ``known_sd``, K equal matrices for ``tied``).
+    covariance : str
+        The covariance kind fitted (``"known"`` when ``known_sd`` was given).
+    log_likelihood : float
+        ``sum_i log sum_k pi_k N(x_i | mu_k, Sigma_k)`` at the returned estimate.
+    objective : float
+        What EM maximised, at the returned estimate: ``log_likelihood`` (ML) or
+        ``log_likelihood + log prior`` up to a constant (MAP); the classification
+        log-likelihood (plus log prior) when ``hard=True``.
+    history : ndarray of shape (n_iter + 1,)
+        The objective at the starting point and after every M step of the best start; it
+        never decreases.
+    n_iter : int
+        Number of M steps of the best start.
+    converged : bool
+        Whether the best start stopped on ``tol`` rather than on ``max_iter``.
+    restart_log_likelihoods : ndarray of shape (n_init,)
+        Final ``log_likelihood`` of every start, in order.
+    restart_objectives : ndarray of shape (n_init,)
+        Final objective of every start; the best one is returned.
+    best_restart : int
+        Index of the returned start.
+    reg_covar : float
+        The covariance floor that was used.
+    messages : tuple of str
+        Notes about the data or the fit (a constant column held at the floor, ...).
+    """
+
+    weights: np.ndarray
+    means: np.ndarray
+    covariances: np.ndarray
+    covariance: str
+    log_likelihood: float
+    objective: float
+    history: np.ndarray
+    n_iter: int
+    converged: bool
+    restart_log_likelihoods: np.ndarray
+    restart_objectives: np.ndarray
+    best_restart: int
+    reg_covar: float
+    messages: tuple[str, ...]
+
+    @property
+    def sds(self) -> np.ndarray:
+        """Standard deviations ``sqrt(diag(Sigma_k))``, shape (K, D)."""
+        return np.sqrt(np.diagonal(self.covariances, axis1=1, axis2=2))
+
+
+# --------------------------------------------------------------------------------------------
+# Internal configuration
+# --------------------------------------------------------------------------------------------
+
+
+class _Config(NamedTuple):
+    kind: str  # "full", "diag", "spherical", "tied" or "known"
+    reg: float
+    alpha: np.ndarray | None  # (K,) Dirichlet concentration, None = equal weights
+    m0: np.ndarray  # (D,)
+    kappa: float
+    nu0: float  # inverse-Wishart dof; flat = -(D + 1)
+    psi0: np.ndarray  # (D, D); flat = 0
+    a0: float  # inverse-gamma shape; flat = -1
+    b0: np.ndarray  # (D,) for diag, () for spherical; flat = 0
+    has_cov_prior: bool
+    hard: bool
+
+
+def _moments_kind(kind: str) -> str:
+    return {"full": "full", "tied": "full", "diag": "diag", "spherical": "spherical"}.get(
+        kind, "none"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# E step
+# --------------------------------------------------------------------------------------------
+
+
+class _Whitener(NamedTuple):
+    A: np.ndarray  # (K*D, D) stacked L_k^{-1}
+    bias: np.ndarray  # (K*D, 1) stacked L_k^{-1} mu_k
+    const: np.ndarray  # (K, 1) log pi_k - D/2 log 2pi - log|L_k|
+    K: int
+    D: int
+
+
+def _inverse_factors(chol: np.ndarray) -> np.ndarray:
+    """``L_k^{-1}`` for each lower factor, by triangular solves (diagonal: reciprocals)."""
+    K, D, _ = chol.shape
+    if D == 1 or not np.any(np.tril(chol, -1)):
+        return np.eye(D) / np.diagonal(chol, axis1=1, axis2=2)[:, :, None]
+    eye = np.eye(D)
+    return np.stack([solve_triangular(chol[k], eye, lower=True) for k in range(K)])
+
+
+def _half_logdet(chol: np.ndarray) -> np.ndarray:
+    """``log |L_k| = 0.5 log |Sigma_k|`` from the diagonal of each factor."""
+    return np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+
+
+def _whitener(state: EMState) -> _Whitener:
+    K, D = state.means.shape
+    inv = _inverse_factors(state.chol)
+    bias = np.einsum("kij,kj->ki", inv, state.means).reshape(K * D, 1)
+    with np.errstate(divide="ignore"):
+        logw = np.log(state.weights)
+    const = logw - 0.5 * D * _LOG_2PI - _half_logdet(state.chol)
+    return _Whitener(inv.reshape(K * D, D), bias, const[:, None], K, D)
+
+
+def _component_log_density(Xb: np.ndarray, wh: _Whitener):
+    """Whitened rows ``Y`` (K, D, b), squared Mahalanobis ``maha`` (K, b), and ``log pi_k N``."""
+    b = Xb.shape[0]
+    Y = wh.A @ Xb.T  # one BLAS product for every component: (K*D, b)
+    Y -= wh.bias
+    Y3 = Y.reshape(wh.K, wh.D, b)
+    if wh.D == 1:
+        Z3 = None
+        maha = np.square(Y)  # (K, b)
+    else:
+        Z3 = np.square(Y3)
+        maha = Z3.sum(axis=1)
+    logp = maha * -0.5
+    logp += wh.const
+    return Y3, Z3, maha, logp
+
+
+def _normalise(logp: np.ndarray, hard: bool):
+    """Turn ``log pi_k N`` (K, b) into responsibilities, in place; return them and sum log p."""
+    if hard:
+        lab = np.argmax(logp, axis=0)
+        cols = np.arange(logp.shape[1])
+        ll = float(logp[lab, cols].sum())
+        logp[...] = 0.0
+        logp[lab, cols] = 1.0
+        return logp, ll
+    top = logp.max(axis=0)
+    logp -= top
+    np.exp(logp, out=logp)
+    total = logp.sum(axis=0)
+    ll = float(top.sum() + np.log(total).sum())
+    np.reciprocal(total, out=total)
+    logp *= total
+    return logp, ll
+
+
+def _batch_statistics(Xb: np.ndarray, wh: _Whitener, moments: str, hard: bool) -> EMStats:
+    Y3, Z3, maha, logp = _component_log_density(Xb, wh)
+    resp, ll = _normalise(logp, hard)
+    K = wh.K
+    counts = resp.sum(axis=1)
+    sums = np.matmul(Y3, resp[:, :, None])[:, :, 0]
+    if moments == "full":
+        second = np.matmul(Y3 * resp[:, None, :], Y3.transpose(0, 2, 1))
+    elif moments == "diag":
+        if Z3 is None:  # one dimension: the squared whitened value is maha
+            second = np.einsum("kb,kb->k", maha, resp)[:, None]
+        else:
+            second = np.matmul(Z3, resp[:, :, None])[:, :, 0]
+    elif moments == "spherical":
+        second = np.einsum("kb,kb->k", maha, resp)
+    else:
+        second = np.zeros(K)
+    return EMStats(int(Xb.shape[0]), ll, counts, sums, second)
+
+
+def batch_statistics(
+    X: np.ndarray, state: EMState, *, covariance: str = "full", hard: bool = False
+) -> EMStats:
+    """E step on one batch of rows: its sufficient statistics for the next M step.
+
+    Parameters
+    ----------
+    X : ndarray of shape (b, D)
+        Rows of the batch (float64).
+    state : EMState
+        Current parameters; every batch of one iteration must use the same state.
+    covariance : {"full", "diag", "spherical", "tied", "known"}, default "full"
+        Decides which second moment is accumulated (none for ``"known"``).
+    hard : bool, default False
+        Hard (0/1) responsibilities: classification EM; k-means with equal weights and a
+        known shared sd.
+
+    Returns
+    -------
+    EMStats
+        Combine statistics of several batches with :func:`combine_statistics`.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return _batch_statistics(X, _whitener(state), _moments_kind(covariance), hard)
+
+
+def combine_statistics(a: EMStats, b: EMStats) -> EMStats:
+    """Statistics of the union of two disjoint sets of rows (same E-step state): the sum.
+
+    Parameters
+    ----------
+    a, b : EMStats
+
+    Returns
+    -------
+    EMStats
+    """
+    return EMStats(
+        a.n + b.n, a.loglik + b.loglik, a.counts + b.counts, a.sums + b.sums, a.second + b.second
+    )
+
+
+def _statistics(X, state, moments, hard, batch_size) -> EMStats:
+    wh = _whitener(state)
+    total = None
+    for start in range(0, X.shape[0], batch_size):
+        part = _batch_statistics(X[start : start + batch_size], wh, moments, hard)
+        total = part if total is None else combine_statistics(total, part)
+    return total
+
+
+# --------------------------------------------------------------------------------------------
+# M step
+# --------------------------------------------------------------------------------------------
+
+
+def _cholesky(cov: np.ndarray, kind: str) -> np.ndarray:
+    """Lower factors (K, D, D) from covariances in their natural shape for ``kind``."""
+    if kind in ("diag", "spherical", "known"):
+        sd = np.sqrt(cov)
+        if kind == "diag":
+            return sd[:, :, None] * np.eye(sd.shape[1])
+        raise AssertionError("spherical factors are built by the caller")
+    try:
+        return np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:
+        bad = [k for k in range(cov.shape[0]) if not _is_pd(cov[k])]
+        raise ValueError(
+            f"covariance of component(s) {bad} is not positive definite: the component "
+            "collapsed onto fewer distinct points than dimensions; raise reg_covar or give "
+            "a proper covariance prior"
+        ) from None
+
+
+def _is_pd(a: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+def _m_step(stats: EMStats, state: EMState, cfg: _Config) -> EMState:
+    K, D = state.means.shape
+    L = state.chol
+    N = stats.counts + _COUNT_GUARD
+    ntot = float(N.sum())
+    d = np.einsum("kij,kj->ki", L, stats.sums) / N[:, None]  # xbar_k - mu_k(old)
+    xbar = state.means + d
+    if cfg.kappa > 0:
+        means = (N[:, None] * xbar + cfg.kappa * cfg.m0) / (N + cfg.kappa)[:, None]
+        shrink = cfg.kappa * N / (cfg.kappa + N)
+        e = xbar - cfg.m0
+    else:
+        means = xbar
+    if cfg.alpha is None:
+        weights = np.full(K, 1.0 / K)
+    else:
+        weights = (N + cfg.alpha - 1.0) / (ntot + cfg.alpha.sum() - K)
+    if cfg.kind == "known":
+        return EMState(weights, means, L)
+
+    mf = 1.0 if cfg.kappa > 0 else 0.0
+    if cfg.kind in ("full", "tied"):
+        scatter = np.matmul(np.matmul(L, stats.second), L.transpose(0, 2, 1))
+        scatter -= N[:, None, None] * (d[:, :, None] * d[:, None, :])
+        if cfg.kappa > 0:
+            scatter += shrink[:, None, None] * (e[:, :, None] * e[:, None, :])
+        if cfg.kind == "full":
+            cov = (cfg.psi0 + scatter) / (cfg.nu0 + D + 1 + mf + N)[:, None, None]
+        else:
+            cov = (cfg.psi0 + scatter.sum(axis=0)) / (cfg.nu0 + D + 1 + K * mf + ntot)
+            cov = cov[None]
+        cov = 0.5 * (cov + cov.transpose(0, 2, 1))
+        cov[:, np.arange(D), np.arange(D)] += cfg.reg
+        chol = _cholesky(cov, "full")
+        if cfg.kind == "tied":
+            chol = np.broadcast_to(chol, (K, D, D)).copy()
+        return EMState(weights, means, chol)
+
+    if cfg.kind == "diag":
+        var_old = np.square(np.diagonal(L, axis1=1, axis2=2))
+        scatter = np.maximum(var_old * stats.second - N[:, None] * np.square(d), 0.0)
+        if cfg.kappa > 0:
+            scatter += shrink[:, None] * np.square(e)
+        var = (2.0 * cfg.b0 + scatter) / (2.0 * cfg.a0 + 2.0 + mf + N)[:, None] + cfg.reg
+        return EMState(weights, means, _cholesky(var, "diag"))
+
+    # spherical
+    var_old = np.square(L[:, 0, 0])
+    scatter = np.maximum(var_old * stats.second - N * np.square(d).sum(axis=1), 0.0)
+    if cfg.kappa > 0:
+        scatter += shrink * np.square(e).sum(axis=1)
+    var = (2.0 * cfg.b0 + scatter) / (2.0 * cfg.a0 + 2.0 + D * mf + D * N) + cfg.reg
+    return EMState(weights, means, np.sqrt(var)[:, None, None] * np.eye(D))
+
+
+def m_step(
+    stats: EMStats,
+    state: EMState,
+    *,
+    covariance: str = "full",
+    reg_covar: float | None = None,
+    prior: MixturePrior | None = None,
+    known_sd: float | None = None,
+    equal_weights: bool = False,
+) -> EMState:
+    """M step: the next parameters from the combined statistics of the E step at ``state``.
+
+    Parameters
+    ----------
+    stats : EMStats
+        Statistics of all the rows (combined with :func:`combine_statistics`).
+    state : EMState
+        The parameters the statistics were computed with.
+    covariance, reg_covar, prior, known_sd, equal_weights
+        As in :func:`fit_em`.
+
+    Returns
+    -------
+    EMState
+    """
+    K, D = state.means.shape
+    cfg = _config(
+        covariance, K, D, reg_covar=reg_covar, prior=prior, known_sd=known_sd,
+        equal_weights=equal_weights, hard=False,
+    )
+    return _m_step(stats, state, cfg)
+
+
+# --------------------------------------------------------------------------------------------
+# Objective
+# --------------------------------------------------------------------------------------------
+
+
+def _log_prior(state: EMState, cfg: _Config) -> float:
+    """Log prior density up to a constant (see the module docstring)."""
+    K, D = state.means.shape
+    lp = 0.0
+    if cfg.alpha is not None and np.any(cfg.alpha != 1.0):
+        lp += float(np.sum((cfg.alpha - 1.0) * np.log(state.weights)))
+    half_logdet = _half_logdet(state.chol)  # 0.5 log|Sigma_k|
+    inv = None
+    if cfg.kappa > 0:
+        inv = _inverse_factors(state.chol)
+        z = np.einsum("kij,kj->ki", inv, state.means - cfg.m0)
+        lp += float(
+            np.sum(
+                -0.5 * D * _LOG_2PI
+                + 0.5 * D * math.log(cfg.kappa)
+                - half_logdet
+                - 0.5 * cfg.kappa * np.square(z).sum(axis=1)
+            )
+        )
+    if not cfg.has_cov_prior:
+        return lp
+    if cfg.kind in ("full", "tied"):
+        if inv is None:
+            inv = _inverse_factors(state.chol)
+        ks = range(K) if cfg.kind == "full" else range(1)
+        for k in ks:
+            trace = float(np.sum((inv[k] @ cfg.psi0) * inv[k]))  # tr(Psi0 Sigma_k^{-1})
+            lp += -(cfg.nu0 + D + 1) * float(half_logdet[k]) - 0.5 * trace
+    elif cfg.kind == "diag":
+        var = np.square(np.diagonal(state.chol, axis1=1, axis2=2))
+        lp += float(np.sum(-(cfg.a0 + 1.0) * np.log(var) - cfg.b0 / var))
+    elif cfg.kind == "spherical":
+        var = np.square(state.chol[:, 0, 0])
+        lp += float(np.sum(-(cfg.a0 + 1.0) * np.log(var) - cfg.b0 / var))
+    return lp
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------
+
+
+def _as_data(X) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    if X.ndim != 2:
+        raise ValueError(f"X must be 1-D (n,) or 2-D (n, D); got an array of shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X is empty: shape {X.shape}")
+    finite = np.isfinite(X)
+    if not finite.all():
+        row, col = np.argwhere(~finite)[0]
+        raise ValueError(
+            f"X has a non-finite value ({X[row, col]}) at row {row}, column {col}; "
+            "remove or impute missing values before fitting"
+        )
+    return np.ascontiguousarray(X)
+
+
+def _config(kind, K, D, *, reg_covar, prior, known_sd, equal_weights, hard) -> _Config:
+    if kind not in COVARIANCE_KINDS and kind != "known":
+        raise ValueError(
+            f"covariance must be one of {', '.join(COVARIANCE_KINDS)}; got {kind!r}"
+        )
+    if known_sd is not None:
+        kind = "known"
+    p = MixturePrior() if prior is None else prior
+    if not isinstance(p, MixturePrior):
+        raise ValueError(f"prior must be a MixturePrior or None; got {type(p).__name__}")
+
+    alpha = np.broadcast_to(np.asarray(p.concentration, dtype=np.float64), (K,)).copy() \
+        if np.ndim(p.concentration) == 0 else np.asarray(p.concentration, dtype=np.float64)
+    if alpha.shape != (K,):
+        raise ValueError(
+            f"prior concentration must be a scalar or have {K} entries; got shape {alpha.shape}"
+        )
+    if not np.all(np.isfinite(alpha)) or np.any(alpha < 1.0):
+        raise ValueError(
+            f"prior concentration must be >= 1 (the MAP weights are then inside the simplex); "
+            f"got {alpha.tolist()}"
+        )
+    if equal_weights:
+        if np.any(alpha != 1.0):
+            raise ValueError("prior concentration has no effect with equal_weights=True; drop one")
+        alpha = None
+
+    m0 = np.asarray(p.mean, dtype=np.float64)
+    m0 = np.full(D, float(m0)) if m0.ndim == 0 else m0
+    if m0.shape != (D,) or not np.all(np.isfinite(m0)):
+        raise ValueError(f"prior mean must be a scalar or {D} finite values; got {p.mean!r}")
+    kappa = float(p.kappa)
+    if not (np.isfinite(kappa) and kappa >= 0):
+        raise ValueError(f"prior kappa must be >= 0 (0 = flat prior on the means); got {kappa}")
+
+    iw = p.iw_dof is not None or p.iw_scale is not None
+    ig = p.ig_shape is not None or p.ig_scale is not None
+    nu0, psi0, a0, b0 = -(D + 1.0), np.zeros((D, D)), -1.0, np.zeros(D if kind == "diag" else ())
+    if kind == "known" and (iw or ig):
+        raise ValueError("a covariance prior has no effect with known_sd; drop iw_*/ig_*")
+    if iw:
+        if kind not in ("full", "tied"):
+            raise ValueError(
+                f"iw_dof/iw_scale (inverse-Wishart) apply to covariance 'full' or 'tied', not "
+                f"{kind!r}; use ig_shape/ig_scale (inverse-gamma) for 'diag' or 'spherical'"
+            )
+        if p.iw_dof is None or p.iw_scale is None:
+            raise ValueError("give both iw_dof and iw_scale for an inverse-Wishart prior")
+        nu0 = float(p.iw_dof)
+        if not nu0 > D - 1:
+            raise ValueError(f"iw_dof must be > D - 1 = {D - 1}; got {nu0}")
+        psi0 = np.asarray(p.iw_scale, dtype=np.float64)
+        psi0 = psi0 * np.eye(D) if psi0.ndim == 0 else psi0
+        if psi0.shape != (D, D) or not np.allclose(psi0, psi0.T, rtol=0, atol=0) \
+                or not _is_pd(psi0):
+            raise ValueError(
+                f"iw_scale must be a positive scalar or a symmetric positive definite {D}x{D} "
+                f"matrix; got {p.iw_scale!r}"
+            )
+    if ig:
+        if kind not in ("diag", "spherical"):
+            raise ValueError(
+                f"ig_shape/ig_scale (inverse-gamma) apply to covariance 'diag' or 'spherical', "
+                f"not {kind!r}; use iw_dof/iw_scale (inverse-Wishart) for 'full' or 'tied'"
+            )
+        if p.ig_shape is None or p.ig_scale is None:
+            raise ValueError("give both ig_shape and ig_scale for an inverse-gamma prior")
+        a0 = float(p.ig_shape)
+        b0 = np.asarray(p.ig_scale, dtype=np.float64)
+        if kind == "diag":
+            b0 = np.full(D, float(b0)) if b0.ndim == 0 else b0
+        if not a0 > 0 or b0.shape not in ((), (D,)) or (kind == "spherical" and b0.ndim) \
+                or not np.all(b0 > 0):
+            raise ValueError(
+                f"ig_shape must be > 0 and ig_scale > 0 (a scalar, or {D} values for 'diag'); "
+                f"got ig_shape={p.ig_shape!r}, ig_scale={p.ig_scale!r}"
+            )
+    has_cov_prior = iw or ig
+    if reg_covar is None:
+        reg = 0.0 if has_cov_prior else DEFAULT_REG_COVAR
+    else:
+        reg = float(reg_covar)
+        if not (np.isfinite(reg) and reg >= 0):
+            raise ValueError(f"reg_covar must be a finite number >= 0; got {reg_covar!r}")
+    return _Config(kind, reg, alpha, m0, kappa, nu0, psi0, a0, b0, has_cov_prior, bool(hard))
+
+
+def _state_from_covariances(weights, means, covs, kind: str) -> EMState:
+    """Build a state from covariances in the natural shape of ``kind`` (as scikit-learn)."""
+    K, D = means.shape
+    covs = np.asarray(covs, dtype=np.float64)
+    shapes = {"full": (K, D, D), "tied": (D, D), "diag": (K, D), "spherical": (K,)}
+    if covs.shape != shapes[kind]:
+        raise ValueError(
+            f"init_covariances for covariance={kind!r} must have shape {shapes[kind]}; "
+            f"got {covs.shape}"
+        )
+    if kind in ("diag", "spherical") and not np.all(covs > 0):
+        raise ValueError("init_covariances must be positive")
+    if kind == "full":
+        chol = _cholesky(covs, "full")
+    elif kind == "tied":
+        chol = np.broadcast_to(_cholesky(covs[None], "full"), (K, D, D)).copy()
+    elif kind == "diag":
+        chol = _cholesky(covs, "diag")
+    else:
+        chol = np.sqrt(covs)[:, None, None] * np.eye(D)
+    return EMState(weights, means, chol)
+
+
+# --------------------------------------------------------------------------------------------
+# Starts
+# --------------------------------------------------------------------------------------------
+
+
+def _kmeans_plusplus(X: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding (Arthur & Vassilvitskii 2007): K rows drawn with D^2 weighting."""
+    n = X.shape[0]
+    centres = np.empty((K, X.shape[1]))
+    centres[0] = X[rng.integers(n)]
+    d2 = np.square(X - centres[0]).sum(axis=1)
+    for k in range(1, K):
+        total = d2.sum()
+        if total > 0:
+            cdf = np.cumsum(d2)
+            idx = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+            idx = min(idx, n - 1)
+        else:  # every row equals a chosen centre
+            idx = int(rng.integers(n))
+        centres[k] = X[idx]
+        np.minimum(d2, np.square(X - centres[k]).sum(axis=1), out=d2)
+    return centres
+
+
+def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size) -> EMState:
+    """Hard-assign each row to its nearest centre; one M step gives weights and covariances."""
+    K, D = centres.shape
+    probe = EMState(np.full(K, 1.0 / K), centres, np.broadcast_to(np.eye(D), (K, D, D)).copy())
+    stats = _statistics(X, probe, _moments_kind(cfg.kind), True, batch_size)
+    state = _m_step(stats, probe, cfg._replace(hard=True))
+    if known_chol is not None:
+        state = EMState(state.weights, state.means, known_chol)
+    return state
+
+
+# --------------------------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------------------------
+
+
+def _run(X, state, cfg, *, max_iter, tol, batch_size):
+    moments = _moments_kind(cfg.kind)
+    n = X.shape[0]
+    history = []
+    converged = False
+    n_iter = 0
+    while True:
+        stats = _statistics(X, state, moments, cfg.hard, batch_size)
+        obj = stats.loglik + _log_prior(state, cfg)
+        history.append(obj)
+        if len(history) > 1 and abs(history[-1] - history[-2]) < tol * n:
+            converged = True
+            break
+        if n_iter >= max_iter:
+            break
+        state = _m_step(stats, state, cfg)
+        n_iter += 1
+    return state, stats.loglik, np.asarray(history), n_iter, converged
+
+
+def fit_em(
+    X,
+    *,
+    n_components: int,
+    covariance: str = "full",
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    n_init: int = 1,
+    seed: int | np.random.Generator | None = 0,
+    init_means=None,
+    init_weights=None,
+    init_covariances=None,
+    known_sd: float | None = None,
+    equal_weights: bool = False,
+    prior: MixturePrior | None = None,
+    reg_covar: float | None = None,
+    hard: bool = False,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> EMResult:
+    """Fit a Gaussian mixture by EM: maximum likelihood, or MAP when ``prior`` is given.
+
+    Parameters
+    ----------
+    X : array_like of shape (n,) or (n, D)
+        Data, one row per observation; 1-D input is one feature.
+    n_components : int
+        Number of components K (at most the number of rows).
+    covariance : {"full", "diag", "spherical", "tied"}, default "full"
+        Covariance structure (ignored when ``known_sd`` is given).
+    max_iter : int, default 100
+        Maximum number of M steps per start.
+    tol : float, default 1e-6
+        Stop when the objective changes by less than ``tol`` per observation between two
+        iterations (scikit-learn's criterion on the mean log-likelihood). ``0`` runs exactly
+        ``max_iter`` steps.
+    n_init : int, default 1
+        Number of k-means++ starts; the one with the highest final objective is kept.
+    seed : int or numpy.random.Generator or None, default 0
+        Seeds the k-means++ starts.
+    init_means : array_like of shape (K, D) or (K,), optional
+        Start from these means (one start; ``n_init`` must be 1). Unless ``init_weights`` /
+        ``init_covariances`` are given, weights and covariances come from assigning every row
+        to its nearest initial mean.
+    init_weights : array_like of shape (K,), optional
+        Starting weights (requires ``init_means``).
+    init_covariances : array_like, optional
+        Starting covariances in the natural shape of ``covariance`` (scikit-learn's): full
+        (K, D, D), tied (D, D), diag (K, D), spherical (K,) (requires ``init_means``).
+    known_sd : float, optional
+        The source material's simplified model: one known sd shared by all components and
+        dimensions (``Sigma_k = known_sd**2 I``); only means (and weights) are estimated.
+    equal_weights : bool, default False
+        Hold the weights at ``1/K``.
+    prior : MixturePrior, optional
+        Priors for MAP-EM (see the module docstring for the densities and the M step).
+    reg_covar : float, optional
+        Added to the diagonal of every covariance after each M step. Default ``1e-6``, or 0
+        when ``prior`` has a covariance prior.
+    hard : bool, default False
+        Hard responsibilities (classification EM); with ``known_sd`` and ``equal_weights`` this
+        is k-means.
+    batch_size : int, default 16384
+        Rows per E-step batch (memory and cache use only; the result does not depend on it
+        beyond rounding).
+
+    Returns
+    -------
+    EMResult
+
+    Raises
+    ------
+    ValueError
+        Bad input: ``n_components`` larger than the number of rows, a non-finite value (its
+        row and column are named), an unknown covariance kind, inconsistent initial values or
+        priors, a constant column with ``reg_covar=0`` and no covariance prior, or a
+        covariance that is not positive definite.
+    """
+    X = _as_data(X)
+    n, D = X.shape
+    K = n_components
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
+        raise ValueError(f"n_components must be a positive integer; got {n_components!r}")
+    K = int(K)
+    if K > n:
+        raise ValueError(
+            f"n_components={K} is larger than the number of rows ({n}): every component "
+            "needs at least one observation"
+        )
+    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 0):
+        raise ValueError(f"max_iter must be an integer >= 0; got {max_iter!r}")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}")
+    if not (isinstance(n_init, (int, np.integer)) and n_init >= 1):
+        raise ValueError(f"n_init must be an integer >= 1; got {n_init!r}")
+    if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 1):
+        raise ValueError(f"batch_size must be an integer >= 1; got {batch_size!r}")
+    if known_sd is not None:
+        known_sd = float(known_sd)
+        if not (np.isfinite(known_sd) and known_sd > 0):
+            raise ValueError(f"known_sd must be a positive finite number; got {known_sd!r}")
+    cfg = _config(
+        covariance, K, D, reg_covar=reg_covar, prior=prior, known_sd=known_sd,
+        equal_weights=equal_weights, hard=hard,
+    )
+
+    messages = []
+    constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    if constant.size and cfg.kind != "known":
+        if cfg.reg == 0 and not cfg.has_cov_prior:
+            raise ValueError(
+                f"column(s) {constant.tolist()} of X are constant: their variance would be 0; "
+                "drop them, set reg_covar > 0 or give a covariance prior"
+            )
+        msg = (
+            f"column(s) {constant.tolist()} of X are constant; their variance in every "
+            f"component is held up only by reg_covar={cfg.reg:g} and the covariance prior"
+        )
+        messages.append(msg)
+        warnings.warn(msg, UserWarning, stacklevel=2)
+
+    known_chol = None
+    if known_sd is not None:
+        known_chol = np.broadcast_to(known_sd * np.eye(D), (K, D, D)).copy()
+
+    starts = []
+    if init_means is not None:
+        if n_init != 1:
+            raise ValueError(
+                f"init_means gives one deterministic start; n_init must be 1, got {n_init}"
+            )
+        means0 = np.asarray(init_means, dtype=np.float64)
+        if means0.ndim == 1 and D == 1:
+            means0 = means0[:, None]
+        if means0.shape != (K, D) or not np.all(np.isfinite(means0)):
+            raise ValueError(
+                f"init_means must be {K}x{D} finite values; got shape {np.shape(init_means)}"
+            )
+        state = _start_from_centres(X, means0, cfg, known_chol, batch_size)
+        weights = state.weights
+        if init_weights is not None:
+            weights = np.asarray(init_weights, dtype=np.float64)
+            if weights.shape != (K,) or np.any(weights <= 0) \
+                    or not np.isclose(weights.sum(), 1.0, rtol=0, atol=1e-12):
+                raise ValueError(
+                    f"init_weights must be {K} positive numbers summing to 1; got {init_weights!r}"
+                )
+        if cfg.alpha is None:
+            weights = np.full(K, 1.0 / K)
+        if init_covariances is not None:
+            if known_sd is not None:
+                raise ValueError("init_covariances has no effect with known_sd; drop one")
+            state = _state_from_covariances(weights, means0, init_covariances, cfg.kind)
+        else:
+            state = EMState(weights, means0, state.chol)
+        starts.append(state)
+    elif init_weights is not None or init_covariances is not None:
+        raise ValueError("init_weights and init_covariances need init_means")
+    else:
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        for _ in range(n_init):
+            centres = _kmeans_plusplus(X, K, rng)
+            starts.append(_start_from_centres(X, centres, cfg, known_chol, batch_size))
+
+    runs = [_run(X, s, cfg, max_iter=max_iter, tol=tol, batch_size=batch_size) for s in starts]
+    objectives = np.array([r[2][-1] for r in runs])
+    best = int(np.argmax(objectives))
+    state, ll, history, n_iter, converged = runs[best]
+    restart_ll = []
+    for r in runs:
+        if cfg.hard:  # the runs recorded the classification log-likelihood
+            restart_ll.append(_statistics(X, r[0], "none", False, batch_size).loglik)
+        else:
+            restart_ll.append(r[1])
+    cov = np.matmul(state.chol, state.chol.transpose(0, 2, 1))
+    return EMResult(
+        weights=state.weights,
+        means=state.means,
+        covariances=cov,
+        covariance=cfg.kind,
+        log_likelihood=float(restart_ll[best]),
+        objective=float(objectives[best]),
+        history=history,
+        n_iter=int(n_iter),
+        converged=bool(converged),
+        restart_log_likelihoods=np.asarray(restart_ll),
+        restart_objectives=objectives,
+        best_restart=best,
+        reg_covar=cfg.reg,
+        messages=tuple(messages),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation at given parameters
+# --------------------------------------------------------------------------------------------
+
+
+def _state_from_full(weights, means, covs) -> EMState:
+    means = np.asarray(means, dtype=np.float64)
+    if means.ndim == 1:
+        means = means[:, None]
+    K, D = means.shape
+    weights = np.asarray(weights, dtype=np.float64)
+    covs = np.asarray(covs, dtype=np.float64)
+    if covs.ndim == 1 and D == 1:
+        covs = covs[:, None, None]
+    if weights.shape != (K,) or covs.shape != (K, D, D):
+        raise ValueError(
+            f"weights (K,), means (K, D) and covariances (K, D, D) must agree; got "
+            f"{weights.shape}, {means.shape}, {covs.shape}"
+        )
+    return EMState(weights, means, _cholesky(covs, "full"))
+
+
+def log_likelihood(X, weights, means, covs, *, batch_size: int = DEFAULT_BATCH_SIZE) -> float:
+    """Total log-likelihood ``sum_i log sum_k pi_k N(x_i | mu_k, Sigma_k)``.
+
+    Parameters
+    ----------
+    X : array_like of shape (n,) or (n, D)
+    weights : array_like of shape (K,)
+    means : array_like of shape (K, D) (or (K,) for 1-D data)
+    covs : array_like of shape (K, D, D) (or (K,) variances for 1-D data)
+    batch_size : int, default 16384
+
+    Returns
+    -------
+    float
+    """
+    X = _as_data(X)
+    state = _state_from_full(weights, means, covs)
+    if state.means.shape[1] != X.shape[1]:
+        raise ValueError(f"means have {state.means.shape[1]} columns, X has {X.shape[1]}")
+    return _statistics(X, state, "none", False, batch_size).loglik
+
+
+def responsibilities(X, result: EMResult) -> np.ndarray:
+    """Posterior assignment probabilities ``gamma_ik`` at a fitted estimate.
+
+    Parameters
+    ----------
+    X : array_like of shape (n,) or (n, D)
+    result : EMResult
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+        Soft responsibilities (also for a fit with ``hard=True``); rows sum to 1.
+    """
+    X = _as_data(X)
+    state = _state_from_full(result.weights, result.means, result.covariances)
+    wh = _whitener(state)
+    out = np.empty((X.shape[0], wh.K))
+    for start in range(0, X.shape[0], DEFAULT_BATCH_SIZE):
+        _, _, _, logp = _component_log_density(X[start : start + DEFAULT_BATCH_SIZE], wh)
+        resp, _ = _normalise(logp, False)
+        out[start : start + DEFAULT_BATCH_SIZE] = resp.T
+    return out
