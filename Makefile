@@ -1,0 +1,37 @@
+# `make demo`, `make test`, `make bench`: each creates .venv on first use.
+# Python >= 3.12 is needed: PYTHON=/path/to/python3.12 overrides the search below.
+
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+FIND_PYTHON = for c in "$$PYTHON" python3.12 python3.13 python3.14 python3 \
+	  "$$(pyenv root 2>/dev/null)"/versions/3.1[2-9]*/bin/python3; do \
+	  [ -n "$$c" ] || continue; \
+	  if command -v "$$c" >/dev/null 2>&1 && "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	    command -v "$$c"; exit 0; fi; \
+	done; \
+	echo "bayescheck needs Python >= 3.12: tried \$$PYTHON, python3.12, python3.13, python3.14, python3 and pyenv's 3.12+; set PYTHON=/path/to/python3.12" >&2; exit 1
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	@py=$$($(FIND_PYTHON)) || exit 1; \
+	 echo "creating $(VENV) with $$py"; \
+	 [ -x $(VPY) ] || "$$py" -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e ".[test,bench]"
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/bayescheck demo --out demo-output
+	@echo "open demo-output/index.html"
+
+test: $(STAMP)
+	$(VPY) -m pytest -q
+
+bench: $(STAMP)
+	$(VPY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) demo-output bench-output
