@@ -1,0 +1,239 @@
+"""Where the data come from: one CSV or Parquet file, or a glob of batch files.
+
+A :class:`DataSource` yields :class:`Batch` objects one at a time, in natural sorted order
+(``2.csv`` before ``10.csv``), so a stream of files is never held in memory together. Each
+batch carries a fingerprint of its bytes, so a batch fed twice can be recognised. Every
+problem is a :class:`DataError` naming the file, the column and the 1-based data row.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import io
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+
+__all__ = ["Batch", "DataSource", "numeric_columns"]
+
+_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+def _natural_key(path: Path):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One file of a stream (or an in-memory frame).
+
+    Attributes
+    ----------
+    name : str
+        The file path, or a label for in-memory data.
+    fingerprint : str
+        SHA-256 of the file's bytes (of the frame's values for in-memory data).
+    frame : pandas.DataFrame
+        The rows.
+    """
+
+    name: str
+    fingerprint: str
+    frame: pd.DataFrame
+
+
+class DataSource:
+    """One data file, a glob of batch files, or frames given from Python.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        A file or a glob pattern (``batches/*.csv``).
+    base : pathlib.Path, optional
+        Folder that a relative ``path`` is relative to (the spec's folder).
+    frames : sequence of pandas.DataFrame, optional
+        In-memory batches instead of files.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, base: Path | None = None,
+                 frames: Sequence[pd.DataFrame] | None = None):
+        if (path is None) == (frames is None):
+            raise ValueError("give exactly one of path and frames")
+        self.pattern = None if path is None else str(path)
+        self.base = Path(base) if base is not None else Path.cwd()
+        self._frames = None if frames is None else list(frames)
+
+    @classmethod
+    def from_frame(cls, *frames: pd.DataFrame) -> DataSource:
+        """Use in-memory data frames as the batches, in the order given."""
+        return cls(frames=frames)
+
+    def __repr__(self) -> str:
+        return f"DataSource({self.pattern!r})" if self._frames is None else \
+            f"DataSource(<{len(self._frames)} frames>)"
+
+    @property
+    def label(self) -> str:
+        """What to call the data in messages and reports."""
+        return self.pattern if self._frames is None else f"{len(self._frames)} in-memory frame(s)"
+
+    def files(self) -> list[Path]:
+        """The files of the stream, in natural sorted order.
+
+        Raises
+        ------
+        DataError
+            When nothing matches, or a file has an unsupported suffix.
+        """
+        if self._frames is not None:
+            return []
+        pattern = Path(self.pattern)
+        if not pattern.is_absolute():
+            pattern = self.base / pattern
+        if glob.has_magic(str(pattern)):
+            files = sorted((Path(p) for p in glob.glob(str(pattern)) if not Path(p).is_dir()),
+                           key=_natural_key)
+            if not files:
+                raise DataError("no file matches this pattern", path=pattern)
+        else:
+            if not pattern.exists():
+                raise DataError("data file not found", path=pattern)
+            files = [pattern]
+        for f in files:
+            if f.suffix.lower() not in _SUFFIXES:
+                raise DataError(f"unsupported file type {f.suffix!r}; expected .csv or .parquet",
+                                path=f)
+        return files
+
+    def columns(self) -> list[str]:
+        """Column names of the first batch, read without loading its rows where possible."""
+        if self._frames is not None:
+            return [str(c) for c in self._frames[0].columns]
+        first = self.files()[0]
+        if _SUFFIXES[first.suffix.lower()] == "parquet":
+            import pyarrow.parquet as pq
+            try:
+                return list(pq.read_schema(first).names)
+            except Exception as exc:  # noqa: BLE001 - any reader failure is bad data
+                raise DataError(f"cannot read Parquet schema: {exc}", path=first) from None
+        try:
+            return [str(c) for c in pd.read_csv(first, nrows=0).columns]
+        except pd.errors.EmptyDataError:
+            raise DataError("file is empty (no header, no rows)", path=first) from None
+
+    def batches(self, skip: Mapping[str, str] | None = None) -> Iterator[Batch]:
+        """Yield the batches one at a time.
+
+        Parameters
+        ----------
+        skip : mapping of str to str, optional
+            Batch name -> fingerprint of batches already absorbed (a resumed stream). Each is
+            re-fingerprinted, not parsed, and skipped; one whose content changed is an error.
+        """
+        skip = skip or {}
+        if self._frames is not None:
+            items = ((f"frame {i}", frame) for i, frame in enumerate(self._frames))
+            for name, frame in items:
+                digest = hashlib.sha256(pd.util.hash_pandas_object(frame).values.tobytes())
+                if not _skipped(name, digest.hexdigest(), skip):
+                    yield Batch(name, digest.hexdigest(), frame)
+            return
+        for f in self.files():
+            if str(f) in skip:
+                _skipped(str(f), hashlib.sha256(_read_bytes(f)).hexdigest(), skip)
+                continue
+            yield read_batch(f)
+
+    def read_all(self) -> pd.DataFrame:
+        """Every batch in one frame (for the NUTS check, which needs the rows together)."""
+        return pd.concat([b.frame for b in self.batches()], ignore_index=True)
+
+
+def _skipped(name: str, fingerprint: str, skip: Mapping[str, str]) -> bool:
+    if name not in skip:
+        return False
+    if skip[name] != fingerprint:
+        raise DataError("content changed since this batch was absorbed into the checkpoint; "
+                        "start afresh without --resume", path=name)
+    return True
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror}", path=path) from None
+
+
+def read_batch(path: Path) -> Batch:
+    """Read one file, fingerprinting the bytes it was parsed from."""
+    content = _read_bytes(path)
+    fingerprint = hashlib.sha256(content).hexdigest()
+    if not content.strip():
+        raise DataError("file is empty (no header, no rows)", path=path)
+    try:
+        if _SUFFIXES[path.suffix.lower()] == "parquet":
+            frame = pd.read_parquet(io.BytesIO(content))
+        else:
+            frame = pd.read_csv(io.BytesIO(content), skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise DataError("file is empty (no header, no rows)", path=path) from None
+    except Exception as exc:  # noqa: BLE001 - parser errors of either format are bad data
+        raise DataError(f"cannot parse: {exc}", path=path) from None
+    if len(frame) == 0:
+        raise DataError("file has a header but no rows", path=path)
+    return Batch(str(path), fingerprint, frame)
+
+
+def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
+    """The named columns of a batch as a float64 matrix, every value checked.
+
+    Parameters
+    ----------
+    batch : Batch
+        The batch.
+    columns : sequence of str
+        Columns to take, in order.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(rows, len(columns))``.
+
+    Raises
+    ------
+    DataError
+        Naming the file, the column and the first bad row: a missing column, a value that is
+        not a number, NaN / missing, or infinite.
+    """
+    frame = batch.frame
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
+                        path=batch.name, column=missing[0])
+    out = np.empty((len(frame), len(columns)), dtype=np.float64)
+    for j, name in enumerate(columns):
+        col = frame[name]
+        if col.dtype == bool:
+            col = col.astype(np.float64)
+        values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            original = col.iloc[i]
+            if pd.isna(original):
+                what = "missing value (NaN)"
+            elif np.isnan(values[i]):
+                what = f"not a number: {original!r}"
+            else:
+                what = f"infinite value: {original!r}"
+            raise DataError(what, path=batch.name, column=name, row=i + 1)
+        out[:, j] = values
+    return out

@@ -1,0 +1,236 @@
+"""Bayesian linear regression: y | X, theta ~ N(X theta, sigma^2 I).
+
+Known noise (``[likelihood] noise_sd``): theta ~ N(mean, cov), or the flat prior.
+Unknown noise: the Normal-Inverse-Gamma prior sigma2 ~ InvGamma(noise_shape, noise_scale),
+theta | sigma2 ~ N(mean, sigma2 * cov), or theta flat and independent of sigma2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .data import Batch, DataSource, numeric_columns
+from .errors import SpecError
+from .spec import SamplingConfig, Section, Spec
+
+__all__ = ["LinearRegression", "linear_regression_spec"]
+
+INTERCEPT = "intercept"
+
+
+@dataclass(frozen=True, eq=False)
+class LinearRegression:
+    """A Bayesian linear regression: its columns and hyperparameters.
+
+    Parameters
+    ----------
+    features : tuple of str
+        Coefficient names, in order (``"intercept"`` first when it is added).
+    target : str
+        The response column.
+    prior_mean : numpy.ndarray or None
+        Prior mean of theta, shape ``(d,)``; None for the flat prior.
+    prior_cov : numpy.ndarray or None
+        Prior covariance of theta (known noise) or of theta / sigma2 (unknown noise),
+        shape ``(d, d)``, positive definite; None for the flat prior.
+    noise_sd : float or None
+        The known noise standard deviation; None when the noise is unknown.
+    noise_shape, noise_scale : float
+        InvGamma(shape, scale) prior of sigma2 when the noise is unknown.
+    intercept : bool
+        Whether a column of ones named ``"intercept"`` is added to the design.
+    """
+
+    features: tuple[str, ...]
+    target: str
+    prior_mean: np.ndarray | None
+    prior_cov: np.ndarray | None
+    noise_sd: float | None = 1.0
+    noise_shape: float = 1.0
+    noise_scale: float = 1.0
+    intercept: bool = False
+
+    name = "linear_regression"
+
+    def __post_init__(self):
+        d = len(self.features)
+        if (self.prior_mean is None) != (self.prior_cov is None):
+            raise ValueError("prior_mean and prior_cov are both given or both None (flat)")
+        if self.prior_mean is not None:
+            mean = np.asarray(self.prior_mean, dtype=np.float64)
+            cov = np.asarray(self.prior_cov, dtype=np.float64)
+            if mean.shape != (d,) or cov.shape != (d, d):
+                raise ValueError(f"prior_mean must have shape ({d},) and prior_cov ({d}, {d}); "
+                                 f"got {mean.shape} and {cov.shape}")
+            object.__setattr__(self, "prior_mean", mean)
+            object.__setattr__(self, "prior_cov", cov)
+        if self.noise_sd is not None and not self.noise_sd > 0:
+            raise ValueError(f"noise_sd must be positive, got {self.noise_sd}")
+        if not (self.noise_shape > 0 and self.noise_scale > 0):
+            raise ValueError("noise_shape and noise_scale must be positive")
+
+    @property
+    def flat(self) -> bool:
+        """True for the flat (improper, zero-precision) prior on theta."""
+        return self.prior_mean is None
+
+    @property
+    def known_noise(self) -> bool:
+        """True when sigma is fixed at ``noise_sd``."""
+        return self.noise_sd is not None
+
+    @property
+    def data_columns(self) -> list[str]:
+        """The feature columns read from the data (the intercept is made, not read)."""
+        return [f for f in self.features if not (self.intercept and f == INTERCEPT)]
+
+    def design(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+        """The design matrix and response of one batch, validated.
+
+        Returns
+        -------
+        X : numpy.ndarray
+            Shape ``(rows, d)``, with the intercept column first when requested.
+        y : numpy.ndarray
+            Shape ``(rows,)``.
+        """
+        values = numeric_columns(batch, [self.target, *self.data_columns])
+        y = values[:, 0]
+        X = values[:, 1:]
+        if self.intercept:
+            X = np.column_stack([np.ones(len(y)), X])
+        return X, y
+
+    def declare(self, source: DataSource):
+        """The PyMC model on every row of ``source`` (NUTS needs the rows together)."""
+        parts = [self.design(batch) for batch in source.batches()]
+        return self.pymc_model(np.vstack([p[0] for p in parts]),
+                               np.concatenate([p[1] for p in parts]))
+
+    def pymc_model(self, X: np.ndarray, y: np.ndarray):
+        """The PyMC declaration of this model on data ``(X, y)``.
+
+        Parameters ``theta`` (dims ``feature``) and, for unknown noise, ``sigma2``.
+        """
+        import pymc as pm
+
+        coords = {"feature": list(self.features)}
+        with pm.Model(coords=coords) as model:
+            X_data = pm.Data("X", X, dims=("obs", "feature"))
+            if self.known_noise:
+                sigma = self.noise_sd
+                theta = (pm.Flat("theta", dims="feature") if self.flat else
+                         pm.MvNormal("theta", mu=self.prior_mean, cov=self.prior_cov,
+                                     dims="feature"))
+            else:
+                sigma2 = pm.InverseGamma("sigma2", alpha=self.noise_shape, beta=self.noise_scale)
+                sigma = pm.math.sqrt(sigma2)
+                if self.flat:
+                    theta = pm.Flat("theta", dims="feature")
+                else:
+                    chol = np.linalg.cholesky(self.prior_cov)
+                    theta = pm.MvNormal("theta", mu=self.prior_mean, chol=sigma * chol,
+                                        dims="feature")
+            pm.Normal("y", mu=pm.math.dot(X_data, theta), sigma=sigma, observed=y, dims="obs")
+        return model
+
+
+def _prior_arrays(prior: Section, d: int, features) -> tuple[np.ndarray, np.ndarray]:
+    mean = prior.array("mean", np.zeros(d))
+    if mean.ndim == 0:
+        mean = np.full(d, float(mean))
+    elif mean.shape != (d,):
+        raise prior.error("mean", f"expected a number or {d} numbers (one per feature: "
+                                  f"{', '.join(features)}), got {mean.size}")
+    cov = prior.array("cov", np.eye(d))
+    if cov.ndim == 0:
+        if cov <= 0:
+            raise prior.error("cov", f"a scalar covariance must be positive, got {float(cov)}")
+        cov = float(cov) * np.eye(d)
+    elif cov.ndim == 1:
+        if cov.shape != (d,):
+            raise prior.error("cov", f"a diagonal covariance needs {d} numbers, got {cov.size}")
+        if np.any(cov <= 0):
+            raise prior.error("cov", f"diagonal variances must be positive, got {cov.tolist()}")
+        cov = np.diag(cov)
+    elif cov.shape != (d, d):
+        raise prior.error("cov", f"a full covariance must be {d} x {d}, got shape {cov.shape}")
+    else:
+        if not np.allclose(cov, cov.T, rtol=1e-12, atol=0):
+            raise prior.error("cov", "covariance matrix is not symmetric")
+        try:
+            np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            raise prior.error("cov", "covariance matrix is not positive definite") from None
+    return mean, cov
+
+
+def linear_regression_spec(top: Section, path: Path) -> Spec:
+    """Build a :class:`~models.spec.Spec` for ``model = "linear_regression"``.
+
+    Keys: ``[data] path, target, features, intercept``; ``[prior] mean, cov, flat,
+    noise_shape, noise_scale``; ``[likelihood] noise_sd``; ``[sampling]``.
+    """
+    data = top.subsection("data")
+    source = DataSource(data.string("path"), base=path.parent)
+    target = data.string("target")
+    features = data.strings("features", None)
+    intercept = data.boolean("intercept", False)
+    data.finish()
+
+    columns = source.columns()
+    if target not in columns:
+        raise SpecError(f"column {target!r} is not in {source.files()[0]}; it has: "
+                        f"{', '.join(columns)}", path=path, key="data.target")
+    if features is None:
+        features = [c for c in columns if c != target]
+    else:
+        for f in features:
+            if f not in columns:
+                raise SpecError(f"column {f!r} is not in {source.files()[0]}; it has: "
+                                f"{', '.join(columns)}", path=path, key="data.features")
+        if target in features:
+            raise SpecError(f"the target {target!r} is also listed as a feature",
+                            path=path, key="data.features")
+    if intercept:
+        if INTERCEPT in features:
+            raise SpecError("intercept = true adds a column named 'intercept', but the data "
+                            "already have one", path=path, key="data.intercept")
+        features = [INTERCEPT, *features]
+    if not features:
+        raise SpecError("no features: the data have only the target column",
+                        path=path, key="data.features")
+    d = len(features)
+
+    likelihood = top.subsection("likelihood")
+    noise_sd = likelihood.number("noise_sd", None, positive=True)
+    likelihood.finish()
+
+    prior = top.subsection("prior")
+    flat = prior.boolean("flat", False)
+    if flat:
+        for key in ("mean", "cov"):
+            if key in prior:
+                raise prior.error(key, "cannot be given with flat = true")
+        mean = cov = None
+    else:
+        mean, cov = _prior_arrays(prior, d, features)
+    if noise_sd is None:
+        shape = prior.number("noise_shape", 1.0, positive=True)
+        scale = prior.number("noise_scale", 1.0, positive=True)
+    else:
+        for key in ("noise_shape", "noise_scale"):
+            if key in prior:
+                raise prior.error(key, "only applies to unknown noise; remove it or remove "
+                                       "[likelihood] noise_sd")
+        shape = scale = 1.0
+    prior.finish()
+
+    sampling = SamplingConfig.from_section(top.subsection("sampling"))
+    model = LinearRegression(features=tuple(features), target=target, prior_mean=mean,
+                             prior_cov=cov, noise_sd=noise_sd, noise_shape=shape,
+                             noise_scale=scale, intercept=intercept)
+    return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

@@ -1,0 +1,26 @@
+"""Model names as written in a spec (``model = "..."``) and the family that reads each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import SpecError
+from .linear_regression import linear_regression_spec
+from .spec import Section, Spec
+
+__all__ = ["FAMILIES", "family"]
+
+#: ``model`` value -> function reading the rest of the spec.
+FAMILIES: dict[str, Callable[[Section, Path], Spec]] = {
+    "linear_regression": linear_regression_spec,
+}
+
+
+def family(name: str, *, path: Path | None = None) -> Callable[[Section, Path], Spec]:
+    """The spec reader of model ``name``; a :class:`SpecError` listing the known ones."""
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise SpecError(f"unknown model {name!r}; known models: {', '.join(sorted(FAMILIES))}",
+                        path=path, key="model") from None
