@@ -1,0 +1,196 @@
+"""Streaming a posterior over batches, with an atomic checkpoint after each one.
+
+The driver owns the loop; the model supplies an ``absorb(state, batch)`` step and a
+``summarize(state)`` record. After every batch the state, the batches consumed (name,
+fingerprint, rows) and the trajectory are written to a checkpoint by write-to-temporary,
+fsync and rename, so a crash at any instant leaves either the previous or the new checkpoint,
+never a torn one. ``resume=True`` continues from it: files already consumed are verified by
+fingerprint and skipped, and a batch whose content was already absorbed (under any name) is
+refused rather than counted twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.data import Batch, DataSource
+from models.errors import DataError, SpecError
+
+__all__ = ["BatchRecord", "StreamResult", "load_checkpoint", "run_stream", "save_checkpoint"]
+
+CHECKPOINT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """One absorbed batch: its name, content fingerprint and number of rows."""
+
+    name: str
+    fingerprint: str
+    rows: int
+
+
+@dataclass
+class StreamResult:
+    """What a stream leaves: the final state, the batches and the per-batch trajectory."""
+
+    state: Any
+    records: list[BatchRecord] = field(default_factory=list)
+    trajectory: list[dict] = field(default_factory=list)
+    resumed_from: int = 0
+
+
+def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajectory: list[dict],
+                    model_key: str) -> None:
+    """Write a checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
+
+    ``state`` must be a dataclass whose fields are arrays, numbers or None.
+    """
+    path = Path(path)
+    meta = {
+        "version": CHECKPOINT_VERSION,
+        "state_type": type(state).__name__,
+        "model_key": model_key,
+        "records": [dataclasses.asdict(r) for r in records],
+        "trajectory": trajectory,
+        "none_fields": [],
+    }
+    arrays = {}
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if value is None:
+            meta["none_fields"].append(f.name)
+        else:
+            arrays[f"state__{f.name}"] = np.asarray(value)
+    buffer = io.BytesIO()
+    np.savez(buffer, meta=np.array(json.dumps(meta)), **arrays)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(buffer.getvalue())
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def load_checkpoint(path: Path, state_type: type, model_key: str) -> StreamResult:
+    """Read a checkpoint written by :func:`save_checkpoint` for the same model.
+
+    Raises
+    ------
+    SpecError
+        When the checkpoint belongs to another model or prior, or cannot be read.
+    """
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+            arrays = {k.removeprefix("state__"): npz[k] for k in npz.files if k != "meta"}
+    except FileNotFoundError:
+        raise SpecError("--resume was given but there is no checkpoint to resume from",
+                        path=path) from None
+    except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
+        raise SpecError(f"cannot read checkpoint: {exc}", path=path) from None
+    if meta.get("version") != CHECKPOINT_VERSION or meta.get("state_type") != state_type.__name__:
+        raise SpecError("checkpoint was written for another model or version", path=path)
+    if meta["model_key"] != model_key:
+        raise SpecError("checkpoint was written with another model, prior or columns; "
+                        "start afresh without --resume", path=path)
+    values = {}
+    for f in dataclasses.fields(state_type):
+        if f.name in meta["none_fields"]:
+            values[f.name] = None
+        else:
+            arr = arrays[f.name]
+            values[f.name] = arr if arr.ndim else arr.item()
+    state = state_type(**values)
+    records = [BatchRecord(**r) for r in meta["records"]]
+    return StreamResult(state, records, list(meta["trajectory"]), resumed_from=len(records))
+
+
+def _progress_printer(stream=None):
+    stream = stream or sys.stderr
+
+    def report(i: int, total: int | None, record: BatchRecord, seconds: float, rows: int):
+        of = f"/{total}" if total else ""
+        print(f"batch {i}{of} {record.name}: {record.rows} rows in {seconds:.3f} s "
+              f"(total {rows} rows)", file=stream, flush=True)
+
+    return report
+
+
+def run_stream(source: DataSource, *, initial_state: Any,
+               absorb: Callable[[Any, Batch], tuple[Any, int]],
+               summarize: Callable[[Any], dict | None],
+               checkpoint: Path | None = None, resume: bool = False, model_key: str = "",
+               total: int | None = None, progress: bool | Callable = False) -> StreamResult:
+    """Absorb batches one at a time into a posterior state.
+
+    Parameters
+    ----------
+    source : models.DataSource
+        The stream (read lazily, one batch at a time).
+    initial_state : object
+        The prior, as a state dataclass with an immutable update.
+    absorb : callable
+        ``absorb(state, batch) -> (new_state, rows)``.
+    summarize : callable
+        ``summarize(state) -> dict or None``: the trajectory record after a batch.
+    checkpoint : pathlib.Path, optional
+        Where to write the state after each batch.
+    resume : bool
+        Continue from ``checkpoint`` instead of starting from ``initial_state``.
+    model_key : str
+        Identifies model and prior; a checkpoint with another key is refused.
+    total : int, optional
+        Number of batches, for progress lines.
+    progress : bool or callable
+        True prints one line per batch to stderr; a callable receives
+        ``(i, total, record, seconds, total_rows)``.
+
+    Returns
+    -------
+    StreamResult
+    """
+    if resume:
+        if checkpoint is None:
+            raise SpecError("--resume needs an output folder holding a checkpoint")
+        result = load_checkpoint(checkpoint, type(initial_state), model_key)
+    else:
+        result = StreamResult(initial_state)
+    seen = {r.fingerprint: r.name for r in result.records}
+    report = _progress_printer() if progress is True else (progress or None)
+    rows = sum(r.rows for r in result.records)
+    for batch in source.batches(skip={r.name: r.fingerprint for r in result.records}):
+        if batch.fingerprint in seen:
+            raise DataError(f"same content as batch {seen[batch.fingerprint]!r}, which was "
+                            f"already absorbed; refusing to count it twice", path=batch.name)
+        started = time.perf_counter()
+        state, n = absorb(result.state, batch)
+        record = BatchRecord(batch.name, batch.fingerprint, int(n))
+        result.state = state
+        result.records.append(record)
+        result.trajectory.append({"batch": batch.name, "rows": int(n),
+                                  **(summarize(state) or {})})
+        seen[batch.fingerprint] = batch.name
+        rows += n
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, state, result.records, result.trajectory, model_key)
+        if report:
+            report(len(result.records), total, record, time.perf_counter() - started, rows)
+    return result
