@@ -1,0 +1,291 @@
+"""Analytic versus sampled posteriors: the cross-check.
+
+For each scalar parameter with an exact marginal, five statistics of the NUTS draws (mean,
+sd and the 5 / 50 / 95 % quantiles) are compared with their exact values, each difference
+divided by the statistic's Monte Carlo standard error as ArviZ estimates it
+(Vehtari et al. 2021). Under a correct analytic posterior each z is approximately standard
+normal, so one two-sided threshold for the whole table, Bonferroni-corrected for the number
+of z-scores, makes a correct model pass with probability at least 1 - ``familywise_alpha``
+(0.999 by default). Sampler health is judged first: a failing r_hat, bulk or tail ESS,
+divergence count or E-BFMI makes the verdict "inconclusive", never "pass".
+
+The core works on plain arrays of draws ``(chain, draw)`` so it can be tested on draws of
+known distributions without compiling a PyMC model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from .result import ExactMarginal
+
+__all__ = [
+    "Comparison",
+    "Diagnostics",
+    "ParameterCheck",
+    "QUANTILES",
+    "Thresholds",
+    "compare_draws",
+    "compare_idata",
+    "draws_from_idata",
+]
+
+#: Quantiles compared besides mean and sd.
+QUANTILES = (0.05, 0.5, 0.95)
+_STATS = ("mean", "sd", *(f"q{round(100 * q):02d}" for q in QUANTILES))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Sampler-health limits and the false-alarm rate of the cross-check.
+
+    Attributes
+    ----------
+    r_hat_max : float
+        Largest acceptable rank-normalised split r_hat (Vehtari et al. 2021 recommend 1.01).
+    ess_bulk_min, ess_tail_min : float
+        Smallest acceptable bulk / tail effective sample sizes (100 per chain for 4 chains).
+    max_divergences : int
+        Divergent transitions tolerated.
+    bfmi_min : float
+        Smallest acceptable E-BFMI of any chain (Betancourt 2016 suggests 0.3).
+    familywise_alpha : float
+        Probability that a correct analytic posterior is declared "fail".
+    """
+
+    r_hat_max: float = 1.01
+    ess_bulk_min: float = 400.0
+    ess_tail_min: float = 400.0
+    max_divergences: int = 0
+    bfmi_min: float = 0.3
+    familywise_alpha: float = 0.001
+
+
+@dataclass
+class ParameterCheck:
+    """One parameter's row of the comparison table."""
+
+    name: str
+    analytic: dict
+    sampled: dict
+    mcse: dict
+    z: dict
+    r_hat: float
+    ess_bulk: float
+    ess_tail: float
+    max_abs_z: float
+    verdict: str
+
+    def row(self) -> dict:
+        """Flat dict for the CSV / JSON tables."""
+        out = {"name": self.name}
+        for s in _STATS:
+            out[f"analytic_{s}"] = self.analytic[s]
+            out[f"sampled_{s}"] = self.sampled[s]
+            out[f"mcse_{s}"] = self.mcse[s]
+            out[f"z_{s}"] = self.z[s]
+        out.update(r_hat=self.r_hat, ess_bulk=self.ess_bulk, ess_tail=self.ess_tail,
+                   max_abs_z=self.max_abs_z, verdict=self.verdict)
+        return out
+
+
+@dataclass
+class Diagnostics:
+    """Sampler health over every compared parameter."""
+
+    max_r_hat: float
+    min_ess_bulk: float
+    min_ess_tail: float
+    divergences: int
+    min_bfmi: float | None
+    chains: int
+    draws: int
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def healthy(self) -> bool:
+        """True when no limit was broken."""
+        return not self.problems
+
+
+@dataclass
+class Comparison:
+    """The cross-check's result: rows, sampler health, threshold and verdict."""
+
+    parameters: list[ParameterCheck]
+    diagnostics: Diagnostics
+    z_threshold: float
+    n_comparisons: int
+    thresholds: Thresholds
+    verdict: str
+
+    def rows(self) -> list[dict]:
+        """Table rows, failing parameters first, then by decreasing max |z|."""
+        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        return [p.row() for p in sorted(
+            self.parameters, key=lambda p: (order[p.verdict], -np.nan_to_num(p.max_abs_z)))]
+
+    def summary(self) -> dict:
+        """The comparison part of ``summary.json``."""
+        params = []
+        for p in self.parameters:
+            params.append({
+                "name": p.name,
+                "analytic_mean": p.analytic["mean"], "analytic_sd": p.analytic["sd"],
+                "sampled_mean": p.sampled["mean"], "sampled_sd": p.sampled["sd"],
+                "mcse_mean": p.mcse["mean"], "mcse_sd": p.mcse["sd"],
+                "z_mean": p.z["mean"], "z_sd": p.z["sd"],
+                **{f"z_{s}": p.z[s] for s in _STATS[2:]},
+                "max_abs_z": p.max_abs_z, "r_hat": p.r_hat, "ess_bulk": p.ess_bulk,
+                "ess_tail": p.ess_tail, "verdict": p.verdict,
+            })
+        diag = asdict(self.diagnostics)
+        return {"verdict": self.verdict, "z_threshold": self.z_threshold,
+                "n_comparisons": self.n_comparisons, "thresholds": asdict(self.thresholds),
+                "parameters": params, "diagnostics": diag}
+
+
+def _nan_to_none(x: float) -> float | None:
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _moment(dist, name: str) -> float:
+    try:
+        value = float(dist.mean() if name == "mean" else dist.std())
+    except (ValueError, OverflowError):
+        return math.nan
+    return value
+
+
+def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.ndarray], *,
+                  diverging: np.ndarray | None = None, energy: np.ndarray | None = None,
+                  thresholds: Thresholds | None = None) -> Comparison:
+    """Compare exact marginals with draws.
+
+    Parameters
+    ----------
+    marginals : sequence of ExactMarginal
+        The analytic oracles.
+    draws : mapping of str to numpy.ndarray
+        For each marginal's ``name``, draws shaped ``(chain, draw)``.
+    diverging : numpy.ndarray, optional
+        Boolean ``(chain, draw)`` divergence flags.
+    energy : numpy.ndarray, optional
+        ``(chain, draw)`` Hamiltonian energy, for E-BFMI.
+    thresholds : Thresholds, optional
+        Health limits and false-alarm rate.
+
+    Returns
+    -------
+    Comparison
+    """
+    from arviz_stats.base import array_stats
+
+    thresholds = thresholds or Thresholds()
+    rows = []
+    for m in marginals:
+        x = np.asarray(draws[m.name], dtype=np.float64)
+        if x.ndim != 2:
+            raise ValueError(f"draws of {m.name} must be (chain, draw), got shape {x.shape}")
+        analytic = {"mean": _moment(m.dist, "mean"), "sd": _moment(m.dist, "sd")}
+        sampled = {"mean": float(np.mean(x)), "sd": float(np.std(x, ddof=1))}
+        mcse = {"mean": float(array_stats.mcse(x, method="mean")),
+                "sd": float(array_stats.mcse(x, method="sd"))}
+        for q, s in zip(QUANTILES, _STATS[2:], strict=True):
+            analytic[s] = float(m.dist.ppf(q))
+            sampled[s] = float(np.quantile(x, q))
+            mcse[s] = float(array_stats.mcse(x, method="quantile", prob=q))
+        z = {}
+        for s in _STATS:
+            ok = all(map(math.isfinite, (analytic[s], sampled[s], mcse[s]))) and mcse[s] > 0
+            z[s] = (sampled[s] - analytic[s]) / mcse[s] if ok else math.nan
+        finite = [abs(v) for v in z.values() if math.isfinite(v)]
+        rows.append(ParameterCheck(
+            name=m.name, analytic=analytic, sampled=sampled, mcse=mcse, z=z,
+            r_hat=float(array_stats.rhat(x)), ess_bulk=float(array_stats.ess(x, method="bulk")),
+            ess_tail=float(array_stats.ess(x, method="tail", prob=(0.05, 0.95))),
+            max_abs_z=max(finite) if finite else math.nan, verdict=""))
+
+    n_comparisons = sum(math.isfinite(v) for r in rows for v in r.z.values())
+    z_threshold = float(stats.norm.isf(thresholds.familywise_alpha / (2 * max(n_comparisons, 1))))
+    diagnostics = _diagnostics(rows, draws, marginals, diverging, energy, thresholds)
+    for r in rows:
+        if not diagnostics.healthy:
+            r.verdict = "inconclusive"
+        elif not math.isfinite(r.max_abs_z):
+            r.verdict = "inconclusive"
+            diagnostics.problems.append(f"{r.name}: no finite statistic to compare")
+        else:
+            r.verdict = "fail" if r.max_abs_z > z_threshold else "pass"
+    if not diagnostics.healthy:
+        verdict = "inconclusive"
+    elif any(r.verdict == "fail" for r in rows):
+        verdict = "fail"
+    elif any(r.verdict == "inconclusive" for r in rows):
+        verdict = "inconclusive"
+    else:
+        verdict = "pass"
+    return Comparison(rows, diagnostics, z_threshold, n_comparisons, thresholds, verdict)
+
+
+def _diagnostics(rows, draws, marginals, diverging, energy, th: Thresholds) -> Diagnostics:
+    from arviz_stats.base import array_stats
+
+    shape = np.asarray(draws[marginals[0].name]).shape
+    r_hats = [r.r_hat for r in rows]
+    ess_b = [r.ess_bulk for r in rows]
+    ess_t = [r.ess_tail for r in rows]
+    max_r_hat = max(r_hats, key=lambda v: math.inf if math.isnan(v) else v)
+    min_bulk = min(ess_b, key=lambda v: -math.inf if math.isnan(v) else v)
+    min_tail = min(ess_t, key=lambda v: -math.inf if math.isnan(v) else v)
+    divergences = int(np.sum(diverging)) if diverging is not None else 0
+    min_bfmi = None
+    if energy is not None:
+        bfmi = np.asarray(array_stats.bfmi(np.asarray(energy, dtype=np.float64)))
+        min_bfmi = float(np.nanmin(bfmi)) if np.isfinite(bfmi).any() else math.nan
+    problems = []
+    if not max_r_hat <= th.r_hat_max:
+        problems.append(f"r_hat {max_r_hat:.4g} above {th.r_hat_max} (or not computable)")
+    if not min_bulk >= th.ess_bulk_min:
+        problems.append(f"bulk ESS {min_bulk:.4g} below {th.ess_bulk_min:g}")
+    if not min_tail >= th.ess_tail_min:
+        problems.append(f"tail ESS {min_tail:.4g} below {th.ess_tail_min:g}")
+    if divergences > th.max_divergences:
+        problems.append(f"{divergences} divergent transitions (at most {th.max_divergences})")
+    if min_bfmi is not None and not min_bfmi >= th.bfmi_min:
+        problems.append(f"E-BFMI {min_bfmi:.3g} below {th.bfmi_min}")
+    return Diagnostics(max_r_hat=_nan_to_none(max_r_hat), min_ess_bulk=_nan_to_none(min_bulk),
+                       min_ess_tail=_nan_to_none(min_tail), divergences=divergences,
+                       min_bfmi=_nan_to_none(min_bfmi) if min_bfmi is not None else None,
+                       chains=int(shape[0]), draws=int(shape[1]), problems=problems)
+
+
+def draws_from_idata(idata, marginals: Sequence[ExactMarginal]) -> dict[str, np.ndarray]:
+    """Pull each marginal's ``(chain, draw)`` array out of a PyMC / ArviZ DataTree."""
+    out = {}
+    for m in marginals:
+        da = idata.posterior[m.var]
+        if m.coords:
+            da = da.sel(m.coords)
+        out[m.name] = np.asarray(da.transpose("chain", "draw").values, dtype=np.float64)
+    return out
+
+
+def compare_idata(marginals: Sequence[ExactMarginal], idata, *,
+                  thresholds: Thresholds | None = None) -> Comparison:
+    """Compare exact marginals with the posterior group of a sampled DataTree."""
+    stats_group = idata.sample_stats if "sample_stats" in idata.children else None
+
+    def stat(name):
+        if stats_group is None or name not in stats_group:
+            return None
+        return np.asarray(stats_group[name].transpose("chain", "draw").values)
+
+    return compare_draws(marginals, draws_from_idata(idata, marginals),
+                         diverging=stat("diverging"), energy=stat("energy"),
+                         thresholds=thresholds)
