@@ -1,0 +1,7 @@
+"""``python -m reports`` is the ``bayescheck`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

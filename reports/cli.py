@@ -1,0 +1,162 @@
+"""The ``bayescheck`` command line (also ``python -m reports``).
+
+Exit codes: 0 every parameter agrees; 1 a disagreement; 3 inconclusive (sampler diagnostics
+failed); 2 bad spec, bad data or bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from models.errors import BayescheckError
+
+__all__ = ["main"]
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 2, like every other bad input
+        self.print_usage(sys.stderr)
+        raise SystemExit(f"bayescheck: error: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bayescheck", description="Closed-form Bayesian models cross-checked "
+                                               "against NUTS.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    f = sub.add_parser("fit", help="analytic / EM fit only: writes DIR/posterior.json")
+    f.add_argument("spec", type=Path)
+    f.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    f.add_argument("--resume", action="store_true",
+                   help="continue a stream from the checkpoint in --out")
+    f.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    c = sub.add_parser("check", help="analytic fit + NUTS + comparison + report")
+    c.add_argument("spec", type=Path)
+    c.add_argument("--out", type=Path)
+    c.add_argument("--draws", type=int)
+    c.add_argument("--tune", type=int)
+    c.add_argument("--chains", type=int)
+    c.add_argument("--seed", type=int)
+    c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
+    c.add_argument("--quiet", action="store_true")
+
+    d = sub.add_parser("demo", help="check every example and write an index page")
+    d.add_argument("--out", type=Path, default=Path("demo-output"))
+    d.add_argument("--examples", type=Path, default=EXAMPLES)
+    return p
+
+
+def _default_out(spec: Path) -> Path:
+    return Path("bayescheck-output") / spec.stem
+
+
+def _positive(name, value):
+    if value is not None and value < (0 if name == "tune" or name == "seed" else 1):
+        raise BayescheckError(f"--{name} must be {'>= 0' if name in ('tune', 'seed') else '>= 1'}"
+                              f", got {value}")
+
+
+def _cmd_fit(args) -> int:
+    from inference.dispatch import fit
+    from models.spec import load_spec
+
+    from .check import write_json
+
+    spec = load_spec(args.spec)
+    out = args.out or _default_out(args.spec)
+    result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
+    write_json(out / "posterior.json", result.to_json())
+    print(f"{result.model}: {result.n_rows} rows in {len(result.batches)} batch(es), "
+          f"{result.seconds:.3f} s")
+    for m in result.marginals:
+        print(f"  {m.name:<24} mean {m.dist.mean(): .6g}  sd {m.dist.std():.6g}")
+    if result.log_evidence is not None:
+        print(f"  log evidence {result.log_evidence:.6f}")
+    print(f"wrote {out / 'posterior.json'}")
+    return 0
+
+
+def _cmd_check(args) -> int:
+    from models.spec import load_spec
+
+    from .check import EXIT_CODES, run_check
+
+    for name in ("draws", "tune", "chains", "seed"):
+        _positive(name, getattr(args, name))
+    spec = load_spec(args.spec)
+    out = args.out or _default_out(args.spec)
+    result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
+                       seed=args.seed, sampler=args.sampler, progress=not args.quiet)
+    _print_check(result)
+    return EXIT_CODES[result.verdict]
+
+
+def _print_check(result) -> None:
+    comp = result.comparison
+    print(f"{result.fit.model}: {comp.verdict.upper()} (|z| threshold "
+          f"{comp.z_threshold:.3f} over {comp.n_comparisons} comparisons)")
+    for p in comp.parameters:
+        print(f"  {p.name:<24} {p.verdict:<12} exact mean {p.analytic['mean']: .5g}  "
+              f"NUTS {p.sampled['mean']: .5g}  max|z| {p.max_abs_z:.2f}")
+    for problem in comp.diagnostics.problems:
+        print(f"  sampler: {problem}")
+    print(f"report: {result.out / 'report.html'}")
+
+
+def _cmd_demo(args) -> int:
+    from models.spec import load_spec
+
+    from .check import EXIT_CODES, run_check
+    from .html import render_index
+
+    specs = sorted(args.examples.glob("*/*.toml"))
+    if not specs:
+        raise BayescheckError(f"{args.examples}: no example specs (*/*.toml) found")
+    args.out.mkdir(parents=True, exist_ok=True)
+    entries, codes = [], []
+    for i, path in enumerate(specs, 1):
+        name = f"{path.parent.name}/{path.stem}"
+        print(f"[{i}/{len(specs)}] {name} ...", file=sys.stderr, flush=True)
+        out = args.out / path.parent.name / path.stem
+        started = time.perf_counter()
+        try:
+            spec = load_spec(path)
+            result = run_check(spec, out)
+        except BayescheckError as exc:
+            entries.append({"name": name, "model": "?", "verdict": "error", "message": str(exc),
+                            "report": None, "seconds": time.perf_counter() - started})
+            codes.append(2)
+            continue
+        entries.append({"name": name, "model": result.fit.model, "verdict": result.verdict,
+                        "report": f"{path.parent.name}/{path.stem}/report.html",
+                        "message": "", "seconds": time.perf_counter() - started})
+        codes.append(EXIT_CODES[result.verdict])
+        print(f"      {result.verdict}", file=sys.stderr)
+    (args.out / "index.html").write_text(render_index(entries), encoding="utf-8")
+    print(f"wrote {args.out / 'index.html'}")
+    if 2 in codes:
+        return 2
+    if 1 in codes:
+        return 1
+    return 3 if 3 in codes else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args = _parser().parse_args(argv)
+    commands = {"fit": _cmd_fit, "check": _cmd_check, "demo": _cmd_demo}
+    try:
+        return commands[args.command](args)
+    except BayescheckError as exc:
+        print(f"bayescheck: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Rendering the HTML report and the demo index with Jinja2 (auto-escaped)."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["render_index", "render_report"]
+
+VERDICT_SENTENCES = {
+    "pass": "the closed-form posterior and the NUTS draws agree on every parameter, "
+            "within their Monte Carlo error.",
+    "fail": "at least one parameter's closed-form posterior disagrees with the NUTS draws "
+            "by more than Monte Carlo error allows.",
+    "inconclusive": "the sampler's own diagnostics failed, so its draws cannot judge the "
+                    "closed form; no verdict.",
+}
+
+
+def _environment():
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("reports", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
+    env.globals["fmt"] = _fmt
+    return env
+
+
+def _fmt(value, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if digits else f"{value:.0f}"
+    return str(value)
+
+
+def render_report(context: dict) -> str:
+    """Render ``report.html`` from the structured results in ``context``."""
+    context = {**context, "verdict_sentence": VERDICT_SENTENCES[context["verdict"]]}
+    return _environment().get_template("report.html.j2").render(**context)
+
+
+def render_index(entries: list[dict]) -> str:
+    """Render the demo's ``index.html``: one row per example with its verdict."""
+    return _environment().get_template("index.html.j2").render(entries=entries)
