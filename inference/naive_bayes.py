@@ -1,0 +1,831 @@
+"""Naive Bayes from streamed sufficient statistics: Gaussian, categorical and mixed features.
+
+    P(c | x)  ∝  P(c) prod_j P(x_j | c),   computed in log space (logsumexp).
+
+Fitting is split like every engine of the project: :func:`naive_bayes_stats` computes the
+sufficient statistics of one batch (class counts; per class and Gaussian feature the count,
+mean and sum of squared deviations; per class and categorical feature the counts of each
+category) and :meth:`NaiveBayesStats.__add__` combines two batches (counts by addition,
+moments by Chan's parallel update), so a stream of batches gives the same model as one batch.
+:func:`fit_naive_bayes` turns statistics into a :class:`NaiveBayesModel`.
+
+What the options mean
+---------------------
+``smoothing=True`` (default), ``concentration=alpha`` (default 1)
+    Class prior and categorical features are posterior means under symmetric
+    Dirichlet(alpha) priors (the Dirichlet-categorical engine of :mod:`inference.counts`):
+    ``P(c) = (|D_c| + alpha) / (|D| + alpha N)`` and
+    ``P(x_i = v | c) = (|D_c,v| + alpha) / (|D_c| + alpha N_i)``; alpha = 1 is the Laplace
+    correction. ``smoothing=False``: plain maximum-likelihood frequencies.
+    ``class_prior="frequency"`` / ``"dirichlet"`` overrides the class prior alone
+    (for example Laplace-smoothed features with frequency class weights, as in
+    scikit-learn's CategoricalNB).
+``gaussian="ml"`` (default)
+    Per class and feature the sample mean and the maximum-likelihood variance
+    ``sum (x - mean)^2 / N`` (divides by N, not N - 1). A class with fewer than two rows, or
+    a zero variance, is an error unless ``var_floor > 0`` (a lower bound on every variance).
+``gaussian="nig"``
+    Bayesian Gaussian features: per class and feature a Normal-Inverse-Gamma prior
+    (:class:`UnivariateNIGPrior`), whose posterior predictive is a Student-t. Valid for any
+    number of rows, including 0 and 1.
+
+With ``smoothing=True`` and ``gaussian="nig"`` the scores are the exact posterior predictive
+``P(c | x, D)`` of the fully Bayesian model (the parameter posteriors are independent, so the
+expectation of the product is the product of the posterior-predictive factors): this is the
+oracle for the NUTS cross-check.
+
+Categories at prediction time
+-----------------------------
+Categories are fixed by the :class:`NaiveBayesSchema` (declared, or inferred from training
+data). A declared category never seen with a class gets the prior mass
+``alpha / (|D_c| + alpha N_i)`` when smoothed and probability 0 (log -inf) when not.
+A label outside the declared categories is treated the same way, as a category no class has
+seen: the prior mass when smoothed, 0 when not.
+
+Log -inf never turns into NaN: when a feature value has probability 0 under *every* class
+(possible only without smoothing) the value says nothing about the class, and that feature is
+left out for that row (it contributes log 1 to every class). If a row still has a score of
+-inf for every class (conflicting zeros), its posterior is the class prior;
+:meth:`NaiveBayesModel.joint_log_likelihood` keeps the raw -inf scores so such rows can be found.
+
+Errors are :class:`ValueError` whose message names the parameter (feature, class, row),
+what was expected and what was received.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy import special
+from scipy import stats as sps
+from scipy.special import logsumexp
+
+from inference.counts import (
+    CategoricalStats,
+    DirichletPosterior,
+    DirichletPrior,
+    categorical_dirichlet,
+    encode_labels,
+)
+
+__all__ = [
+    "GAUSSIAN",
+    "CATEGORICAL",
+    "NaiveBayesSchema",
+    "NaiveBayesStats",
+    "naive_bayes_stats",
+    "UnivariateNIGPrior",
+    "UnivariateNIGPosterior",
+    "normal_normal_inverse_gamma",
+    "NaiveBayesModel",
+    "fit_naive_bayes",
+    "fit_naive_bayes_batches",
+    "chan_combine",
+]
+
+GAUSSIAN = "gaussian"
+CATEGORICAL = "categorical"
+_KINDS = (GAUSSIAN, CATEGORICAL)
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _unique_in_order(values: np.ndarray) -> tuple:
+    try:
+        return tuple(_plain(v) for v in np.unique(values))
+    except TypeError:  # mixed, unorderable labels: first appearance
+        seen: dict = {}
+        for v in values.tolist():
+            seen.setdefault(v, None)
+        return tuple(seen)
+
+
+# ---------------------------------------------------------------------------
+# schema and column access
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NaiveBayesSchema:
+    """Classes, feature kinds and category sets, fixed before any batch is read.
+
+    Parameters
+    ----------
+    classes : tuple
+        Class labels, in output order (columns of ``predict_proba``).
+    kinds : tuple of {"gaussian", "categorical"}
+        One per feature.
+    categories : tuple
+        One entry per feature: a tuple of category labels for categorical features,
+        ``None`` for Gaussian ones.
+    feature_names : tuple of str, optional
+        Names used in messages and to select DataFrame columns (default ``x0, x1, ...``).
+    """
+
+    classes: tuple
+    kinds: tuple
+    categories: tuple
+    feature_names: tuple = field(default=())
+
+    def __post_init__(self) -> None:
+        classes = tuple(_plain(c) for c in self.classes)
+        if len(classes) < 2 or len(set(classes)) != len(classes):
+            raise ValueError(f"classes: expected at least 2 distinct class labels, received {list(classes)!r}")
+        kinds = tuple(self.kinds)
+        if len(kinds) < 1:
+            raise ValueError("kinds: expected one kind per feature, received none")
+        names = tuple(self.feature_names) or tuple(f"x{j}" for j in range(len(kinds)))
+        if len(names) != len(kinds):
+            raise ValueError(f"feature_names: expected {len(kinds)} names (one per kind), received {len(names)}")
+        for name, kind in zip(names, kinds):
+            if kind not in _KINDS:
+                raise ValueError(
+                    f"kinds: expected 'gaussian' or 'categorical' for feature {name!r}, received {kind!r}"
+                )
+        if len(self.categories) != len(kinds):
+            raise ValueError(
+                f"categories: expected {len(kinds)} entries (one per feature), received {len(self.categories)}"
+            )
+        cats = []
+        for name, kind, c in zip(names, kinds, self.categories):
+            if kind == GAUSSIAN:
+                cats.append(None)
+                continue
+            if c is None or len(c) < 1:
+                raise ValueError(f"categories: expected the category labels of feature {name!r}, received {c!r}")
+            c = tuple(_plain(v) for v in c)
+            if len(set(c)) != len(c):
+                raise ValueError(f"categories: expected distinct labels for feature {name!r}, received {list(c)!r}")
+            cats.append(c)
+        object.__setattr__(self, "classes", classes)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "categories", tuple(cats))
+        object.__setattr__(self, "feature_names", names)
+
+    @property
+    def gaussian_features(self) -> tuple[int, ...]:
+        """Indices of the Gaussian features."""
+        return tuple(j for j, k in enumerate(self.kinds) if k == GAUSSIAN)
+
+    @property
+    def categorical_features(self) -> tuple[int, ...]:
+        """Indices of the categorical features."""
+        return tuple(j for j, k in enumerate(self.kinds) if k == CATEGORICAL)
+
+    @classmethod
+    def infer(
+        cls, X: Any, y: Any, *, kinds: Sequence[str], feature_names: Sequence[str] | None = None
+    ) -> NaiveBayesSchema:
+        """Take classes and categories from the data (sorted labels where they sort).
+
+        Parameters
+        ----------
+        X : 2-D array_like or pandas.DataFrame
+            Training features.
+        y : array_like
+            Training classes.
+        kinds : sequence of {"gaussian", "categorical"}
+            One per column of ``X``.
+        feature_names : sequence of str, optional
+            Defaults to the DataFrame's columns, else ``x0, x1, ...``.
+        """
+        if feature_names is None and hasattr(X, "columns"):
+            feature_names = [str(c) for c in X.columns]
+        cols = _columns(X, len(tuple(kinds)), tuple(feature_names or ()))
+        categories = tuple(
+            _unique_in_order(np.asarray(col)) if kind == CATEGORICAL else None for kind, col in zip(kinds, cols)
+        )
+        return cls(
+            classes=_unique_in_order(np.asarray(y).ravel()),
+            kinds=tuple(kinds),
+            categories=categories,
+            feature_names=tuple(feature_names or ()),
+        )
+
+
+def _columns(X: Any, n_features: int, names: tuple) -> list[np.ndarray]:
+    """Columns of X as 1-D arrays: DataFrame columns by name (else by position), 2-D arrays by position."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        if names and all(n in X.columns for n in names):
+            return [X[n].to_numpy() for n in names]
+        if X.shape[1] != n_features:
+            raise ValueError(f"X: expected {n_features} feature columns, received {X.shape[1]}")
+        return [X.iloc[:, j].to_numpy() for j in range(n_features)]
+    A = np.asarray(X)
+    if A.ndim != 2 or A.shape[1] != n_features:
+        raise ValueError(f"X: expected a 2-D array with {n_features} feature columns, received shape {A.shape}")
+    return [A[:, j] for j in range(n_features)]
+
+
+def _gaussian_matrix(cols: list[np.ndarray], schema: NaiveBayesSchema) -> np.ndarray:
+    idx = schema.gaussian_features
+    n = cols[0].shape[0] if cols else 0
+    G = np.empty((n, len(idx)), dtype=np.float64)
+    for g, j in enumerate(idx):
+        try:
+            G[:, g] = cols[j].astype(np.float64)
+        except (TypeError, ValueError):
+            col = cols[j]
+            for r, v in enumerate(col.tolist()):
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"X: expected numbers in Gaussian feature {schema.feature_names[j]!r}, "
+                        f"received {v!r} at row {r}"
+                    ) from None
+            raise  # pragma: no cover
+        bad = ~np.isfinite(G[:, g])
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"X: expected finite numbers in Gaussian feature {schema.feature_names[j]!r}, "
+                f"received {_plain(cols[j][r])!r} at row {r}"
+            )
+    return G
+
+
+# ---------------------------------------------------------------------------
+# sufficient statistics
+# ---------------------------------------------------------------------------
+
+
+def chan_combine(
+    n_a: np.ndarray, mean_a: np.ndarray, m2_a: np.ndarray, n_b: np.ndarray, mean_b: np.ndarray, m2_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Combine (count, mean, sum of squared deviations) of two samples (Chan, Golub & LeVeque 1979).
+
+    ``mean = mean_a + d n_b / n`` and ``m2 = m2_a + m2_b + d^2 n_a n_b / n`` with
+    ``d = mean_b - mean_a``; empty parts (count 0) are neutral. Arrays broadcast.
+    """
+    n_a = np.asarray(n_a, dtype=float)
+    n_b = np.asarray(n_b, dtype=float)
+    n = n_a + n_b
+    safe = np.where(n > 0, n, 1.0)
+    d = mean_b - mean_a
+    mean = np.where(n > 0, mean_a + d * (n_b / safe), 0.0)
+    m2 = m2_a + m2_b + d * d * (n_a * n_b / safe)
+    return n, mean, m2
+
+
+@dataclass(frozen=True, eq=False)
+class NaiveBayesStats:
+    """Sufficient statistics of one or more batches.
+
+    Attributes
+    ----------
+    schema : NaiveBayesSchema
+    class_counts : numpy.ndarray of int64, shape (K,)
+    gaussian_mean : numpy.ndarray, shape (K, G)
+        Per class and Gaussian feature, the mean (0 for a class without rows).
+    gaussian_m2 : numpy.ndarray, shape (K, G)
+        Per class and Gaussian feature, ``sum (x - mean)^2``.
+    category_counts : tuple of numpy.ndarray of int64, shape (K, N_i)
+        One per categorical feature, in schema order.
+    """
+
+    schema: NaiveBayesSchema
+    class_counts: np.ndarray
+    gaussian_mean: np.ndarray
+    gaussian_m2: np.ndarray
+    category_counts: tuple
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.class_counts.sum())
+
+    def __add__(self, other: NaiveBayesStats) -> NaiveBayesStats:
+        if not isinstance(other, NaiveBayesStats):
+            return NotImplemented
+        if other.schema != self.schema:
+            raise ValueError("stats: expected batches with the same schema (classes, kinds, categories), received two")
+        na = self.class_counts[:, None]
+        nb = other.class_counts[:, None]
+        _, mean, m2 = chan_combine(na, self.gaussian_mean, self.gaussian_m2, nb, other.gaussian_mean, other.gaussian_m2)
+        return NaiveBayesStats(
+            schema=self.schema,
+            class_counts=self.class_counts + other.class_counts,
+            gaussian_mean=mean,
+            gaussian_m2=m2,
+            category_counts=tuple(a + b for a, b in zip(self.category_counts, other.category_counts)),
+        )
+
+
+def _encode_classes(y: Any, schema: NaiveBayesSchema) -> np.ndarray:
+    a = np.asarray(y).ravel()
+    codes = encode_labels(a, schema.classes)
+    bad = codes < 0
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"y: expected one of the classes {list(schema.classes)!r}, received {_plain(a[r])!r} at row {r}")
+    return codes
+
+
+def naive_bayes_stats(X: Any, y: Any, *, schema: NaiveBayesSchema) -> NaiveBayesStats:
+    """Sufficient statistics of one batch.
+
+    Parameters
+    ----------
+    X : 2-D array_like or pandas.DataFrame, shape (n, d)
+        Features, one column per entry of ``schema.kinds`` (DataFrames are selected by
+        ``schema.feature_names`` when they have those columns).
+    y : array_like, shape (n,)
+        Class labels, each one of ``schema.classes``.
+    schema : NaiveBayesSchema
+
+    Returns
+    -------
+    NaiveBayesStats
+
+    Raises
+    ------
+    ValueError
+        Unknown class label, non-numeric or non-finite Gaussian value, a categorical label
+        outside the declared categories (each message names the feature and the row).
+    """
+    if not isinstance(schema, NaiveBayesSchema):
+        raise ValueError(f"schema: expected NaiveBayesSchema, received {type(schema).__name__}")
+    cols = _columns(X, len(schema.kinds), schema.feature_names)
+    yc = _encode_classes(y, schema)
+    n = yc.size
+    if cols and cols[0].shape[0] != n:
+        raise ValueError(f"y: expected {cols[0].shape[0]} labels (one per row of X), received {n}")
+    K = len(schema.classes)
+    counts = np.bincount(yc, minlength=K).astype(np.int64)
+    safe = np.where(counts > 0, counts, 1).astype(float)
+    G = _gaussian_matrix(cols, schema)
+    mean = np.zeros((K, G.shape[1]))
+    m2 = np.zeros((K, G.shape[1]))
+    for g in range(G.shape[1]):
+        x = G[:, g]
+        mu = np.bincount(yc, weights=x, minlength=K) / safe
+        d = x - mu[yc]
+        mu = mu + np.bincount(yc, weights=d, minlength=K) / safe  # second-pass correction
+        d = x - mu[yc]
+        mean[:, g] = np.where(counts > 0, mu, 0.0)
+        m2[:, g] = np.bincount(yc, weights=d * d, minlength=K)
+    cat_counts = []
+    for j in schema.categorical_features:
+        cats = schema.categories[j]
+        codes = encode_labels(cols[j], cats)
+        bad = codes < 0
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"X: expected one of the categories {list(cats)!r} in feature {schema.feature_names[j]!r}, "
+                f"received {_plain(cols[j][r])!r} at row {r}"
+            )
+        Ni = len(cats)
+        cat_counts.append(np.bincount(yc * Ni + codes, minlength=K * Ni).reshape(K, Ni).astype(np.int64))
+    return NaiveBayesStats(
+        schema=schema, class_counts=counts, gaussian_mean=mean, gaussian_m2=m2, category_counts=tuple(cat_counts)
+    )
+
+
+# ---------------------------------------------------------------------------
+# Normal-Inverse-Gamma, one dimension
+# ---------------------------------------------------------------------------
+
+
+def _positive(name: str, value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a positive finite number, received {value!r}") from None
+    if not np.isfinite(x) or x <= 0:
+        raise ValueError(f"{name}: expected a positive finite number, received {value!r}")
+    return x
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnivariateNIGPrior:
+    """Normal-Inverse-Gamma prior on the mean and variance of a 1-D Gaussian.
+
+    ``sigma2 ~ InvGamma(a0, b0)`` (shape ``a0``, scale ``b0``: density ∝ sigma2^-(a0+1) e^(-b0/sigma2)),
+    ``mu | sigma2 ~ Normal(mu0, sigma2 / kappa0)``; ``x | mu, sigma2 ~ Normal(mu, sigma2)``.
+    ``kappa0`` acts as a number of prior pseudo-observations of the mean, ``2 a0`` of the variance.
+
+    Parameters
+    ----------
+    mu0 : float
+    kappa0, a0, b0 : float
+        Positive.
+    """
+
+    mu0: float
+    kappa0: float
+    a0: float
+    b0: float
+
+    def __post_init__(self) -> None:
+        try:
+            mu0 = float(self.mu0)
+        except (TypeError, ValueError):
+            raise ValueError(f"mu0: expected a finite number, received {self.mu0!r}") from None
+        if not np.isfinite(mu0):
+            raise ValueError(f"mu0: expected a finite number, received {self.mu0!r}")
+        object.__setattr__(self, "mu0", mu0)
+        for name in ("kappa0", "a0", "b0"):
+            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+
+
+@dataclass(frozen=True, eq=False)
+class UnivariateNIGPosterior:
+    """Posterior NIG(mu, kappa, a, b), elementwise over arrays of any shape.
+
+    Attributes
+    ----------
+    mu, kappa, a, b : numpy.ndarray
+        ``mu = (kappa0 mu0 + n xbar) / kappa``, ``kappa = kappa0 + n``, ``a = a0 + n / 2``,
+        ``b = b0 + m2 / 2 + kappa0 n (xbar - mu0)^2 / (2 kappa)``.
+    count : numpy.ndarray
+        ``n`` of the update.
+    prior : UnivariateNIGPrior
+    """
+
+    mu: np.ndarray
+    kappa: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    count: np.ndarray
+    prior: UnivariateNIGPrior
+
+    def predictive(self) -> Any:
+        """Posterior predictive of a new x: ``scipy.stats.t(2a, mu, sqrt(b (kappa + 1) / (a kappa)))``."""
+        return sps.t(df=2 * self.a, loc=self.mu, scale=self.predictive_scale)
+
+    @property
+    def predictive_scale(self) -> np.ndarray:
+        """Scale of the Student-t predictive."""
+        return np.sqrt(self.b * (self.kappa + 1.0) / (self.a * self.kappa))
+
+    def predictive_logpdf(self, x: np.ndarray) -> np.ndarray:
+        """Log density of the Student-t predictive (broadcasts ``x`` against the parameters)."""
+        nu = 2.0 * self.a
+        s = self.predictive_scale
+        z = (x - self.mu) / s
+        return (
+            special.gammaln((nu + 1.0) / 2.0)
+            - special.gammaln(nu / 2.0)
+            - 0.5 * np.log(nu * np.pi)
+            - np.log(s)
+            - (nu + 1.0) / 2.0 * np.log1p(z * z / nu)
+        )
+
+    def mean_marginal(self) -> Any:
+        """Marginal posterior of mu: ``scipy.stats.t(2a, mu, sqrt(b / (a kappa)))``."""
+        return sps.t(df=2 * self.a, loc=self.mu, scale=np.sqrt(self.b / (self.a * self.kappa)))
+
+    def variance_marginal(self) -> Any:
+        """Marginal posterior of sigma2: ``scipy.stats.invgamma(a, scale=b)``."""
+        return sps.invgamma(self.a, scale=self.b)
+
+    def log_marginal_likelihood(self) -> np.ndarray:
+        """Log density of the data under the prior:
+        ``lgamma(a) - lgamma(a0) + a0 log b0 - a log b + (log kappa0 - log kappa) / 2 - n log(2 pi) / 2``.
+        """
+        p = self.prior
+        return (
+            special.gammaln(self.a)
+            - special.gammaln(p.a0)
+            + p.a0 * np.log(p.b0)
+            - self.a * np.log(self.b)
+            + 0.5 * (np.log(p.kappa0) - np.log(self.kappa))
+            - 0.5 * self.count * _LOG_2PI
+        )
+
+
+def normal_normal_inverse_gamma(
+    *, count: Any, mean: Any, m2: Any, prior: UnivariateNIGPrior
+) -> UnivariateNIGPosterior:
+    """Conjugate NIG update from (count, mean, sum of squared deviations), elementwise.
+
+    Parameters
+    ----------
+    count, mean, m2 : array_like
+        Sufficient statistics of the Gaussian data (broadcast together); ``count`` may be 0.
+    prior : UnivariateNIGPrior
+
+    Returns
+    -------
+    UnivariateNIGPosterior
+    """
+    n = np.asarray(count, dtype=float)
+    xbar = np.asarray(mean, dtype=float)
+    m2 = np.asarray(m2, dtype=float)
+    if np.any(n < 0) or np.any(m2 < 0):
+        raise ValueError("count, m2: expected non-negative sufficient statistics, received negative values")
+    kappa = prior.kappa0 + n
+    mu = (prior.kappa0 * prior.mu0 + n * xbar) / kappa
+    a = prior.a0 + 0.5 * n
+    b = prior.b0 + 0.5 * m2 + 0.5 * prior.kappa0 * n * (xbar - prior.mu0) ** 2 / kappa
+    return UnivariateNIGPosterior(
+        mu=mu, kappa=kappa, a=a * np.ones_like(mu), b=b, count=n * np.ones_like(mu), prior=prior
+    )
+
+
+# ---------------------------------------------------------------------------
+# the fitted model
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class NaiveBayesModel:
+    """A fitted naive Bayes classifier.
+
+    Attributes
+    ----------
+    schema : NaiveBayesSchema
+    stats : NaiveBayesStats
+        The statistics it was fitted from.
+    class_log_prior : numpy.ndarray, shape (K,)
+    gaussian : {"ml", "nig"}
+    means, variances : numpy.ndarray, shape (K, G)
+        Per class and Gaussian feature (``gaussian="ml"``; for ``"nig"`` the posterior means
+        of mu and sigma2, for information).
+    nig : UnivariateNIGPosterior or None
+        Per class and Gaussian feature, shape (K, G) (``gaussian="nig"``).
+    category_log_prob : tuple of numpy.ndarray, shape (K, N_i)
+        ``log P(x_i = v | c)`` per categorical feature.
+    unknown_log_prob : tuple of numpy.ndarray, shape (K,)
+        ``log P`` given to a label outside the declared categories.
+    class_posterior : DirichletPosterior
+        Posterior of the class weights under Dirichlet(concentration).
+    category_posteriors : tuple of tuple of DirichletPosterior
+        ``[feature][class]``, under Dirichlet(concentration).
+    smoothing : bool
+    concentration : float
+    """
+
+    schema: NaiveBayesSchema
+    stats: NaiveBayesStats
+    class_log_prior: np.ndarray
+    gaussian: str
+    means: np.ndarray
+    variances: np.ndarray
+    nig: UnivariateNIGPosterior | None
+    category_log_prob: tuple
+    unknown_log_prob: tuple
+    class_posterior: DirichletPosterior
+    category_posteriors: tuple
+    smoothing: bool
+    concentration: float
+
+    @property
+    def classes(self) -> tuple:
+        """Class labels, in column order."""
+        return self.schema.classes
+
+    def joint_log_likelihood(self, X: Any) -> np.ndarray:
+        """Unnormalised log scores ``log P(c) + sum_j log P(x_j | c)``, shape (n, K).
+
+        A feature whose value has probability 0 under every class is left out for that row
+        (see the module notes); otherwise -inf scores are kept.
+        """
+        s = self.schema
+        cols = _columns(X, len(s.kinds), s.feature_names)
+        n = cols[0].shape[0]
+        K = len(s.classes)
+        jll = np.broadcast_to(self.class_log_prior, (n, K)).copy()
+        G = _gaussian_matrix(cols, s)
+        if G.shape[1]:
+            if self.gaussian == "ml":
+                for c in range(K):
+                    var = self.variances[c]
+                    jll[:, c] -= 0.5 * np.sum(np.log(2.0 * np.pi * var))
+                    jll[:, c] -= 0.5 * np.sum((G - self.means[c]) ** 2 / var, axis=1)
+            else:
+                nig = self.nig
+                for c in range(K):
+                    post = UnivariateNIGPosterior(
+                        mu=nig.mu[c], kappa=nig.kappa[c], a=nig.a[c], b=nig.b[c], count=nig.count[c], prior=nig.prior
+                    )
+                    jll[:, c] += post.predictive_logpdf(G).sum(axis=1)
+        for f, j in enumerate(s.categorical_features):
+            codes = encode_labels(cols[j], s.categories[j])
+            table = np.concatenate([self.category_log_prob[f], self.unknown_log_prob[f][:, None]], axis=1)
+            codes = np.where(codes < 0, table.shape[1] - 1, codes)
+            lp = table[:, codes].T  # (n, K)
+            impossible = np.all(np.isneginf(lp), axis=1)
+            if impossible.any():
+                lp[impossible] = 0.0
+            jll += lp
+        return jll
+
+    def _scores(self, X: Any) -> np.ndarray:
+        """:meth:`joint_log_likelihood` with rows that are -inf for every class set to the class log prior."""
+        jll = self.joint_log_likelihood(X)
+        dead = np.all(np.isneginf(jll), axis=1)
+        if dead.any():
+            jll[dead] = self.class_log_prior
+        return jll
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log posterior class probabilities, shape (n, K), columns in ``classes`` order."""
+        jll = self._scores(X)
+        return jll - logsumexp(jll, axis=1, keepdims=True)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Posterior class probabilities, shape (n, K)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Maximum-posterior class label of each row (ties: first class)."""
+        idx = np.argmax(self._scores(X), axis=1)
+        labels = self.schema.classes
+        mixed = len({type(v) for v in labels}) > 1
+        return np.asarray(labels, dtype=object if mixed else None)[idx]
+
+
+def fit_naive_bayes(
+    *,
+    stats: NaiveBayesStats,
+    smoothing: bool = True,
+    concentration: float = 1.0,
+    class_prior: Literal["dirichlet", "frequency"] | None = None,
+    gaussian: Literal["ml", "nig"] = "ml",
+    nig_prior: UnivariateNIGPrior | None = None,
+    var_floor: float = 0.0,
+) -> NaiveBayesModel:
+    """Fit naive Bayes from sufficient statistics.
+
+    Parameters
+    ----------
+    stats : NaiveBayesStats
+        From :func:`naive_bayes_stats`, combined over batches by ``+``.
+    smoothing : bool, default True
+        Dirichlet(concentration) posterior means (Laplace for 1) for the class prior and the
+        categorical features; False: maximum-likelihood frequencies.
+    concentration : float, default 1.0
+        Symmetric Dirichlet concentration.
+    class_prior : {"dirichlet", "frequency"}, optional
+        Override for the class prior alone; default follows ``smoothing``.
+    gaussian : {"ml", "nig"}, default "ml"
+        Maximum-likelihood mean and variance (divides by N), or Normal-Inverse-Gamma
+        posterior with Student-t predictive (needs ``nig_prior``).
+    nig_prior : UnivariateNIGPrior, optional
+        Shared by every class and Gaussian feature.
+    var_floor : float, default 0.0
+        Lower bound on every ML variance; 0 disables it (then a zero variance is an error).
+
+    Returns
+    -------
+    NaiveBayesModel
+
+    Raises
+    ------
+    ValueError
+        A class without rows where frequencies are needed; a class with a single row, or a
+        zero variance, for ML Gaussian features; bad option values.
+    """
+    if not isinstance(stats, NaiveBayesStats):
+        raise ValueError(f"stats: expected NaiveBayesStats, received {type(stats).__name__}")
+    s = stats.schema
+    alpha = _positive("concentration", concentration)
+    if class_prior is None:
+        class_prior = "dirichlet" if smoothing else "frequency"
+    if class_prior not in ("dirichlet", "frequency"):
+        raise ValueError(f"class_prior: expected 'dirichlet' or 'frequency', received {class_prior!r}")
+    if gaussian not in ("ml", "nig"):
+        raise ValueError(f"gaussian: expected 'ml' or 'nig', received {gaussian!r}")
+    try:
+        floor = float(var_floor)
+    except (TypeError, ValueError):
+        floor = -1.0
+    if not np.isfinite(floor) or floor < 0:
+        raise ValueError(f"var_floor: expected a non-negative finite number, received {var_floor!r}")
+    n = stats.n
+    if n == 0:
+        raise ValueError("stats: expected at least one row of training data, received 0")
+    counts = stats.class_counts
+
+    class_post = categorical_dirichlet(
+        stats=CategoricalStats(counts=counts, categories=s.classes),
+        prior=DirichletPrior.symmetric(alpha, categories=s.classes),
+    )
+    with np.errstate(divide="ignore"):
+        if class_prior == "dirichlet":
+            log_prior = np.log(class_post.mean)
+        else:
+            log_prior = np.log(counts / n)
+
+    # Gaussian features
+    gidx = s.gaussian_features
+    K = len(s.classes)
+    nig = None
+    if gaussian == "ml":
+        if gidx:
+            for c in range(K):
+                if counts[c] < 2 and floor == 0.0:
+                    what = "no rows" if counts[c] == 0 else "a single row"
+                    raise ValueError(
+                        f"class {s.classes[c]!r}: expected at least 2 rows for the maximum-likelihood variance "
+                        f"of its Gaussian features, received {what}; pass var_floor > 0 or gaussian='nig'"
+                    )
+                if counts[c] == 0:
+                    raise ValueError(
+                        f"class {s.classes[c]!r}: expected at least 1 row for the mean of its Gaussian features, "
+                        f"received no rows; use gaussian='nig'"
+                    )
+        safe = np.where(counts > 0, counts, 1).astype(float)[:, None]
+        means = stats.gaussian_mean.copy()
+        variances = stats.gaussian_m2 / safe
+        if gidx:
+            zero = variances <= 0.0
+            if floor == 0.0 and zero.any():
+                c, g = (int(v) for v in np.argwhere(zero)[0])
+                raise ValueError(
+                    f"feature {s.feature_names[gidx[g]]!r} in class {s.classes[c]!r}: expected a positive "
+                    f"maximum-likelihood variance, received 0 (all {int(counts[c])} rows equal); pass var_floor > 0"
+                )
+            variances = np.maximum(variances, floor)
+    else:
+        if gidx and nig_prior is None:
+            raise ValueError("nig_prior: expected a UnivariateNIGPrior when gaussian='nig', received None")
+        if nig_prior is not None and not isinstance(nig_prior, UnivariateNIGPrior):
+            raise ValueError(f"nig_prior: expected UnivariateNIGPrior, received {type(nig_prior).__name__}")
+        prior = nig_prior or UnivariateNIGPrior(mu0=0.0, kappa0=1.0, a0=1.0, b0=1.0)
+        nig = normal_normal_inverse_gamma(
+            count=np.broadcast_to(counts[:, None], stats.gaussian_mean.shape),
+            mean=stats.gaussian_mean,
+            m2=stats.gaussian_m2,
+            prior=prior,
+        )
+        means = nig.mu
+        with np.errstate(divide="ignore", invalid="ignore"):
+            variances = np.where(nig.a > 1, nig.b / np.maximum(nig.a - 1.0, 1e-300), np.inf)
+
+    # categorical features
+    cat_lp, unk_lp, cat_posts = [], [], []
+    for f, j in enumerate(s.categorical_features):
+        cats = s.categories[j]
+        Ni = len(cats)
+        cc = stats.category_counts[f]
+        posts = tuple(
+            categorical_dirichlet(
+                stats=CategoricalStats(counts=cc[c], categories=cats),
+                prior=DirichletPrior.symmetric(alpha, categories=cats),
+            )
+            for c in range(K)
+        )
+        cat_posts.append(posts)
+        if smoothing:
+            table = np.log(np.stack([p.mean for p in posts]))
+            unknown = np.log(alpha / (counts + alpha * Ni))
+        else:
+            empty = counts == 0
+            if empty.any():
+                c = int(np.flatnonzero(empty)[0])
+                raise ValueError(
+                    f"class {s.classes[c]!r}: expected at least 1 row for unsmoothed frequencies of "
+                    f"categorical feature {s.feature_names[j]!r}, received no rows; use smoothing=True"
+                )
+            with np.errstate(divide="ignore"):
+                table = np.log(cc / counts[:, None])
+            unknown = np.full(K, -np.inf)
+        cat_lp.append(table)
+        unk_lp.append(unknown)
+
+    return NaiveBayesModel(
+        schema=s,
+        stats=stats,
+        class_log_prior=log_prior,
+        gaussian=gaussian,
+        means=means,
+        variances=variances,
+        nig=nig,
+        category_log_prob=tuple(cat_lp),
+        unknown_log_prob=tuple(unk_lp),
+        class_posterior=class_post,
+        category_posteriors=tuple(cat_posts),
+        smoothing=bool(smoothing),
+        concentration=alpha,
+    )
+
+
+def fit_naive_bayes_batches(
+    batches: Iterable[tuple[Any, Any]], *, schema: NaiveBayesSchema, **fit_options: Any
+) -> NaiveBayesModel:
+    """Stream ``(X, y)`` batches: statistics per batch, combined by addition, then one fit.
+
+    Parameters
+    ----------
+    batches : iterable of (X, y)
+    schema : NaiveBayesSchema
+    **fit_options
+        Passed to :func:`fit_naive_bayes`.
+    """
+    total = None
+    for X, y in batches:
+        st = naive_bayes_stats(X, y, schema=schema)
+        total = st if total is None else total + st
+    if total is None:
+        raise ValueError("batches: expected at least one (X, y) batch, received none")
+    return fit_naive_bayes(stats=total, **fit_options)
