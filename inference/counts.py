@@ -461,6 +461,9 @@ def encode_labels(values: Any, categories: Sequence) -> np.ndarray:
     cats = np.asarray(list(categories))
     if v.size == 0:
         return np.zeros(v.shape, dtype=np.intp)
+    if v.dtype.kind in "iu" and cats.dtype.kind in "iu" and np.array_equal(cats, np.arange(cats.size)):
+        # codes already: 0 .. N-1 in order
+        return np.where((v >= 0) & (v < cats.size), v, -1).astype(np.intp, copy=False)
     numeric = v.dtype.kind in "biuf" and cats.dtype.kind in "biuf"
     strings = v.dtype.kind == "U" and cats.dtype.kind == "U"
     if numeric or strings:

@@ -223,8 +223,19 @@ def _columns(X: Any, n_features: int, names: tuple) -> list[np.ndarray]:
     return [A[:, j] for j in range(n_features)]
 
 
-def _gaussian_matrix(cols: list[np.ndarray], schema: NaiveBayesSchema) -> np.ndarray:
+def _gaussian_matrix(cols: list[np.ndarray], schema: NaiveBayesSchema, X: Any = None) -> np.ndarray:
     idx = schema.gaussian_features
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "iuf" and idx:
+        # fast path: one gather of the Gaussian columns of a numeric matrix
+        G = X[:, list(idx)].astype(np.float64, copy=False) if len(idx) < X.shape[1] else X.astype(np.float64)
+        bad = ~np.isfinite(G)
+        if bad.any():
+            r, g = (int(v) for v in np.argwhere(bad)[0])
+            raise ValueError(
+                f"X: expected finite numbers in Gaussian feature {schema.feature_names[idx[g]]!r}, "
+                f"received {float(G[r, g])!r} at row {r}"
+            )
+        return G
     n = cols[0].shape[0] if cols else 0
     G = np.empty((n, len(idx)), dtype=np.float64)
     for g, j in enumerate(idx):
@@ -360,11 +371,11 @@ def naive_bayes_stats(X: Any, y: Any, *, schema: NaiveBayesSchema) -> NaiveBayes
     K = len(schema.classes)
     counts = np.bincount(yc, minlength=K).astype(np.int64)
     safe = np.where(counts > 0, counts, 1).astype(float)
-    G = _gaussian_matrix(cols, schema)
-    mean = np.zeros((K, G.shape[1]))
-    m2 = np.zeros((K, G.shape[1]))
-    for g in range(G.shape[1]):
-        x = G[:, g]
+    G = _gaussian_matrix(cols, schema, X).T.copy()  # one contiguous row per feature
+    mean = np.zeros((K, G.shape[0]))
+    m2 = np.zeros((K, G.shape[0]))
+    for g in range(G.shape[0]):
+        x = G[g]
         mu = np.bincount(yc, weights=x, minlength=K) / safe
         d = x - mu[yc]
         mu = mu + np.bincount(yc, weights=d, minlength=K) / safe  # second-pass correction
@@ -594,13 +605,15 @@ class NaiveBayesModel:
         n = cols[0].shape[0]
         K = len(s.classes)
         jll = np.broadcast_to(self.class_log_prior, (n, K)).copy()
-        G = _gaussian_matrix(cols, s)
+        G = _gaussian_matrix(cols, s, X)
         if G.shape[1]:
             if self.gaussian == "ml":
                 for c in range(K):
                     var = self.variances[c]
                     jll[:, c] -= 0.5 * np.sum(np.log(2.0 * np.pi * var))
-                    jll[:, c] -= 0.5 * np.sum((G - self.means[c]) ** 2 / var, axis=1)
+                    d = G - self.means[c]
+                    d *= d
+                    jll[:, c] -= 0.5 * (d @ (1.0 / var))
             else:
                 nig = self.nig
                 for c in range(K):
@@ -610,13 +623,13 @@ class NaiveBayesModel:
                     jll[:, c] += post.predictive_logpdf(G).sum(axis=1)
         for f, j in enumerate(s.categorical_features):
             codes = encode_labels(cols[j], s.categories[j])
-            table = np.concatenate([self.category_log_prob[f], self.unknown_log_prob[f][:, None]], axis=1)
-            codes = np.where(codes < 0, table.shape[1] - 1, codes)
-            lp = table[:, codes].T  # (n, K)
-            impossible = np.all(np.isneginf(lp), axis=1)
-            if impossible.any():
-                lp[impossible] = 0.0
-            jll += lp
+            # one row per category, the last for labels outside the declared ones (code -1)
+            table = np.concatenate([self.category_log_prob[f], self.unknown_log_prob[f][:, None]], axis=1).T
+            impossible = np.all(np.isneginf(table), axis=1)
+            if impossible.any():  # a value no class can produce says nothing about the class
+                table = table.copy()
+                table[impossible] = 0.0
+            jll += table[codes]  # code -1 picks the last row
         return jll
 
     def _scores(self, X: Any) -> np.ndarray:

@@ -1,0 +1,167 @@
+"""Naive Bayes against scikit-learn: GaussianNB and CategoricalNB(alpha=1), in one run.
+
+    .venv/bin/python benchmarks/bench_naive_bayes.py [--quick] [--rows N] [--repeats R]
+
+For each model, on the same synthetic data (1,000,000 training rows by default, 200,000 test
+rows): the largest absolute difference of the predicted class probabilities, the number of
+differing predictions, and the fit throughput (rows per second, best of ``--repeats``) of
+scikit-learn and of bayescheck, one batch and streamed in 10 batches (statistics per batch,
+combined by addition). Prints a markdown table and writes it to bench-output/naive_bayes.md.
+
+Settings compared: GaussianNB(var_smoothing=0) vs ``fit_naive_bayes(smoothing=False)``
+(maximum-likelihood means and variances, frequency class prior); CategoricalNB(alpha=1) vs
+``fit_naive_bayes(smoothing=True, concentration=1, class_prior="frequency")`` (Laplace-
+smoothed features; scikit-learn's class prior is the class frequency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import sklearn  # noqa: E402
+from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: E402
+
+from inference.naive_bayes import (  # noqa: E402
+    NaiveBayesSchema,
+    fit_naive_bayes,
+    fit_naive_bayes_batches,
+    naive_bayes_stats,
+)
+
+N_FEATURES = 10
+N_CLASSES = 3
+N_CATEGORIES = 5
+N_BATCHES = 10
+TOLERANCE = 1e-9
+
+
+def gaussian_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    centers = np.random.default_rng(100).normal(0.0, 1.0, size=(N_CLASSES, N_FEATURES))
+    scales = np.random.default_rng(101).uniform(0.5, 2.0, size=(N_CLASSES, N_FEATURES))
+    y = rng.choice(N_CLASSES, size=n, p=[0.5, 0.3, 0.2])
+    X = centers[y] + scales[y] * rng.standard_normal((n, N_FEATURES))
+    return X, y
+
+
+def categorical_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    probs = np.random.default_rng(102).dirichlet(np.ones(N_CATEGORIES), size=(N_CLASSES, N_FEATURES))
+    y = rng.choice(N_CLASSES, size=n, p=[0.5, 0.3, 0.2])
+    cum = probs.cumsum(axis=2)[y]  # (n, d, N)
+    u = rng.random((n, N_FEATURES, 1))
+    X = np.minimum((u > cum).sum(axis=2), N_CATEGORIES - 1).astype(np.int64)
+    return X, y
+
+
+def best_time(fn, repeats: int) -> tuple[float, object]:
+    best, out = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def run(kind: str, n: int, n_test: int, repeats: int) -> dict:
+    rng = np.random.default_rng(0 if kind == "gaussian" else 1)
+    make = gaussian_data if kind == "gaussian" else categorical_data
+    X, y = make(rng, n)
+    Xt, _ = make(rng, n_test)
+    if kind == "gaussian":
+        schema = NaiveBayesSchema(
+            classes=tuple(range(N_CLASSES)), kinds=("gaussian",) * N_FEATURES, categories=(None,) * N_FEATURES
+        )
+        options = {"smoothing": False}
+        sk_factory = lambda: GaussianNB(var_smoothing=0.0)  # noqa: E731
+        sk_name = "GaussianNB(var_smoothing=0)"
+    else:
+        schema = NaiveBayesSchema(
+            classes=tuple(range(N_CLASSES)),
+            kinds=("categorical",) * N_FEATURES,
+            categories=(tuple(range(N_CATEGORIES)),) * N_FEATURES,
+        )
+        options = {"smoothing": True, "concentration": 1.0, "class_prior": "frequency"}
+        sk_factory = lambda: CategoricalNB(alpha=1.0)  # noqa: E731
+        sk_name = "CategoricalNB(alpha=1)"
+
+    t_sk, sk = best_time(lambda: sk_factory().fit(X, y), repeats)
+    t_ours, ours = best_time(lambda: fit_naive_bayes(stats=naive_bayes_stats(X, y, schema=schema), **options), repeats)
+    edges = np.linspace(0, n, N_BATCHES + 1).astype(int)
+    batches = [(X[a:b], y[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+    t_stream, streamed = best_time(lambda: fit_naive_bayes_batches(batches, schema=schema, **options), repeats)
+
+    t_sk_pred, p_sk = best_time(lambda: sk.predict_proba(Xt), repeats)
+    t_ours_pred, p_ours = best_time(lambda: ours.predict_proba(Xt), repeats)
+    p_stream = streamed.predict_proba(Xt)
+    pred_sk = sk.classes_[np.argmax(p_sk, axis=1)]
+    pred_ours = ours.predict(Xt)
+    return {
+        "model": sk_name,
+        "rows": n,
+        "test_rows": n_test,
+        "max_abs_diff": float(np.max(np.abs(p_ours - p_sk))),
+        "max_abs_diff_stream": float(np.max(np.abs(p_stream - p_sk))),
+        "pred_diff": int(np.sum(pred_ours != pred_sk)),
+        "sk_rows_s": n / t_sk,
+        "ours_rows_s": n / t_ours,
+        "stream_rows_s": n / t_stream,
+        "sk_pred_rows_s": n_test / t_sk_pred,
+        "ours_pred_rows_s": n_test / t_ours_pred,
+    }
+
+
+def table(results: list[dict]) -> str:
+    head = (
+        "| peer | train rows | max abs diff P (one batch / 10 batches) | differing predictions | "
+        "fit rows/s scikit-learn | fit rows/s bayescheck (one batch / 10 batches) | fit ratio | "
+        "predict_proba rows/s scikit-learn / bayescheck |\n"
+        "|---|---:|---|---:|---:|---|---:|---|\n"
+    )
+    lines = []
+    for r in results:
+        ok = "ok" if max(r["max_abs_diff"], r["max_abs_diff_stream"]) <= TOLERANCE and r["pred_diff"] == 0 else "FAIL"
+        lines.append(
+            f"| {r['model']} | {r['rows']:,} | {r['max_abs_diff']:.1e} / {r['max_abs_diff_stream']:.1e} ({ok}, tol 1e-9) "
+            f"| {r['pred_diff']} of {r['test_rows']:,} | {r['sk_rows_s'] / 1e6:.2f} M "
+            f"| {r['ours_rows_s'] / 1e6:.2f} M / {r['stream_rows_s'] / 1e6:.2f} M "
+            f"| {r['ours_rows_s'] / r['sk_rows_s']:.2f}x "
+            f"| {r['sk_pred_rows_s'] / 1e6:.2f} M / {r['ours_pred_rows_s'] / 1e6:.2f} M |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="100,000 rows, one repeat")
+    ap.add_argument("--rows", type=int, default=None, help="training rows (default 1,000,000)")
+    ap.add_argument("--repeats", type=int, default=None, help="timing repeats, best kept (default 3)")
+    args = ap.parse_args(argv)
+    n = args.rows or (100_000 if args.quick else 1_000_000)
+    repeats = args.repeats or (1 if args.quick else 3)
+    n_test = max(n // 5, 1000)
+    results = [run(kind, n, n_test, repeats) for kind in ("gaussian", "categorical")]
+    md = table(results)
+    env = (
+        f"\n{N_FEATURES} features, {N_CLASSES} classes"
+        f" ({N_CATEGORIES} categories per categorical feature); best of {repeats}; "
+        f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
+        f"{platform.machine()}.\n"
+    )
+    print(md + env)
+    out = ROOT / "bench-output"
+    out.mkdir(exist_ok=True)
+    (out / "naive_bayes.md").write_text(md + env)
+    bad = [r for r in results if max(r["max_abs_diff"], r["max_abs_diff_stream"]) > TOLERANCE or r["pred_diff"]]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
