@@ -1,48 +1,27 @@
 """How models are solved: numpy engines, the NUTS runner and the analytic-vs-sampled check.
 
 The engines never import PyMC or ArviZ; :mod:`inference.nuts` imports PyMC when it samples
-and :mod:`inference.compare` imports arviz-stats when it compares.
+and :mod:`inference.compare` imports arviz-stats when it compares. Names are imported on
+first use, so the analytic path stays light.
 """
 
-from .compare import (
-    Comparison,
-    Diagnostics,
-    ParameterCheck,
-    Thresholds,
-    compare_draws,
-    compare_idata,
-    draws_from_idata,
-)
-from .dispatch import ENGINES, fit
-from .linear_gaussian import (
-    GaussianPosterior,
-    NormalInverseGammaPosterior,
-    RegressionStats,
-    regression_stats,
-)
-from .nuts import SampleResult, sample_nuts
-from .result import AnalyticFit, ExactMarginal
-from .streaming import BatchRecord, StreamResult, run_stream
+from importlib import import_module
 
-__all__ = [
-    "ENGINES",
-    "AnalyticFit",
-    "BatchRecord",
-    "Comparison",
-    "Diagnostics",
-    "ExactMarginal",
-    "GaussianPosterior",
-    "NormalInverseGammaPosterior",
-    "ParameterCheck",
-    "RegressionStats",
-    "SampleResult",
-    "StreamResult",
-    "Thresholds",
-    "compare_draws",
-    "compare_idata",
-    "draws_from_idata",
-    "fit",
-    "regression_stats",
-    "run_stream",
-    "sample_nuts",
-]
+_EXPORTS = {
+    "Comparison": "compare", "Diagnostics": "compare", "ParameterCheck": "compare",
+    "Thresholds": "compare", "compare_draws": "compare", "compare_idata": "compare",
+    "draws_from_idata": "compare",
+    "ENGINES": "dispatch", "fit": "dispatch",
+    "GaussianPosterior": "linear_gaussian", "NormalInverseGammaPosterior": "linear_gaussian",
+    "RegressionStats": "linear_gaussian", "regression_stats": "linear_gaussian",
+    "SampleResult": "nuts", "sample_nuts": "nuts",
+    "AnalyticFit": "result", "ExactMarginal": "result",
+    "BatchRecord": "streaming", "StreamResult": "streaming", "run_stream": "streaming",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

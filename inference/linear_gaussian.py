@@ -94,9 +94,14 @@ def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
         chol = linalg.cholesky(precision, lower=True, check_finite=False)
     except linalg.LinAlgError:
         chol = None
-    # A factor can succeed numerically on a matrix that is singular in exact arithmetic.
-    if chol is None or np.min(np.diag(chol)) <= np.sqrt(np.finfo(float).eps) * max(
-            np.sqrt(np.max(np.diag(precision))), np.finfo(float).tiny):
+    # A factor can succeed in floating point on a matrix that is singular in exact
+    # arithmetic; the squared ratio of its extreme pivots estimates the reciprocal condition
+    # number, and one near machine precision means the data do not determine theta.
+    if chol is not None:
+        pivots = np.abs(np.diag(chol))
+        if pivots.min() == 0 or (pivots.min() / pivots.max()) ** 2 < 100 * d * np.finfo(float).eps:
+            chol = None
+    if chol is None:
         raise NotIdentifiedError(
             f"the data do not yet determine all {d} coefficients under the flat prior "
             f"({n} rows seen; X'X is singular): add rows, drop collinear features or use a "

@@ -1,8 +1,18 @@
-"""What the user sees: the ``bayescheck`` command, the check run and its report files."""
+"""What the user sees: the ``bayescheck`` command, the check run and its report files.
 
-from .check import EXIT_CODES, CheckResult, run_check, write_json
-from .cli import main
-from .html import render_index, render_report
+Names are imported on first use, so ``bayescheck fit`` never pays for the plotting stack.
+"""
 
-__all__ = ["EXIT_CODES", "CheckResult", "main", "render_index", "render_report", "run_check",
-           "write_json"]
+from importlib import import_module
+
+_EXPORTS = {
+    "EXIT_CODES": "check", "CheckResult": "check", "run_check": "check", "write_json": "check",
+    "main": "cli", "render_index": "html", "render_report": "html",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
