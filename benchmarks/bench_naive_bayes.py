@@ -53,7 +53,9 @@ def gaussian_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndar
 
 
 def categorical_data(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-    probs = np.random.default_rng(102).dirichlet(np.ones(N_CATEGORIES), size=(N_CLASSES, N_FEATURES))
+    probs = np.random.default_rng(102).dirichlet(
+        np.ones(N_CATEGORIES), size=(N_CLASSES, N_FEATURES)
+    )
     y = rng.choice(N_CLASSES, size=n, p=[0.5, 0.3, 0.2])
     cum = probs.cumsum(axis=2)[y]  # (n, d, N)
     u = rng.random((n, N_FEATURES, 1))
@@ -77,7 +79,9 @@ def run(kind: str, n: int, n_test: int, repeats: int) -> dict:
     Xt, _ = make(rng, n_test)
     if kind == "gaussian":
         schema = NaiveBayesSchema(
-            classes=tuple(range(N_CLASSES)), kinds=("gaussian",) * N_FEATURES, categories=(None,) * N_FEATURES
+            classes=tuple(range(N_CLASSES)),
+            kinds=("gaussian",) * N_FEATURES,
+            categories=(None,) * N_FEATURES,
         )
         options = {"smoothing": False}
         sk_factory = lambda: GaussianNB(var_smoothing=0.0)  # noqa: E731
@@ -93,10 +97,14 @@ def run(kind: str, n: int, n_test: int, repeats: int) -> dict:
         sk_name = "CategoricalNB(alpha=1)"
 
     t_sk, sk = best_time(lambda: sk_factory().fit(X, y), repeats)
-    t_ours, ours = best_time(lambda: fit_naive_bayes(stats=naive_bayes_stats(X, y, schema=schema), **options), repeats)
+    t_ours, ours = best_time(
+        lambda: fit_naive_bayes(stats=naive_bayes_stats(X, y, schema=schema), **options), repeats
+    )
     edges = np.linspace(0, n, N_BATCHES + 1).astype(int)
-    batches = [(X[a:b], y[a:b]) for a, b in zip(edges[:-1], edges[1:])]
-    t_stream, streamed = best_time(lambda: fit_naive_bayes_batches(batches, schema=schema, **options), repeats)
+    batches = [(X[a:b], y[a:b]) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    t_stream, streamed = best_time(
+        lambda: fit_naive_bayes_batches(batches, schema=schema, **options), repeats
+    )
 
     t_sk_pred, p_sk = best_time(lambda: sk.predict_proba(Xt), repeats)
     t_ours_pred, p_ours = best_time(lambda: ours.predict_proba(Xt), repeats)
@@ -127,9 +135,14 @@ def table(results: list[dict]) -> str:
     )
     lines = []
     for r in results:
-        ok = "ok" if max(r["max_abs_diff"], r["max_abs_diff_stream"]) <= TOLERANCE and r["pred_diff"] == 0 else "FAIL"
+        ok = (
+            "ok"
+            if max(r["max_abs_diff"], r["max_abs_diff_stream"]) <= TOLERANCE and r["pred_diff"] == 0
+            else "FAIL"
+        )
         lines.append(
-            f"| {r['model']} | {r['rows']:,} | {r['max_abs_diff']:.1e} / {r['max_abs_diff_stream']:.1e} ({ok}, tol 1e-9) "
+            f"| {r['model']} | {r['rows']:,} | {r['max_abs_diff']:.1e} / "
+            f"{r['max_abs_diff_stream']:.1e} ({ok}, tol 1e-9) "
             f"| {r['pred_diff']} of {r['test_rows']:,} | {r['sk_rows_s'] / 1e6:.2f} M "
             f"| {r['ours_rows_s'] / 1e6:.2f} M / {r['stream_rows_s'] / 1e6:.2f} M "
             f"| {r['ours_rows_s'] / r['sk_rows_s']:.2f}x "
@@ -142,7 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="100,000 rows, one repeat")
     ap.add_argument("--rows", type=int, default=None, help="training rows (default 1,000,000)")
-    ap.add_argument("--repeats", type=int, default=None, help="timing repeats, best kept (default 3)")
+    ap.add_argument(
+        "--repeats", type=int, default=None, help="timing repeats, best kept (default 3)"
+    )
     args = ap.parse_args(argv)
     n = args.rows or (100_000 if args.quick else 1_000_000)
     repeats = args.repeats or (1 if args.quick else 3)
@@ -152,14 +167,19 @@ def main(argv: list[str] | None = None) -> int:
     env = (
         f"\n{N_FEATURES} features, {N_CLASSES} classes"
         f" ({N_CATEGORIES} categories per categorical feature); best of {repeats}; "
-        f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}, "
+        f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn "
+        f"{sklearn.__version__}, "
         f"{platform.machine()}.\n"
     )
     print(md + env)
     out = ROOT / "bench-output"
     out.mkdir(exist_ok=True)
     (out / "naive_bayes.md").write_text(md + env)
-    bad = [r for r in results if max(r["max_abs_diff"], r["max_abs_diff_stream"]) > TOLERANCE or r["pred_diff"]]
+    bad = [
+        r
+        for r in results
+        if max(r["max_abs_diff"], r["max_abs_diff_stream"]) > TOLERANCE or r["pred_diff"]
+    ]
     return 1 if bad else 0
 
 

@@ -88,7 +88,7 @@ def _count(name: str, value: Any) -> int:
 
 
 def _plain(v: Any) -> Any:
-    """A numpy scalar as the Python value it holds (for messages)."""
+    """Return a numpy scalar as the Python value it holds (for messages)."""
     return v.item() if isinstance(v, np.generic) else v
 
 
@@ -121,7 +121,9 @@ def combine(stats_seq: Iterable[Any]) -> Any:
     try:
         total = next(it)
     except StopIteration:
-        raise ValueError("stats_seq: expected at least one batch of statistics, received none") from None
+        raise ValueError(
+            "stats_seq: expected at least one batch of statistics, received none"
+        ) from None
     for s in it:
         total = total + s
     return total
@@ -186,8 +188,16 @@ def bernoulli_stats(y: Any) -> BernoulliStats:
     if a.dtype.kind in "iuf":
         bad = ~((a == 0) | (a == 1))
     else:
-        bad = np.array([not (isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
-                             and v in (0, 1)) for v in a.tolist()], dtype=bool)
+        bad = np.array(
+            [
+                not (
+                    isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
+                    and v in (0, 1)
+                )
+                for v in a.tolist()
+            ],
+            dtype=bool,
+        )
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
@@ -242,7 +252,7 @@ class BetaPosterior:
         return sps.beta(self.a, self.b)
 
     def as_prior(self) -> BetaPrior:
-        """This posterior as the prior of the next batch."""
+        """Return this posterior as the prior of the next batch."""
         return BetaPrior(a=self.a, b=self.b)
 
     @property
@@ -265,7 +275,9 @@ class BetaPosterior:
             If ``n = 0``: the likelihood is flat, the MLE is undefined.
         """
         if self.stats.n == 0:
-            raise ValueError("n: the maximum-likelihood estimate k/n needs n >= 1 trials, received n = 0")
+            raise ValueError(
+                "n: the maximum-likelihood estimate k/n needs n >= 1 trials, received n = 0"
+            )
         return self.stats.k / self.stats.n
 
     def map(self) -> float:
@@ -355,7 +367,9 @@ def _label_tuple(categories: Any) -> tuple:
     try:
         cats = tuple(np.asarray(categories, dtype=object).ravel().tolist())
     except Exception:  # pragma: no cover - defensive
-        raise ValueError(f"categories: expected a sequence of labels, received {categories!r}") from None
+        raise ValueError(
+            f"categories: expected a sequence of labels, received {categories!r}"
+        ) from None
     if len(cats) < 1:
         raise ValueError("categories: expected at least one category, received none")
     if len(set(cats)) != len(cats):
@@ -383,9 +397,13 @@ class CategoricalStats:
     def __post_init__(self) -> None:
         c = np.asarray(self.counts)
         if c.ndim != 1 or c.size < 1:
-            raise ValueError(f"counts: expected a 1-D array of at least one count, received shape {c.shape}")
+            raise ValueError(
+                f"counts: expected a 1-D array of at least one count, received shape {c.shape}"
+            )
         if c.dtype.kind not in "iuf" or np.any(c < 0) or np.any(c != np.floor(c)):
-            raise ValueError(f"counts: expected non-negative integer counts, received {c.tolist()!r}")
+            raise ValueError(
+                f"counts: expected non-negative integer counts, received {c.tolist()!r}"
+            )
         cats = _label_tuple(self.categories) if len(self.categories) else tuple(range(c.size))
         if len(cats) != c.size:
             raise ValueError(
@@ -420,7 +438,7 @@ class CategoricalStats:
 
 
 def categorical_stats_from_codes(codes: Any, *, n_categories: int) -> np.ndarray:
-    """Counts of integer codes ``0 .. n_categories-1`` (fast path, no labels).
+    """Count integer codes ``0 .. n_categories-1`` (fast path, no labels).
 
     Parameters
     ----------
@@ -447,7 +465,8 @@ def categorical_stats_from_codes(codes: Any, *, n_categories: int) -> np.ndarray
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"codes: expected codes in 0..{n_cat - 1}, received {_plain(c[i])!r} at position {i}"
+                f"codes: expected codes in 0..{n_cat - 1}, received {_plain(c[i])!r} at position "
+                f"{i}"
             )
     return np.bincount(c.astype(np.intp), minlength=n_cat).astype(np.int64)
 
@@ -461,7 +480,11 @@ def encode_labels(values: Any, categories: Sequence) -> np.ndarray:
     cats = np.asarray(list(categories))
     if v.size == 0:
         return np.zeros(v.shape, dtype=np.intp)
-    if v.dtype.kind in "iu" and cats.dtype.kind in "iu" and np.array_equal(cats, np.arange(cats.size)):
+    if (
+        v.dtype.kind in "iu"
+        and cats.dtype.kind in "iu"
+        and np.array_equal(cats, np.arange(cats.size))
+    ):
         # codes already: 0 .. N-1 in order
         return np.where((v >= 0) & (v < cats.size), v, -1).astype(np.intp, copy=False)
     numeric = v.dtype.kind in "biuf" and cats.dtype.kind in "biuf"
@@ -506,7 +529,8 @@ def categorical_stats(y: Any, *, categories: Sequence) -> CategoricalStats:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"y: expected one of the categories {list(cats)!r}, received {_plain(a[i])!r} at position {i}"
+            f"y: expected one of the categories {list(cats)!r}, received {_plain(a[i])!r} at "
+            f"position {i}"
         )
     return CategoricalStats(counts=np.bincount(codes, minlength=len(cats)), categories=cats)
 
@@ -531,19 +555,24 @@ class DirichletPrior:
         a = np.asarray(self.alpha, dtype=float)
         if a.ndim != 1 or a.size < 2:
             raise ValueError(
-                f"alpha: expected a 1-D array of at least 2 concentrations, received shape {a.shape}"
+                "alpha: expected a 1-D array of at least 2 concentrations, received shape "
+                f"{a.shape}"
             )
         if not np.all(np.isfinite(a)) or np.any(a <= 0):
-            raise ValueError(f"alpha: expected positive finite concentrations, received {a.tolist()!r}")
+            raise ValueError(
+                f"alpha: expected positive finite concentrations, received {a.tolist()!r}"
+            )
         cats = _label_tuple(self.categories) if len(self.categories) else tuple(range(a.size))
         if len(cats) != a.size:
-            raise ValueError(f"categories: expected {a.size} labels (one per alpha), received {len(cats)}")
+            raise ValueError(
+                f"categories: expected {a.size} labels (one per alpha), received {len(cats)}"
+            )
         object.__setattr__(self, "alpha", _readonly(a))
         object.__setattr__(self, "categories", cats)
 
     @classmethod
     def symmetric(cls, concentration: float = 1.0, *, categories: Sequence) -> DirichletPrior:
-        """The same ``concentration`` for every category of ``categories``."""
+        """Build the prior with the same ``concentration`` for every category."""
         cats = _label_tuple(categories)
         c = _positive_finite("concentration", concentration)
         return cls(alpha=np.full(len(cats), c), categories=cats)
@@ -586,7 +615,8 @@ def dirichlet_mode(alpha: Any, *, name: str = "alpha") -> np.ndarray:
         mode[j] = 1.0
         return mode
     raise ValueError(
-        f"{name}: expected parameters with a unique mode (all >= 1 and not all 1, or exactly one >= 1); "
+        f"{name}: expected parameters with a unique mode (all >= 1 and not all 1, or exactly one "
+        ">= 1); "
         f"received {a.tolist()!r}, whose density is unbounded on more than one point"
     )
 
@@ -631,22 +661,30 @@ class DirichletPosterior:
         return [self.marginal(i) for i in range(self.alpha.size)]
 
     def _index(self, k: Any) -> int:
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 0 <= k < self.alpha.size:
+        if (
+            isinstance(k, (int, np.integer))
+            and not isinstance(k, bool)
+            and 0 <= k < self.alpha.size
+        ):
             return int(k)
         if k in self.categories:
             return self.categories.index(k)
         raise ValueError(
-            f"k: expected a category index 0..{self.alpha.size - 1} or one of {list(self.categories)!r}, "
+            f"k: expected a category index 0..{self.alpha.size - 1} or one of "
+            f"{list(self.categories)!r}, "
             f"received {k!r}"
         )
 
     def as_prior(self) -> DirichletPrior:
-        """This posterior as the prior of the next batch."""
+        """Return this posterior as the prior of the next batch."""
         return DirichletPrior(alpha=self.alpha, categories=self.categories)
 
     @property
     def mean(self) -> np.ndarray:
-        """Posterior mean ``alpha / alpha_0``. With ``alpha0 = 1``: ``(c_k + 1) / (n + N)`` (Laplace)."""
+        """Posterior mean ``alpha / alpha_0``.
+
+        With the prior ``alpha0 = 1`` it is ``(c_k + 1) / (n + N)``: Laplace smoothing.
+        """
         return self.alpha / self.alpha.sum()
 
     @property
@@ -666,11 +704,16 @@ class DirichletPosterior:
         """
         n = self.stats.n
         if n == 0:
-            raise ValueError("n: the maximum-likelihood estimate c/n needs n >= 1 observations, received n = 0")
+            raise ValueError(
+                "n: the maximum-likelihood estimate c/n needs n >= 1 observations, received n = 0"
+            )
         return self.stats.counts / n
 
     def map(self) -> np.ndarray:
-        """Maximum a posteriori estimate (mode); see :func:`dirichlet_mode` for the boundary cases."""
+        """Maximum a posteriori estimate (mode).
+
+        See :func:`dirichlet_mode` for the boundary cases.
+        """
         return dirichlet_mode(self.alpha, name="alpha")
 
     def predictive(self) -> np.ndarray:
@@ -713,7 +756,8 @@ def categorical_dirichlet(*, stats: CategoricalStats, prior: DirichletPrior) -> 
         raise ValueError(f"prior: expected DirichletPrior, received {type(prior).__name__}")
     if stats.counts.size != prior.alpha.size:
         raise ValueError(
-            f"stats: expected {prior.alpha.size} counts (one per prior category), received {stats.counts.size}"
+            f"stats: expected {prior.alpha.size} counts (one per prior category), received "
+            f"{stats.counts.size}"
         )
     if stats.categories != prior.categories:
         raise ValueError(
@@ -721,7 +765,10 @@ def categorical_dirichlet(*, stats: CategoricalStats, prior: DirichletPrior) -> 
             f"received {list(stats.categories)!r}"
         )
     return DirichletPosterior(
-        alpha=_readonly(prior.alpha + stats.counts), categories=prior.categories, prior=prior, stats=stats
+        alpha=_readonly(prior.alpha + stats.counts),
+        categories=prior.categories,
+        prior=prior,
+        stats=stats,
     )
 
 

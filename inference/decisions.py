@@ -49,7 +49,7 @@ PROBA_ATOL = 1e-9
 
 
 def zero_one_loss(n_classes: int) -> np.ndarray:
-    """The zero-one loss matrix ``1 - I`` of shape ``(n_classes, n_classes)``."""
+    """Return the zero-one loss matrix ``1 - I`` of shape ``(n_classes, n_classes)``."""
     if isinstance(n_classes, bool) or int(n_classes) != n_classes or n_classes < 2:
         raise ValueError(f"n_classes: expected an integer >= 2, received {n_classes!r}")
     n = int(n_classes)
@@ -88,7 +88,8 @@ def validate_loss(loss: Any, *, n_classes: int) -> np.ndarray:
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
         raise ValueError(
-            f"loss: expected finite non-negative entries, received {float(L[i, j])!r} at row {i}, column {j}"
+            f"loss: expected finite non-negative entries, received {float(L[i, j])!r} at row {i}, "
+            f"column {j}"
         )
     return L
 
@@ -99,18 +100,24 @@ def _validate_proba(proba: Any) -> np.ndarray:
         P = P[None, :]
     if P.ndim != 2 or P.shape[1] < 2:
         raise ValueError(
-            f"proba: expected class probabilities of shape (n_rows, n_classes) with n_classes >= 2, "
+            "proba: expected class probabilities of shape (n_rows, n_classes) with n_classes >= "
+            "2, "
             f"received shape {np.shape(proba)}"
         )
     bad = ~np.isfinite(P) | (P < 0) | (P > 1)
     if bad.any():
         i, j = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(f"proba: expected probabilities in [0, 1], received {float(P[i, j])!r} at row {i}, column {j}")
+        raise ValueError(
+            f"proba: expected probabilities in [0, 1], received {float(P[i, j])!r} at row {i}, "
+            f"column {j}"
+        )
     s = P.sum(axis=1)
     off = np.abs(s - 1.0) > PROBA_ATOL * P.shape[1]
     if off.any():
         i = int(np.flatnonzero(off)[0])
-        raise ValueError(f"proba: expected each row to sum to 1, received a sum of {float(s[i])!r} at row {i}")
+        raise ValueError(
+            f"proba: expected each row to sum to 1, received a sum of {float(s[i])!r} at row {i}"
+        )
     return P
 
 
@@ -188,13 +195,19 @@ def bayes_decision(*, proba: Any, loss: Any = None, options: Sequence | None = N
         opts = tuple(options)
         if len(opts) != L.shape[0]:
             raise ValueError(
-                f"options: expected {L.shape[0]} labels (one per row of the loss matrix), received {len(opts)}"
+                f"options: expected {L.shape[0]} labels (one per row of the loss matrix), received "
+                f"{len(opts)}"
             )
     labels = np.empty(idx.size, dtype=object)
     labels[:] = [opts[i] for i in idx]
     min_risk = R[np.arange(idx.size), idx]
     return Decision(
-        index=idx, label=labels, risk=R, min_risk=min_risk, bayes_risk=float(min_risk.mean()), options=opts
+        index=idx,
+        label=labels,
+        risk=R,
+        min_risk=min_risk,
+        bayes_risk=float(min_risk.mean()),
+        options=opts,
     )
 
 
@@ -231,7 +244,9 @@ def _as_vector(name: str, value: Any, labels: tuple | None) -> tuple[np.ndarray,
         keys = tuple(value.keys())
         if labels is not None:
             if set(keys) != set(labels):
-                raise ValueError(f"{name}: expected the hypotheses {list(labels)!r}, received {list(keys)!r}")
+                raise ValueError(
+                    f"{name}: expected the hypotheses {list(labels)!r}, received {list(keys)!r}"
+                )
             keys = labels
         vec = [value[k] for k in keys]
     else:
@@ -288,17 +303,21 @@ def bayes_rule(*, prior: Any, likelihoods: Any) -> BayesRuleResult:
     lik, _ = _as_vector("likelihoods", likelihoods, names)
     if lik.size != p.size:
         raise ValueError(
-            f"likelihoods: expected {p.size} values (one per hypothesis of the prior), received {lik.size}"
+            f"likelihoods: expected {p.size} values (one per hypothesis of the prior), received "
+            f"{lik.size}"
         )
     for name, arr in (("prior", p), ("likelihoods", lik)):
         bad = ~np.isfinite(arr) | (arr < 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"{name}: expected finite non-negative values, received {float(arr[i])!r} for hypothesis {labels[i]!r}"
+                f"{name}: expected finite non-negative values, received {float(arr[i])!r} for "
+                f"hypothesis {labels[i]!r}"
             )
     if p.max() > 1 or abs(p.sum() - 1.0) > 1e-9:
-        raise ValueError(f"prior: expected probabilities summing to 1, received a sum of {float(p.sum())!r}")
+        raise ValueError(
+            f"prior: expected probabilities summing to 1, received a sum of {float(p.sum())!r}"
+        )
     with np.errstate(divide="ignore"):
         log_joint = np.log(p) + np.log(lik)
     log_evidence = logsumexp(log_joint)

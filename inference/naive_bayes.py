@@ -136,32 +136,43 @@ class NaiveBayesSchema:
     def __post_init__(self) -> None:
         classes = tuple(_plain(c) for c in self.classes)
         if len(classes) < 2 or len(set(classes)) != len(classes):
-            raise ValueError(f"classes: expected at least 2 distinct class labels, received {list(classes)!r}")
+            raise ValueError(
+                f"classes: expected at least 2 distinct class labels, received {list(classes)!r}"
+            )
         kinds = tuple(self.kinds)
         if len(kinds) < 1:
             raise ValueError("kinds: expected one kind per feature, received none")
         names = tuple(self.feature_names) or tuple(f"x{j}" for j in range(len(kinds)))
         if len(names) != len(kinds):
-            raise ValueError(f"feature_names: expected {len(kinds)} names (one per kind), received {len(names)}")
-        for name, kind in zip(names, kinds):
+            raise ValueError(
+                f"feature_names: expected {len(kinds)} names (one per kind), received {len(names)}"
+            )
+        for name, kind in zip(names, kinds, strict=True):
             if kind not in _KINDS:
                 raise ValueError(
-                    f"kinds: expected 'gaussian' or 'categorical' for feature {name!r}, received {kind!r}"
+                    f"kinds: expected 'gaussian' or 'categorical' for feature {name!r}, received "
+                    f"{kind!r}"
                 )
         if len(self.categories) != len(kinds):
             raise ValueError(
-                f"categories: expected {len(kinds)} entries (one per feature), received {len(self.categories)}"
+                f"categories: expected {len(kinds)} entries (one per feature), received "
+                f"{len(self.categories)}"
             )
         cats = []
-        for name, kind, c in zip(names, kinds, self.categories):
+        for name, kind, c in zip(names, kinds, self.categories, strict=True):
             if kind == GAUSSIAN:
                 cats.append(None)
                 continue
             if c is None or len(c) < 1:
-                raise ValueError(f"categories: expected the category labels of feature {name!r}, received {c!r}")
+                raise ValueError(
+                    f"categories: expected the category labels of feature {name!r}, received {c!r}"
+                )
             c = tuple(_plain(v) for v in c)
             if len(set(c)) != len(c):
-                raise ValueError(f"categories: expected distinct labels for feature {name!r}, received {list(c)!r}")
+                raise ValueError(
+                    f"categories: expected distinct labels for feature {name!r}, received "
+                    f"{list(c)!r}"
+                )
             cats.append(c)
         object.__setattr__(self, "classes", classes)
         object.__setattr__(self, "kinds", kinds)
@@ -199,7 +210,8 @@ class NaiveBayesSchema:
             feature_names = [str(c) for c in X.columns]
         cols = _columns(X, len(tuple(kinds)), tuple(feature_names or ()))
         categories = tuple(
-            _unique_in_order(np.asarray(col)) if kind == CATEGORICAL else None for kind, col in zip(kinds, cols)
+            _unique_in_order(np.asarray(col)) if kind == CATEGORICAL else None
+            for kind, col in zip(kinds, cols, strict=True)
         )
         return cls(
             classes=_unique_in_order(np.asarray(y).ravel()),
@@ -210,7 +222,7 @@ class NaiveBayesSchema:
 
 
 def _columns(X: Any, n_features: int, names: tuple) -> list[np.ndarray]:
-    """Columns of X as 1-D arrays: DataFrame columns by name (else by position), 2-D arrays by position."""
+    """Return the columns of X as 1-D arrays (DataFrames by name, else by position)."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):
         if names and all(n in X.columns for n in names):
             return [X[n].to_numpy() for n in names]
@@ -219,7 +231,9 @@ def _columns(X: Any, n_features: int, names: tuple) -> list[np.ndarray]:
         return [X.iloc[:, j].to_numpy() for j in range(n_features)]
     A = np.asarray(X)
     if A.ndim != 2 or A.shape[1] != n_features:
-        raise ValueError(f"X: expected a 2-D array with {n_features} feature columns, received shape {A.shape}")
+        raise ValueError(
+            f"X: expected a 2-D array with {n_features} feature columns, received shape {A.shape}"
+        )
     return [A[:, j] for j in range(n_features)]
 
 
@@ -227,7 +241,11 @@ def _gaussian_matrix(cols: list[np.ndarray], schema: NaiveBayesSchema, X: Any = 
     idx = schema.gaussian_features
     if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "iuf" and idx:
         # fast path: one gather of the Gaussian columns of a numeric matrix
-        G = X[:, list(idx)].astype(np.float64, copy=False) if len(idx) < X.shape[1] else X.astype(np.float64)
+        G = (
+            X[:, list(idx)].astype(np.float64, copy=False)
+            if len(idx) < X.shape[1]
+            else X.astype(np.float64, copy=False)
+        )
         bad = ~np.isfinite(G)
         if bad.any():
             r, g = (int(v) for v in np.argwhere(bad)[0])
@@ -268,7 +286,12 @@ def _gaussian_matrix(cols: list[np.ndarray], schema: NaiveBayesSchema, X: Any = 
 
 
 def chan_combine(
-    n_a: np.ndarray, mean_a: np.ndarray, m2_a: np.ndarray, n_b: np.ndarray, mean_b: np.ndarray, m2_b: np.ndarray
+    n_a: np.ndarray,
+    mean_a: np.ndarray,
+    m2_a: np.ndarray,
+    n_b: np.ndarray,
+    mean_b: np.ndarray,
+    m2_b: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Combine (count, mean, sum of squared deviations) of two samples (Chan, Golub & LeVeque 1979).
 
@@ -316,16 +339,23 @@ class NaiveBayesStats:
         if not isinstance(other, NaiveBayesStats):
             return NotImplemented
         if other.schema != self.schema:
-            raise ValueError("stats: expected batches with the same schema (classes, kinds, categories), received two")
+            raise ValueError(
+                "stats: expected batches with the same schema (classes, kinds, categories), "
+                "received two"
+            )
         na = self.class_counts[:, None]
         nb = other.class_counts[:, None]
-        _, mean, m2 = chan_combine(na, self.gaussian_mean, self.gaussian_m2, nb, other.gaussian_mean, other.gaussian_m2)
+        _, mean, m2 = chan_combine(
+            na, self.gaussian_mean, self.gaussian_m2, nb, other.gaussian_mean, other.gaussian_m2
+        )
         return NaiveBayesStats(
             schema=self.schema,
             class_counts=self.class_counts + other.class_counts,
             gaussian_mean=mean,
             gaussian_m2=m2,
-            category_counts=tuple(a + b for a, b in zip(self.category_counts, other.category_counts)),
+            category_counts=tuple(
+                a + b for a, b in zip(self.category_counts, other.category_counts, strict=True)
+            ),
         )
 
 
@@ -335,7 +365,10 @@ def _encode_classes(y: Any, schema: NaiveBayesSchema) -> np.ndarray:
     bad = codes < 0
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"y: expected one of the classes {list(schema.classes)!r}, received {_plain(a[r])!r} at row {r}")
+        raise ValueError(
+            f"y: expected one of the classes {list(schema.classes)!r}, received {_plain(a[r])!r} "
+            f"at row {r}"
+        )
     return codes
 
 
@@ -390,13 +423,20 @@ def naive_bayes_stats(X: Any, y: Any, *, schema: NaiveBayesSchema) -> NaiveBayes
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"X: expected one of the categories {list(cats)!r} in feature {schema.feature_names[j]!r}, "
+                f"X: expected one of the categories {list(cats)!r} in feature "
+                f"{schema.feature_names[j]!r}, "
                 f"received {_plain(cols[j][r])!r} at row {r}"
             )
         Ni = len(cats)
-        cat_counts.append(np.bincount(yc * Ni + codes, minlength=K * Ni).reshape(K, Ni).astype(np.int64))
+        cat_counts.append(
+            np.bincount(yc * Ni + codes, minlength=K * Ni).reshape(K, Ni).astype(np.int64)
+        )
     return NaiveBayesStats(
-        schema=schema, class_counts=counts, gaussian_mean=mean, gaussian_m2=m2, category_counts=tuple(cat_counts)
+        schema=schema,
+        class_counts=counts,
+        gaussian_mean=mean,
+        gaussian_m2=m2,
+        category_counts=tuple(cat_counts),
     )
 
 
@@ -419,7 +459,8 @@ def _positive(name: str, value: Any) -> float:
 class UnivariateNIGPrior:
     """Normal-Inverse-Gamma prior on the mean and variance of a 1-D Gaussian.
 
-    ``sigma2 ~ InvGamma(a0, b0)`` (shape ``a0``, scale ``b0``: density ∝ sigma2^-(a0+1) e^(-b0/sigma2)),
+    ``sigma2 ~ InvGamma(a0, b0)`` (shape ``a0``, scale ``b0``;
+    density ∝ sigma2^-(a0+1) exp(-b0/sigma2)),
     ``mu | sigma2 ~ Normal(mu0, sigma2 / kappa0)``; ``x | mu, sigma2 ~ Normal(mu, sigma2)``.
     ``kappa0`` acts as a number of prior pseudo-observations of the mean, ``2 a0`` of the variance.
 
@@ -469,7 +510,10 @@ class UnivariateNIGPosterior:
     prior: UnivariateNIGPrior
 
     def predictive(self) -> Any:
-        """Posterior predictive of a new x: ``scipy.stats.t(2a, mu, sqrt(b (kappa + 1) / (a kappa)))``."""
+        """Posterior predictive of a new x.
+
+        ``scipy.stats.t(2a, mu, sqrt(b (kappa + 1) / (a kappa)))``.
+        """
         return sps.t(df=2 * self.a, loc=self.mu, scale=self.predictive_scale)
 
     @property
@@ -499,8 +543,10 @@ class UnivariateNIGPosterior:
         return sps.invgamma(self.a, scale=self.b)
 
     def log_marginal_likelihood(self) -> np.ndarray:
-        """Log density of the data under the prior:
-        ``lgamma(a) - lgamma(a0) + a0 log b0 - a log b + (log kappa0 - log kappa) / 2 - n log(2 pi) / 2``.
+        """Log density of the data under the prior.
+
+        ``lgamma(a) - lgamma(a0) + a0 log b0 - a log b``
+        ``+ (log kappa0 - log kappa) / 2 - n log(2 pi) / 2``.
         """
         p = self.prior
         return (
@@ -532,7 +578,9 @@ def normal_normal_inverse_gamma(
     xbar = np.asarray(mean, dtype=float)
     m2 = np.asarray(m2, dtype=float)
     if np.any(n < 0) or np.any(m2 < 0):
-        raise ValueError("count, m2: expected non-negative sufficient statistics, received negative values")
+        raise ValueError(
+            "count, m2: expected non-negative sufficient statistics, received negative values"
+        )
     kappa = prior.kappa0 + n
     mu = (prior.kappa0 * prior.mu0 + n * xbar) / kappa
     a = prior.a0 + 0.5 * n
@@ -618,13 +666,20 @@ class NaiveBayesModel:
                 nig = self.nig
                 for c in range(K):
                     post = UnivariateNIGPosterior(
-                        mu=nig.mu[c], kappa=nig.kappa[c], a=nig.a[c], b=nig.b[c], count=nig.count[c], prior=nig.prior
+                        mu=nig.mu[c],
+                        kappa=nig.kappa[c],
+                        a=nig.a[c],
+                        b=nig.b[c],
+                        count=nig.count[c],
+                        prior=nig.prior,
                     )
                     jll[:, c] += post.predictive_logpdf(G).sum(axis=1)
         for f, j in enumerate(s.categorical_features):
             codes = encode_labels(cols[j], s.categories[j])
             # one row per category, the last for labels outside the declared ones (code -1)
-            table = np.concatenate([self.category_log_prob[f], self.unknown_log_prob[f][:, None]], axis=1).T
+            table = np.concatenate(
+                [self.category_log_prob[f], self.unknown_log_prob[f][:, None]], axis=1
+            ).T
             impossible = np.all(np.isneginf(table), axis=1)
             if impossible.any():  # a value no class can produce says nothing about the class
                 table = table.copy()
@@ -633,7 +688,7 @@ class NaiveBayesModel:
         return jll
 
     def _scores(self, X: Any) -> np.ndarray:
-        """:meth:`joint_log_likelihood` with rows that are -inf for every class set to the class log prior."""
+        """Return :meth:`joint_log_likelihood`, all-(-inf) rows set to the class log prior."""
         jll = self.joint_log_likelihood(X)
         dead = np.all(np.isneginf(jll), axis=1)
         if dead.any():
@@ -705,7 +760,9 @@ def fit_naive_bayes(
     if class_prior is None:
         class_prior = "dirichlet" if smoothing else "frequency"
     if class_prior not in ("dirichlet", "frequency"):
-        raise ValueError(f"class_prior: expected 'dirichlet' or 'frequency', received {class_prior!r}")
+        raise ValueError(
+            f"class_prior: expected 'dirichlet' or 'frequency', received {class_prior!r}"
+        )
     if gaussian not in ("ml", "nig"):
         raise ValueError(f"gaussian: expected 'ml' or 'nig', received {gaussian!r}")
     try:
@@ -713,7 +770,9 @@ def fit_naive_bayes(
     except (TypeError, ValueError):
         floor = -1.0
     if not np.isfinite(floor) or floor < 0:
-        raise ValueError(f"var_floor: expected a non-negative finite number, received {var_floor!r}")
+        raise ValueError(
+            f"var_floor: expected a non-negative finite number, received {var_floor!r}"
+        )
     n = stats.n
     if n == 0:
         raise ValueError("stats: expected at least one row of training data, received 0")
@@ -739,12 +798,15 @@ def fit_naive_bayes(
                 if counts[c] < 2 and floor == 0.0:
                     what = "no rows" if counts[c] == 0 else "a single row"
                     raise ValueError(
-                        f"class {s.classes[c]!r}: expected at least 2 rows for the maximum-likelihood variance "
-                        f"of its Gaussian features, received {what}; pass var_floor > 0 or gaussian='nig'"
+                        f"class {s.classes[c]!r}: expected at least 2 rows for the "
+                        "maximum-likelihood variance "
+                        f"of its Gaussian features, received {what}; pass var_floor > 0 or "
+                        "gaussian='nig'"
                     )
                 if counts[c] == 0:
                     raise ValueError(
-                        f"class {s.classes[c]!r}: expected at least 1 row for the mean of its Gaussian features, "
+                        f"class {s.classes[c]!r}: expected at least 1 row for the mean of its "
+                        "Gaussian features, "
                         f"received no rows; use gaussian='nig'"
                     )
         safe = np.where(counts > 0, counts, 1).astype(float)[:, None]
@@ -755,15 +817,21 @@ def fit_naive_bayes(
             if floor == 0.0 and zero.any():
                 c, g = (int(v) for v in np.argwhere(zero)[0])
                 raise ValueError(
-                    f"feature {s.feature_names[gidx[g]]!r} in class {s.classes[c]!r}: expected a positive "
-                    f"maximum-likelihood variance, received 0 (all {int(counts[c])} rows equal); pass var_floor > 0"
+                    f"feature {s.feature_names[gidx[g]]!r} in class {s.classes[c]!r}: expected a "
+                    "positive "
+                    f"maximum-likelihood variance, received 0 (all {int(counts[c])} rows equal); "
+                    "pass var_floor > 0"
                 )
             variances = np.maximum(variances, floor)
     else:
         if gidx and nig_prior is None:
-            raise ValueError("nig_prior: expected a UnivariateNIGPrior when gaussian='nig', received None")
+            raise ValueError(
+                "nig_prior: expected a UnivariateNIGPrior when gaussian='nig', received None"
+            )
         if nig_prior is not None and not isinstance(nig_prior, UnivariateNIGPrior):
-            raise ValueError(f"nig_prior: expected UnivariateNIGPrior, received {type(nig_prior).__name__}")
+            raise ValueError(
+                f"nig_prior: expected UnivariateNIGPrior, received {type(nig_prior).__name__}"
+            )
         prior = nig_prior or UnivariateNIGPrior(mu0=0.0, kappa0=1.0, a0=1.0, b0=1.0)
         nig = normal_normal_inverse_gamma(
             count=np.broadcast_to(counts[:, None], stats.gaussian_mean.shape),
@@ -797,8 +865,10 @@ def fit_naive_bayes(
             if empty.any():
                 c = int(np.flatnonzero(empty)[0])
                 raise ValueError(
-                    f"class {s.classes[c]!r}: expected at least 1 row for unsmoothed frequencies of "
-                    f"categorical feature {s.feature_names[j]!r}, received no rows; use smoothing=True"
+                    f"class {s.classes[c]!r}: expected at least 1 row for unsmoothed frequencies "
+                    "of "
+                    f"categorical feature {s.feature_names[j]!r}, received no rows; use "
+                    "smoothing=True"
                 )
             with np.errstate(divide="ignore"):
                 table = np.log(cc / counts[:, None])

@@ -66,7 +66,12 @@ def test_beta_posterior_density_is_prior_times_likelihood_normalised():
 def test_bernoulli_accepts_booleans_and_rejects_other_labels():
     assert bernoulli_stats(np.array([True, False, True])) == BernoulliStats(k=2, n=3)
     assert bernoulli_stats([1.0, 0.0]) == BernoulliStats(k=1, n=2)
-    for bad, shown in (([0, 2, 1], "2"), ([0, -1], "-1"), (np.array([0, "yes"], dtype=object), "'yes'"), ([0, np.nan], "nan")):
+    for bad, shown in (
+        ([0, 2, 1], "2"),
+        ([0, -1], "-1"),
+        (np.array([0, "yes"], dtype=object), "'yes'"),
+        ([0, np.nan], "nan"),
+    ):
         with pytest.raises(ValueError, match=rf"y: expected 0/1 .*received {shown} at position 1"):
             bernoulli_stats(bad)
 
@@ -75,7 +80,7 @@ def test_streaming_uneven_batches_equals_one_batch_bernoulli():
     rng = np.random.default_rng(3)
     y = rng.random(1001) < 0.3
     cuts = [0, 1, 4, 4, 250, 999, 1001]  # includes an empty batch
-    batches = [y[i:j] for i, j in zip(cuts[:-1], cuts[1:])]
+    batches = [y[i:j] for i, j in zip(cuts[:-1], cuts[1:], strict=True)]
     prior = BetaPrior(a=0.5, b=0.5)
     one = bernoulli_beta(stats=bernoulli_stats(y), prior=prior)
     # additive combine of per-batch statistics
@@ -92,7 +97,8 @@ def test_streaming_uneven_batches_equals_one_batch_bernoulli():
 
 
 def test_log_marginal_likelihood_is_product_of_sequential_predictives():
-    # p(y_1..y_n) = prod_i p(y_i | y_<i), each a Beta predictive (a + k_i) / (a + b + i), exact in fractions.
+    # p(y_1..y_n) = prod_i p(y_i | y_<i), each a Beta predictive (a + k_i) / (a + b + i),
+    # in exact fractions.
     y = [1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1]
     a, b = Fraction(3, 2), Fraction(7, 4)
     prob, k = Fraction(1), 0
@@ -103,7 +109,9 @@ def test_log_marginal_likelihood_is_product_of_sequential_predictives():
     post = _beta_post(y, float(a), float(b))
     assert post.log_marginal_likelihood() == pytest.approx(math.log(prob), rel=1e-12)
     # and it is the Beta-binomial pmf without the binomial coefficient
-    bb = stats.betabinom(len(y), float(a), float(b)).logpmf(sum(y)) - math.log(math.comb(len(y), sum(y)))
+    bb = stats.betabinom(len(y), float(a), float(b)).logpmf(sum(y)) - math.log(
+        math.comb(len(y), sum(y))
+    )
     assert post.log_marginal_likelihood() == pytest.approx(bb, rel=1e-12)
 
 
@@ -131,7 +139,14 @@ def test_mle_undefined_without_data():
 
 @pytest.mark.parametrize(
     ("a", "b", "mode"),
-    [(1.0, 3.0, 0.0), (0.5, 3.0, 0.0), (0.5, 1.0, 0.0), (3.0, 1.0, 1.0), (3.0, 0.7, 1.0), (1.0, 0.4, 1.0)],
+    [
+        (1.0, 3.0, 0.0),
+        (0.5, 3.0, 0.0),
+        (0.5, 1.0, 0.0),
+        (3.0, 1.0, 1.0),
+        (3.0, 0.7, 1.0),
+        (1.0, 0.4, 1.0),
+    ],
 )
 def test_map_boundary_modes(a, b, mode):
     post = bernoulli_beta(stats=BernoulliStats(k=0, n=0), prior=BetaPrior(a=a, b=b))
@@ -183,7 +198,9 @@ def test_wrong_count_fails_the_comparison():
     assert (right.a, right.b) == (5.0, 4.0)
     assert (wrong.a, wrong.b) != (5.0, 4.0)
     assert wrong.dist().mean() != pytest.approx(right.dist().mean(), rel=1e-6)
-    assert wrong.log_marginal_likelihood() != pytest.approx(right.log_marginal_likelihood(), rel=1e-6)
+    assert wrong.log_marginal_likelihood() != pytest.approx(
+        right.log_marginal_likelihood(), rel=1e-6
+    )
 
 
 # --------------------------------------------------------------------------- Dirichlet-categorical
@@ -195,7 +212,8 @@ def test_dirichlet_posterior_and_beta_marginals():
     y = ["red", "blue", "red", "green", "red", "blue"]
     alpha0 = np.array([0.5, 1.0, 2.0, 3.0])
     post = categorical_dirichlet(
-        stats=categorical_stats(y, categories=CATS), prior=DirichletPrior(alpha=alpha0, categories=CATS)
+        stats=categorical_stats(y, categories=CATS),
+        prior=DirichletPrior(alpha=alpha0, categories=CATS),
     )
     counts = np.array([y.count(c) for c in CATS])
     np.testing.assert_array_equal(post.alpha, alpha0 + counts)
@@ -219,7 +237,8 @@ def test_laplace_is_dirichlet_one_posterior_mean():
     cats = ("a", "b", "c", "d", "e")
     laplace = [Fraction(y.count(c) + 1, len(y) + len(cats)) for c in cats]
     post = categorical_dirichlet(
-        stats=categorical_stats(y, categories=cats), prior=DirichletPrior.symmetric(1.0, categories=cats)
+        stats=categorical_stats(y, categories=cats),
+        prior=DirichletPrior.symmetric(1.0, categories=cats),
     )
     np.testing.assert_allclose(post.mean, [float(f) for f in laplace], rtol=RTOL, atol=0)
     assert post.predictive().sum() == pytest.approx(1.0, rel=RTOL)
@@ -249,7 +268,9 @@ def test_dirichlet_log_marginal_likelihood_is_product_of_sequential_predictives(
         stats=categorical_stats(yb, categories=[True, False]),
         prior=DirichletPrior(alpha=[2.0, 3.5], categories=[True, False]),
     )
-    assert dir2.log_marginal_likelihood() == pytest.approx(beta.log_marginal_likelihood(), rel=1e-12)
+    assert dir2.log_marginal_likelihood() == pytest.approx(
+        beta.log_marginal_likelihood(), rel=1e-12
+    )
     assert dir2.marginal(True).args == beta.dist().args
 
 
@@ -257,10 +278,12 @@ def test_streaming_uneven_batches_equals_one_batch_dirichlet():
     rng = np.random.default_rng(7)
     y = rng.choice(np.array(CATS[:3]), size=777, p=[0.5, 0.3, 0.2])
     cuts = [0, 3, 3, 100, 101, 777]
-    batches = [y[i:j] for i, j in zip(cuts[:-1], cuts[1:])]
+    batches = [y[i:j] for i, j in zip(cuts[:-1], cuts[1:], strict=True)]
     prior = DirichletPrior(alpha=[1.0, 2.0, 0.5, 0.5], categories=CATS)
     one = categorical_dirichlet(stats=categorical_stats(y, categories=CATS), prior=prior)
-    summed = categorical_dirichlet(stats=combine(categorical_stats(b, categories=CATS) for b in batches), prior=prior)
+    summed = categorical_dirichlet(
+        stats=combine(categorical_stats(b, categories=CATS) for b in batches), prior=prior
+    )
     np.testing.assert_array_equal(summed.alpha, one.alpha)
     p, log_ev = prior, 0.0
     for b in batches:
@@ -278,12 +301,16 @@ def test_dirichlet_mle_map():
     np.testing.assert_allclose(post.mle(), [4 / 6, 0, 2 / 6], rtol=RTOL)
     # interior mode (alpha_k - 1) / (alpha_0 - N): alpha = (6, 1, 5) -> (5, 0, 4) / 9
     np.testing.assert_allclose(post.map(), [5 / 9, 0, 4 / 9], rtol=RTOL)
-    empty = categorical_dirichlet(stats=CategoricalStats(counts=[0, 0, 0]), prior=DirichletPrior(alpha=[2.0, 1, 1]))
+    empty = categorical_dirichlet(
+        stats=CategoricalStats(counts=[0, 0, 0]), prior=DirichletPrior(alpha=[2.0, 1, 1])
+    )
     with pytest.raises(ValueError, match=r"n: .*received n = 0"):
         empty.mle()
 
 
-@pytest.mark.parametrize(("a", "b"), [(1.0, 3.0), (0.5, 3.0), (0.5, 1.0), (3.0, 0.7), (2.5, 4.0), (1.0, 1.0), (0.3, 0.3)])
+@pytest.mark.parametrize(
+    ("a", "b"), [(1.0, 3.0), (0.5, 3.0), (0.5, 1.0), (3.0, 0.7), (2.5, 4.0), (1.0, 1.0), (0.3, 0.3)]
+)
 def test_two_category_dirichlet_map_equals_beta_map(a, b):
     beta = bernoulli_beta(stats=BernoulliStats(k=0, n=0), prior=BetaPrior(a=a, b=b))
     try:
@@ -304,16 +331,27 @@ def test_dirichlet_mode_boundaries():
 
 
 def test_bad_categorical_input():
-    with pytest.raises(ValueError, match=r"y: expected one of the categories \['a', 'b'\], received 'z' at position 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"y: expected one of the categories \['a', 'b'\], received 'z' at position 2",
+    ):
         categorical_stats(["a", "b", "z"], categories=["a", "b"])
-    with pytest.raises(ValueError, match=r"categories: expected distinct labels, received 'a' twice"):
+    with pytest.raises(
+        ValueError, match=r"categories: expected distinct labels, received 'a' twice"
+    ):
         categorical_stats(["a"], categories=["a", "b", "a"])
-    with pytest.raises(ValueError, match=r"alpha: expected positive finite concentrations, received \[1.0, 0.0\]"):
+    with pytest.raises(
+        ValueError, match=r"alpha: expected positive finite concentrations, received \[1.0, 0.0\]"
+    ):
         DirichletPrior(alpha=[1.0, 0.0])
-    with pytest.raises(ValueError, match=r"codes: expected codes in 0..2, received 3 at position 1"):
+    with pytest.raises(
+        ValueError, match=r"codes: expected codes in 0..2, received 3 at position 1"
+    ):
         categorical_stats_from_codes([0, 3], n_categories=3)
     with pytest.raises(ValueError, match=r"stats: expected 3 counts .*received 2"):
-        categorical_dirichlet(stats=CategoricalStats(counts=[1, 2]), prior=DirichletPrior(alpha=[1, 1, 1]))
+        categorical_dirichlet(
+            stats=CategoricalStats(counts=[1, 2]), prior=DirichletPrior(alpha=[1, 1, 1])
+        )
     a = categorical_stats(["a"], categories=["a", "b"])
     b = categorical_stats(["a"], categories=["b", "a"])
     with pytest.raises(ValueError, match=r"categories: expected the same category order"):

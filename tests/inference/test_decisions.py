@@ -7,7 +7,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from inference.decisions import bayes_decision, bayes_rule, conditional_risk, validate_loss, zero_one_loss
+from inference.decisions import (
+    bayes_decision,
+    bayes_rule,
+    conditional_risk,
+    validate_loss,
+    zero_one_loss,
+)
 
 
 def _random_proba(rng, n, k):
@@ -39,7 +45,8 @@ def test_zero_one_loss_decision_is_max_posterior(k):
 
 
 def test_costly_miss_moves_the_decision():
-    # classes (healthy, ill); options (send home, treat). Missing an illness is 50x worse than a false alarm.
+    # classes (healthy, ill); options (send home, treat).
+    # Missing an illness is 50x worse than a false alarm.
     P = np.array([[0.9, 0.1], [0.99, 0.01], [0.97, 0.03]])
     symmetric = bayes_decision(proba=P, options=("home", "treat"))
     assert list(symmetric.label) == ["home", "home", "home"]
@@ -48,7 +55,11 @@ def test_costly_miss_moves_the_decision():
     # by hand: R(home) = 50 P(ill), R(treat) = P(healthy)
     np.testing.assert_allclose(d.risk[:, 0], 50 * P[:, 1], rtol=1e-14)
     np.testing.assert_allclose(d.risk[:, 1], P[:, 0], rtol=1e-14)
-    assert list(d.label) == ["treat", "home", "treat"]  # R(home) = 5, 0.5, 1.5 vs R(treat) = 0.9, 0.99, 0.97
+    assert list(d.label) == [
+        "treat",
+        "home",
+        "treat",
+    ]  # R(home) = 5, 0.5, 1.5 vs R(treat) = 0.9, 0.99, 0.97
     assert (d.index != P.argmax(axis=1)).any()
 
 
@@ -61,10 +72,19 @@ def test_single_row_and_ties():
 @pytest.mark.parametrize(
     ("loss", "pattern"),
     [
-        (np.ones((3, 3)) - np.eye(3), r"loss: expected a matrix of shape \(n_options, 2\).*received shape \(3, 3\)"),
+        (
+            np.ones((3, 3)) - np.eye(3),
+            r"loss: expected a matrix of shape \(n_options, 2\).*received shape \(3, 3\)",
+        ),
         ([0.0, 1.0], r"loss: expected a matrix of shape \(n_options, 2\).*received shape \(2,\)"),
-        ([[0.0, 1.0], [-1.0, 0.0]], r"loss: expected finite non-negative entries, received -1.0 at row 1, column 0"),
-        ([[0.0, np.nan], [1.0, 0.0]], r"loss: expected finite non-negative entries, received nan at row 0, column 1"),
+        (
+            [[0.0, 1.0], [-1.0, 0.0]],
+            r"loss: expected finite non-negative entries, received -1.0 at row 1, column 0",
+        ),
+        (
+            [[0.0, np.nan], [1.0, 0.0]],
+            r"loss: expected finite non-negative entries, received nan at row 0, column 1",
+        ),
     ],
 )
 def test_bad_loss_matrix(loss, pattern):
@@ -75,9 +95,14 @@ def test_bad_loss_matrix(loss, pattern):
 
 
 def test_bad_probabilities_and_options():
-    with pytest.raises(ValueError, match=r"proba: expected each row to sum to 1, received a sum of 0.9 at row 1"):
+    with pytest.raises(
+        ValueError, match=r"proba: expected each row to sum to 1, received a sum of 0.9 at row 1"
+    ):
         bayes_decision(proba=[[0.5, 0.5], [0.4, 0.5]])
-    with pytest.raises(ValueError, match=r"proba: expected probabilities in \[0, 1\], received -0.1 at row 0, column 0"):
+    with pytest.raises(
+        ValueError,
+        match=r"proba: expected probabilities in \[0, 1\], received -0.1 at row 0, column 0",
+    ):
         bayes_decision(proba=[[-0.1, 1.1]])
     with pytest.raises(ValueError, match=r"options: expected 2 labels .*received 3"):
         bayes_decision(proba=[[0.5, 0.5]], options=("a", "b", "c"))
@@ -86,10 +111,14 @@ def test_bad_probabilities_and_options():
 
 
 def test_disease_test_posterior():
-    r = bayes_rule(prior={"cancer": 0.008, "healthy": 0.992}, likelihoods={"cancer": 0.98, "healthy": 0.03})
+    r = bayes_rule(
+        prior={"cancer": 0.008, "healthy": 0.992}, likelihoods={"cancer": 0.98, "healthy": 0.03}
+    )
     # by hand, exactly: 0.98*0.008 / (0.98*0.008 + 0.03*0.992) = 0.00784 / 0.0376
-    exact = Fraction(98, 100) * Fraction(8, 1000) / (
-        Fraction(98, 100) * Fraction(8, 1000) + Fraction(3, 100) * Fraction(992, 1000)
+    exact = (
+        Fraction(98, 100)
+        * Fraction(8, 1000)
+        / (Fraction(98, 100) * Fraction(8, 1000) + Fraction(3, 100) * Fraction(992, 1000))
     )
     assert r["cancer"] == pytest.approx(float(exact), rel=1e-13)
     assert round(r["cancer"], 4) == 0.2085
@@ -99,20 +128,30 @@ def test_disease_test_posterior():
     # the same with plain sequences, and keys in another order
     r2 = bayes_rule(prior=[0.008, 0.992], likelihoods=[0.98, 0.03])
     np.testing.assert_allclose(r2.posterior, r.posterior, rtol=1e-15)
-    r3 = bayes_rule(prior={"healthy": 0.992, "cancer": 0.008}, likelihoods={"cancer": 0.98, "healthy": 0.03})
+    r3 = bayes_rule(
+        prior={"healthy": 0.992, "cancer": 0.008}, likelihoods={"cancer": 0.98, "healthy": 0.03}
+    )
     assert r3["cancer"] == pytest.approx(r["cancer"], rel=1e-15)
     # negative control: confusing P(+|cancer) with P(cancer|+)
     assert r["cancer"] != pytest.approx(0.98, rel=1e-3)
 
 
 def test_bayes_rule_errors():
-    with pytest.raises(ValueError, match=r"prior: expected probabilities summing to 1, received a sum of 0.9"):
+    with pytest.raises(
+        ValueError, match=r"prior: expected probabilities summing to 1, received a sum of 0.9"
+    ):
         bayes_rule(prior=[0.5, 0.4], likelihoods=[0.1, 0.2])
     with pytest.raises(ValueError, match=r"likelihoods: expected 2 values .*received 3"):
         bayes_rule(prior=[0.5, 0.5], likelihoods=[0.1, 0.2, 0.3])
-    with pytest.raises(ValueError, match=r"likelihoods: expected the hypotheses \['a', 'b'\], received \['a', 'c'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"likelihoods: expected the hypotheses \['a', 'b'\], received \['a', 'c'\]",
+    ):
         bayes_rule(prior={"a": 0.5, "b": 0.5}, likelihoods={"a": 0.1, "c": 0.2})
-    with pytest.raises(ValueError, match=r"likelihoods: expected finite non-negative values, received -0.2 for hypothesis 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"likelihoods: expected finite non-negative values, received -0.2 for hypothesis 1",
+    ):
         bayes_rule(prior=[0.5, 0.5], likelihoods=[0.1, -0.2])
     with pytest.raises(ValueError, match=r"P\(D\) = 0"):
         bayes_rule(prior=[1.0, 0.0], likelihoods=[0.0, 0.7])

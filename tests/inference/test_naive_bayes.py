@@ -38,7 +38,9 @@ def _tennis_rows():
 def _tennis_model(**options):
     df = pd.read_csv(TENNIS)
     schema = NaiveBayesSchema.infer(df[FEATURES], df["play_tennis"], kinds=["categorical"] * 4)
-    return fit_naive_bayes(stats=naive_bayes_stats(df[FEATURES], df["play_tennis"], schema=schema), **options)
+    return fit_naive_bayes(
+        stats=naive_bayes_stats(df[FEATURES], df["play_tennis"], schema=schema), **options
+    )
 
 
 def _query(**override):
@@ -56,7 +58,11 @@ def _hand_score(rows, cls, query, *, laplace):
     for f in FEATURES:
         hits = sum(1 for r in in_class if r[f] == query[f])
         n_values = len({r[f] for r in rows})
-        score *= Fraction(hits + 1, len(in_class) + n_values) if laplace else Fraction(hits, len(in_class))
+        score *= (
+            Fraction(hits + 1, len(in_class) + n_values)
+            if laplace
+            else Fraction(hits, len(in_class))
+        )
     return score
 
 
@@ -75,8 +81,12 @@ def test_play_tennis_unsmoothed_scores():
     model = _tennis_model(smoothing=False)
     scores = np.exp(model.joint_log_likelihood(_query()))[0]
     yes, no = model.classes.index("Yes"), model.classes.index("No")
-    assert scores[yes] == pytest.approx(float(_hand_score(rows, "Yes", QUERY, laplace=False)), rel=1e-12)
-    assert scores[no] == pytest.approx(float(_hand_score(rows, "No", QUERY, laplace=False)), rel=1e-12)
+    assert scores[yes] == pytest.approx(
+        float(_hand_score(rows, "Yes", QUERY, laplace=False)), rel=1e-12
+    )
+    assert scores[no] == pytest.approx(
+        float(_hand_score(rows, "No", QUERY, laplace=False)), rel=1e-12
+    )
     # the numbers quoted by the source material
     assert round(scores[yes], 4) == 0.0053
     assert round(scores[no], 4) == 0.0206
@@ -86,7 +96,9 @@ def test_play_tennis_unsmoothed_scores():
 
 def test_play_tennis_laplace_scores():
     rows = _tennis_rows()
-    model = _tennis_model()  # smoothing=True, concentration=1: Laplace for the class prior and features
+    model = (
+        _tennis_model()
+    )  # smoothing=True, concentration=1: Laplace for the class prior and features
     scores = np.exp(model.joint_log_likelihood(_query()))[0]
     for cls in ("Yes", "No"):
         expected = _hand_score(rows, cls, QUERY, laplace=True)
@@ -105,7 +117,9 @@ def test_wrong_count_fails_the_comparison():
 
 def _encoded_tennis():
     df = pd.read_csv(TENNIS)
-    X = np.column_stack([df[f].map({v: i for i, v in enumerate(sorted(df[f].unique()))}) for f in FEATURES])
+    X = np.column_stack(
+        [df[f].map({v: i for i, v in enumerate(sorted(df[f].unique()))}) for f in FEATURES]
+    )
     y = df["play_tennis"].to_numpy()
     return X, y
 
@@ -113,20 +127,27 @@ def _encoded_tennis():
 def test_laplace_equals_sklearn_categorical_nb():
     X, y = _encoded_tennis()
     schema = NaiveBayesSchema(
-        classes=("No", "Yes"), kinds=("categorical",) * 4, categories=tuple(tuple(range(X[:, j].max() + 1)) for j in range(4))
+        classes=("No", "Yes"),
+        kinds=("categorical",) * 4,
+        categories=tuple(tuple(range(X[:, j].max() + 1)) for j in range(4)),
     )
     stats_ = naive_bayes_stats(X, y, schema=schema)
     grid = np.array(np.meshgrid(*[np.arange(X[:, j].max() + 1) for j in range(4)])).reshape(4, -1).T
-    # sklearn's class prior is the class frequency unless given: give it the Laplace prior, counted here
+    # sklearn's class prior is the class frequency unless given:
+    # give it the Laplace prior, counted here
     counts = np.array([(y == c).sum() for c in ("No", "Yes")])
     sk = CategoricalNB(alpha=1.0, class_prior=(counts + 1) / (counts.sum() + 2)).fit(X, y)
     ours = fit_naive_bayes(stats=stats_)
     np.testing.assert_allclose(ours.predict_proba(grid), sk.predict_proba(grid), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(ours.predict_log_proba(grid), sk.predict_log_proba(grid), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.predict_log_proba(grid), sk.predict_log_proba(grid), rtol=1e-12, atol=1e-12
+    )
     # frequency class prior with Laplace features: sklearn's default
     sk_default = CategoricalNB(alpha=1.0).fit(X, y)
     freq = fit_naive_bayes(stats=stats_, class_prior="frequency")
-    np.testing.assert_allclose(freq.predict_proba(grid), sk_default.predict_proba(grid), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        freq.predict_proba(grid), sk_default.predict_proba(grid), rtol=0, atol=1e-12
+    )
     for f in range(4):
         np.testing.assert_allclose(ours.category_log_prob[f], sk.feature_log_prob_[f], rtol=1e-13)
     assert list(ours.predict(grid)) == list(sk.predict(grid))
@@ -150,7 +171,9 @@ def test_unseen_category_is_handled_by_the_prior():
     smoothed, plain = _tennis_model(), _tennis_model(smoothing=False)
     no = smoothed.classes.index("No")
     # smoothed: an undeclared label gets the prior mass alpha / (|D_c| + alpha N_i) in each class
-    base = smoothed.joint_log_likelihood(_query())[0] - smoothed.category_log_prob[0][:, 2]  # minus log P(Sunny|c)
+    base = (
+        smoothed.joint_log_likelihood(_query())[0] - smoothed.category_log_prob[0][:, 2]
+    )  # minus log P(Sunny|c)
     snowy = smoothed.joint_log_likelihood(_query(outlook="Snowy"))[0]
     n_c = np.array([5, 9])
     np.testing.assert_allclose(snowy, base + np.log(1.0 / (n_c + 3)), rtol=1e-13)
@@ -158,10 +181,14 @@ def test_unseen_category_is_handled_by_the_prior():
     p = plain.predict_proba(_query(outlook="Overcast"))[0]
     assert p[no] == 0.0 and p[1 - no] == 1.0
     assert np.isneginf(plain.predict_log_proba(_query(outlook="Overcast"))[0][no])
-    # unsmoothed: an undeclared label has probability 0 under every class: that feature is uninformative
+    # unsmoothed: an undeclared label has probability 0 under every class,
+    # so that feature is uninformative
     without_outlook = np.exp(
         np.log(np.array([5, 9]) / 14)
-        + sum(plain.category_log_prob[f][:, plain.schema.categories[f].index(QUERY[FEATURES[f]])] for f in (1, 2, 3))
+        + sum(
+            plain.category_log_prob[f][:, plain.schema.categories[f].index(QUERY[FEATURES[f]])]
+            for f in (1, 2, 3)
+        )
     )
     p_snowy = plain.predict_proba(_query(outlook="Snowy"))[0]
     assert np.all(np.isfinite(p_snowy))
@@ -179,7 +206,7 @@ def test_all_classes_ruled_out_falls_back_to_the_prior():
     assert m.predict(q).tolist() == ["P"]
 
 
-# --------------------------------------------------------------------------- decisions on NB posteriors
+# ---------------------------------------------------------------- decisions on NB posteriors
 
 
 def test_zero_one_decision_equals_max_posterior_and_a_costly_miss_moves_it():
@@ -247,18 +274,24 @@ def test_single_row_class_and_zero_variance_are_clear_errors():
     y = np.array(["a", "a", "lonely"])
     schema = NaiveBayesSchema.infer(X, y, kinds=["gaussian", "gaussian"])
     st = naive_bayes_stats(X, y, schema=schema)
-    with pytest.raises(ValueError, match=r"class 'lonely': expected at least 2 rows .*received a single row"):
+    with pytest.raises(
+        ValueError, match=r"class 'lonely': expected at least 2 rows .*received a single row"
+    ):
         fit_naive_bayes(stats=st, smoothing=False)
     # var_floor (off by default) or the Bayesian features make it usable
     m = fit_naive_bayes(stats=st, smoothing=False, var_floor=1e-3)
     assert m.variances[1].tolist() == [1e-3, 1e-3]
-    nig = fit_naive_bayes(stats=st, gaussian="nig", nig_prior=UnivariateNIGPrior(mu0=0, kappa0=1, a0=2, b0=1))
+    nig = fit_naive_bayes(
+        stats=st, gaussian="nig", nig_prior=UnivariateNIGPrior(mu0=0, kappa0=1, a0=2, b0=1)
+    )
     assert np.all(np.isfinite(nig.predict_proba(X)))
     # constant feature within a class
     X2 = np.array([[1.0], [1.0], [3.0], [4.0]])
     y2 = np.array([0, 0, 1, 1])
     st2 = naive_bayes_stats(X2, y2, schema=NaiveBayesSchema.infer(X2, y2, kinds=["gaussian"]))
-    with pytest.raises(ValueError, match=r"feature 'x0' in class 0: expected a positive .*variance, received 0"):
+    with pytest.raises(
+        ValueError, match=r"feature 'x0' in class 0: expected a positive .*variance, received 0"
+    ):
         fit_naive_bayes(stats=st2, smoothing=False)
 
 
@@ -266,22 +299,42 @@ def test_bad_input_names_feature_and_row():
     X = pd.DataFrame({"height": [1.0, 2.0, np.nan], "colour": ["r", "g", "r"]})
     y = ["a", "b", "a"]
     schema = NaiveBayesSchema(
-        classes=("a", "b"), kinds=("gaussian", "categorical"), categories=(None, ("r", "g")), feature_names=("height", "colour")
+        classes=("a", "b"),
+        kinds=("gaussian", "categorical"),
+        categories=(None, ("r", "g")),
+        feature_names=("height", "colour"),
     )
-    with pytest.raises(ValueError, match=r"X: expected finite numbers in Gaussian feature 'height', received nan at row 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"X: expected finite numbers in Gaussian feature 'height', received nan at row 2",
+    ):
         naive_bayes_stats(X, y, schema=schema)
     X2 = pd.DataFrame({"height": [1.0, 2.0, 3.0], "colour": ["r", "blue", "r"]})
-    with pytest.raises(ValueError, match=r"X: expected one of the categories \['r', 'g'\] in feature 'colour', received 'blue' at row 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"X: expected one of the categories \['r', 'g'\] in feature 'colour', "
+        r"received 'blue' at row 1",
+    ):
         naive_bayes_stats(X2, y, schema=schema)
-    with pytest.raises(ValueError, match=r"y: expected one of the classes \['a', 'b'\], received 'c' at row 2"):
+    with pytest.raises(
+        ValueError, match=r"y: expected one of the classes \['a', 'b'\], received 'c' at row 2"
+    ):
         naive_bayes_stats(X2.assign(colour="r"), ["a", "b", "c"], schema=schema)
     X3 = pd.DataFrame({"height": [1.0, "tall", 3.0], "colour": ["r", "g", "r"]})
     with pytest.raises(ValueError, match=r"Gaussian feature 'height', received 'tall' at row 1"):
         naive_bayes_stats(X3, y, schema=schema)
-    with pytest.raises(ValueError, match=r"kinds: expected 'gaussian' or 'categorical' for feature 'x0', received 'poisson'"):
+    with pytest.raises(
+        ValueError,
+        match=r"kinds: expected 'gaussian' or 'categorical' for feature 'x0', received 'poisson'",
+    ):
         NaiveBayesSchema(classes=(0, 1), kinds=("poisson",), categories=(None,))
-    with pytest.raises(ValueError, match=r"nig_prior: expected a UnivariateNIGPrior when gaussian='nig', received None"):
-        fit_naive_bayes(stats=naive_bayes_stats(X2.assign(colour="r"), y, schema=schema), gaussian="nig")
+    with pytest.raises(
+        ValueError,
+        match=r"nig_prior: expected a UnivariateNIGPrior when gaussian='nig', received None",
+    ):
+        fit_naive_bayes(
+            stats=naive_bayes_stats(X2.assign(colour="r"), y, schema=schema), gaussian="nig"
+        )
 
 
 # --------------------------------------------------------------------------- streaming
@@ -290,9 +343,15 @@ def test_bad_input_names_feature_and_row():
 def _mixed_data(rng, n):
     y = rng.choice(np.array(["u", "v", "w"]), size=n, p=[0.5, 0.3, 0.2])
     shift = {"u": 0.0, "v": 1.5, "w": -2.0}
-    g1 = 1e6 + np.array([shift[c] for c in y]) + rng.normal(size=n)  # large offset: needs a stable combine
+    g1 = (
+        1e6 + np.array([shift[c] for c in y]) + rng.normal(size=n)
+    )  # large offset: needs a stable combine
     g2 = rng.normal(size=n) * np.where(y == "u", 1.0, 3.0)
-    colour = np.where(rng.random(n) < np.where(y == "v", 0.8, 0.3), "red", rng.choice(np.array(["green", "blue"]), size=n))
+    colour = np.where(
+        rng.random(n) < np.where(y == "v", 0.8, 0.3),
+        "red",
+        rng.choice(np.array(["green", "blue"]), size=n),
+    )
     size = rng.integers(0, 4, size=n)
     return pd.DataFrame({"g1": g1, "colour": colour, "g2": g2, "size": size}), y
 
@@ -310,35 +369,47 @@ def test_streaming_uneven_batches_equals_one_batch():
     X, y = _mixed_data(rng, 3001)
     one = naive_bayes_stats(X, y, schema=MIXED_SCHEMA)
     cuts = [0, 1, 2, 2, 17, 1000, 2999, 3001]
-    parts = [(X.iloc[i:j], y[i:j]) for i, j in zip(cuts[:-1], cuts[1:])]
+    parts = [(X.iloc[i:j], y[i:j]) for i, j in zip(cuts[:-1], cuts[1:], strict=True)]
     total = None
     for Xb, yb in parts:
         s = naive_bayes_stats(Xb, yb, schema=MIXED_SCHEMA)
         total = s if total is None else total + s
     np.testing.assert_array_equal(total.class_counts, one.class_counts)
-    for a, b in zip(total.category_counts, one.category_counts):
+    for a, b in zip(total.category_counts, one.category_counts, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_allclose(total.gaussian_mean, one.gaussian_mean, rtol=1e-14)
     np.testing.assert_allclose(total.gaussian_m2, one.gaussian_m2, rtol=1e-10)
     # against numpy's two-pass moments
     for c, cls in enumerate(MIXED_SCHEMA.classes):
         sel = X[y == cls]
-        np.testing.assert_allclose(total.gaussian_mean[c], sel[["g1", "g2"]].mean().to_numpy(), rtol=1e-14)
         np.testing.assert_allclose(
-            total.gaussian_m2[c] / (y == cls).sum(), sel[["g1", "g2"]].var(ddof=0).to_numpy(), rtol=1e-9
+            total.gaussian_mean[c], sel[["g1", "g2"]].mean().to_numpy(), rtol=1e-14
+        )
+        np.testing.assert_allclose(
+            total.gaussian_m2[c] / (y == cls).sum(),
+            sel[["g1", "g2"]].var(ddof=0).to_numpy(),
+            rtol=1e-9,
         )
     Xt, _ = _mixed_data(np.random.default_rng(6), 500)
-    for options in ({}, {"smoothing": False}, {"gaussian": "nig", "nig_prior": UnivariateNIGPrior(mu0=0, kappa0=0.1, a0=1, b0=1)}):
+    for options in (
+        {},
+        {"smoothing": False},
+        {"gaussian": "nig", "nig_prior": UnivariateNIGPrior(mu0=0, kappa0=0.1, a0=1, b0=1)},
+    ):
         streamed = fit_naive_bayes_batches(parts, schema=MIXED_SCHEMA, **options)
         batch = fit_naive_bayes(stats=one, **options)
-        np.testing.assert_allclose(streamed.predict_log_proba(Xt), batch.predict_log_proba(Xt), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            streamed.predict_log_proba(Xt), batch.predict_log_proba(Xt), rtol=1e-9, atol=1e-9
+        )
 
 
 def test_chan_combine_matches_two_pass():
     rng = np.random.default_rng(9)
     x = 1e8 + rng.normal(size=1000)
     a, b = x[:137], x[137:]
-    n, mean, m2 = chan_combine(a.size, a.mean(), ((a - a.mean()) ** 2).sum(), b.size, b.mean(), ((b - b.mean()) ** 2).sum())
+    n, mean, m2 = chan_combine(
+        a.size, a.mean(), ((a - a.mean()) ** 2).sum(), b.size, b.mean(), ((b - b.mean()) ** 2).sum()
+    )
     assert n == 1000
     assert mean == pytest.approx(x.mean(), rel=1e-15)
     assert m2 == pytest.approx(((x - x.mean()) ** 2).sum(), rel=1e-8)
@@ -377,9 +448,13 @@ def test_nig_evidence_is_a_multivariate_t_and_predictive_is_its_ratio():
     def mvt_logpdf(v):
         n = v.size
         shape = prior.b0 / prior.a0 * (np.eye(n) + np.ones((n, n)) / prior.kappa0)
-        return stats.multivariate_t(loc=np.full(n, prior.mu0), shape=shape, df=2 * prior.a0).logpdf(v)
+        return stats.multivariate_t(loc=np.full(n, prior.mu0), shape=shape, df=2 * prior.a0).logpdf(
+            v
+        )
 
-    post = normal_normal_inverse_gamma(count=x.size, mean=x.mean(), m2=((x - x.mean()) ** 2).sum(), prior=prior)
+    post = normal_normal_inverse_gamma(
+        count=x.size, mean=x.mean(), m2=((x - x.mean()) ** 2).sum(), prior=prior
+    )
     assert float(post.log_marginal_likelihood()) == pytest.approx(mvt_logpdf(x), rel=1e-12)
     for x_new in (-2.0, 0.4, 3.1):
         ratio = mvt_logpdf(np.append(x, x_new)) - mvt_logpdf(x)
@@ -390,30 +465,46 @@ def test_nig_evidence_is_a_multivariate_t_and_predictive_is_its_ratio():
 def test_nig_sequential_equals_batch():
     prior = UnivariateNIGPrior(mu0=-1.0, kappa0=2.0, a0=3.0, b0=0.5)
     x = np.random.default_rng(3).normal(2.0, 1.5, size=50)
-    batch = normal_normal_inverse_gamma(count=x.size, mean=x.mean(), m2=((x - x.mean()) ** 2).sum(), prior=prior)
+    batch = normal_normal_inverse_gamma(
+        count=x.size, mean=x.mean(), m2=((x - x.mean()) ** 2).sum(), prior=prior
+    )
     p = prior
     for v in x:  # one observation at a time, each posterior the next prior
         post = normal_normal_inverse_gamma(count=1, mean=v, m2=0.0, prior=p)
-        p = UnivariateNIGPrior(mu0=float(post.mu), kappa0=float(post.kappa), a0=float(post.a), b0=float(post.b))
-    np.testing.assert_allclose([p.mu0, p.kappa0, p.a0, p.b0], [batch.mu, batch.kappa, batch.a, batch.b], rtol=1e-12)
+        p = UnivariateNIGPrior(
+            mu0=float(post.mu), kappa0=float(post.kappa), a0=float(post.a), b0=float(post.b)
+        )
+    np.testing.assert_allclose(
+        [p.mu0, p.kappa0, p.a0, p.b0], [batch.mu, batch.kappa, batch.a, batch.b], rtol=1e-12
+    )
     # the marginal of mu is the scipy Student-t; of sigma2 the inverse gamma
     assert batch.mean_marginal().mean() == pytest.approx(float(batch.mu), rel=1e-14)
-    assert batch.variance_marginal().mean() == pytest.approx(float(batch.b / (batch.a - 1)), rel=1e-14)
+    assert batch.variance_marginal().mean() == pytest.approx(
+        float(batch.b / (batch.a - 1)), rel=1e-14
+    )
 
 
 def test_nig_naive_bayes_uses_student_t_predictives():
     rng = np.random.default_rng(4)
     X, y = _gaussian_data(rng, n=60, d=2, k=2)
     prior = UnivariateNIGPrior(mu0=0.0, kappa0=0.5, a0=2.0, b0=1.0)
-    schema = NaiveBayesSchema(classes=(0, 1), kinds=("gaussian", "gaussian"), categories=(None, None))
-    m = fit_naive_bayes(stats=naive_bayes_stats(X, y, schema=schema), gaussian="nig", nig_prior=prior)
+    schema = NaiveBayesSchema(
+        classes=(0, 1), kinds=("gaussian", "gaussian"), categories=(None, None)
+    )
+    m = fit_naive_bayes(
+        stats=naive_bayes_stats(X, y, schema=schema), gaussian="nig", nig_prior=prior
+    )
     xq = np.array([[0.3, -1.0]])
     for c in (0, 1):
         expected = math.log(((y == c).sum() + 1) / (y.size + 2))
         for j in range(2):
             col = X[y == c, j]
-            post = normal_normal_inverse_gamma(count=col.size, mean=col.mean(), m2=((col - col.mean()) ** 2).sum(), prior=prior)
-            expected += stats.t(df=2 * post.a, loc=post.mu, scale=post.predictive_scale).logpdf(xq[0, j])
+            post = normal_normal_inverse_gamma(
+                count=col.size, mean=col.mean(), m2=((col - col.mean()) ** 2).sum(), prior=prior
+            )
+            expected += stats.t(df=2 * post.a, loc=post.mu, scale=post.predictive_scale).logpdf(
+                xq[0, j]
+            )
         assert m.joint_log_likelihood(xq)[0, c] == pytest.approx(expected, rel=1e-12)
 
 
