@@ -310,57 +310,96 @@ def _whitener(state: EMState) -> _Whitener:
     return _Whitener(inv.reshape(K * D, D), bias, const[:, None], K, D)
 
 
-def _component_log_density(Xb: np.ndarray, wh: _Whitener):
-    """Whitened rows ``Y`` (K, D, b), squared Mahalanobis ``maha`` (K, b), and ``log pi_k N``."""
-    b = Xb.shape[0]
-    Y = wh.A @ Xb.T  # one BLAS product for every component: (K*D, b)
-    Y -= wh.bias
-    Y3 = Y.reshape(wh.K, wh.D, b)
+class _Workspace:
+    """Buffers for one batch length, reused across batches and iterations.
+
+    Allocating the (K*D, b) temporaries afresh for every batch costs more than the arithmetic
+    (fresh pages are zero-filled by the kernel), so every array operation writes into these.
+    """
+
+    def __init__(self, K: int, D: int, b: int):
+        self.Y = np.empty((K * D, b))
+        self.Y3 = self.Y.reshape(K, D, b)
+        self.Z = np.empty((K * D, b)) if D > 1 else None
+        self.Z3 = None if self.Z is None else self.Z.reshape(K, D, b)
+        self.maha = np.empty((K, b)) if D > 1 else self.Y  # D == 1: maha is Y squared in place
+        self.logp = np.empty((K, b))
+        self.top = np.empty(b)
+        self.total = np.empty(b)
+        self.RY3 = np.empty((K, D, b))
+        self.cols = np.arange(b)
+
+
+class _Workspaces(dict):
+    def get_for(self, K: int, D: int, b: int) -> _Workspace:
+        ws = self.get(b)
+        if ws is None or ws.Y.shape[0] != K * D:
+            ws = self[b] = _Workspace(K, D, b)
+        return ws
+
+
+def _component_log_density(Xb: np.ndarray, wh: _Whitener, ws: _Workspace) -> np.ndarray:
+    """Fill ``ws``: whitened rows ``Y3`` (K, D, b), ``maha`` (K, b), ``logp = log pi_k N``."""
+    np.matmul(wh.A, Xb.T, out=ws.Y)  # one BLAS product for every component: (K*D, b)
+    ws.Y -= wh.bias
     if wh.D == 1:
-        Z3 = None
-        maha = np.square(Y)  # (K, b)
+        # Y is (K, b) and not needed after the squares except for the first moment: keep a
+        # copy of it in RY3 before squaring in place.
+        np.copyto(ws.RY3.reshape(wh.K, -1), ws.Y)
+        np.square(ws.Y, out=ws.Y)
     else:
-        Z3 = np.square(Y3)
-        maha = Z3.sum(axis=1)
-    logp = maha * -0.5
-    logp += wh.const
-    return Y3, Z3, maha, logp
+        np.square(ws.Y, out=ws.Z)
+        np.sum(ws.Z3, axis=1, out=ws.maha)
+    np.multiply(ws.maha, -0.5, out=ws.logp)
+    ws.logp += wh.const
+    return ws.logp
 
 
-def _normalise(logp: np.ndarray, hard: bool):
-    """Turn ``log pi_k N`` (K, b) into responsibilities, in place; return them and sum log p."""
+def _normalise(logp: np.ndarray, hard: bool, ws: _Workspace) -> float:
+    """Turn ``log pi_k N`` (K, b) into responsibilities in place; return ``sum_i log p(x_i)``."""
     if hard:
         lab = np.argmax(logp, axis=0)
-        cols = np.arange(logp.shape[1])
+        cols = ws.cols
         ll = float(logp[lab, cols].sum())
         logp[...] = 0.0
         logp[lab, cols] = 1.0
-        return logp, ll
-    top = logp.max(axis=0)
+        return ll
+    top, total = ws.top, ws.total
+    np.max(logp, axis=0, out=top)
     logp -= top
     np.exp(logp, out=logp)
-    total = logp.sum(axis=0)
-    ll = float(top.sum() + np.log(total).sum())
+    np.sum(logp, axis=0, out=total)
+    ll = float(top.sum())
+    np.log(total, out=top)
+    ll += float(top.sum())
     np.reciprocal(total, out=total)
     logp *= total
-    return logp, ll
+    return ll
 
 
-def _batch_statistics(Xb: np.ndarray, wh: _Whitener, moments: str, hard: bool) -> EMStats:
-    Y3, Z3, maha, logp = _component_log_density(Xb, wh)
-    resp, ll = _normalise(logp, hard)
+def _batch_statistics(
+    Xb: np.ndarray, wh: _Whitener, moments: str, hard: bool, ws: _Workspace
+) -> EMStats:
+    logp = _component_log_density(Xb, wh, ws)
+    ll = _normalise(logp, hard, ws)
+    resp = logp
     K = wh.K
+    Y3 = ws.RY3 if wh.D == 1 else ws.Y3  # whitened rows (D == 1: the copy kept before squaring)
     counts = resp.sum(axis=1)
     sums = np.matmul(Y3, resp[:, :, None])[:, :, 0]
     if moments == "full":
-        second = np.matmul(Y3 * resp[:, None, :], Y3.transpose(0, 2, 1))
-    elif moments == "diag":
-        if Z3 is None:  # one dimension: the squared whitened value is maha
-            second = np.einsum("kb,kb->k", maha, resp)[:, None]
+        if wh.D == 1:
+            second = np.einsum("kb,kb->k", ws.maha, resp)[:, None, None]
         else:
-            second = np.matmul(Z3, resp[:, :, None])[:, :, 0]
+            np.multiply(Y3, resp[:, None, :], out=ws.RY3)
+            second = np.matmul(ws.RY3, Y3.transpose(0, 2, 1))
+    elif moments == "diag":
+        if wh.D == 1:
+            second = np.einsum("kb,kb->k", ws.maha, resp)[:, None]
+        else:
+            second = np.matmul(ws.Z3, resp[:, :, None])[:, :, 0]
     elif moments == "spherical":
-        second = np.einsum("kb,kb->k", maha, resp)
+        second = np.einsum("kb,kb->k", ws.maha, resp)
     else:
         second = np.zeros(K)
     return EMStats(int(Xb.shape[0]), ll, counts, sums, second)
@@ -389,7 +428,9 @@ def batch_statistics(
         Combine statistics of several batches with :func:`combine_statistics`.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
-    return _batch_statistics(X, _whitener(state), _moments_kind(covariance), hard)
+    K, D = state.means.shape
+    ws = _Workspace(K, D, X.shape[0])
+    return _batch_statistics(X, _whitener(state), _moments_kind(covariance), hard, ws)
 
 
 def combine_statistics(a: EMStats, b: EMStats) -> EMStats:
@@ -408,11 +449,15 @@ def combine_statistics(a: EMStats, b: EMStats) -> EMStats:
     )
 
 
-def _statistics(X, state, moments, hard, batch_size) -> EMStats:
+def _statistics(X, state, moments, hard, batch_size, spaces=None) -> EMStats:
+    """E step over all rows, batch by batch, the batch statistics combined by addition."""
     wh = _whitener(state)
+    spaces = _Workspaces() if spaces is None else spaces
     total = None
     for start in range(0, X.shape[0], batch_size):
-        part = _batch_statistics(X[start : start + batch_size], wh, moments, hard)
+        Xb = X[start : start + batch_size]
+        ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
+        part = _batch_statistics(Xb, wh, moments, hard, ws)
         total = part if total is None else combine_statistics(total, part)
     return total
 
@@ -757,8 +802,9 @@ def _run(X, state, cfg, *, max_iter, tol, batch_size):
     history = []
     converged = False
     n_iter = 0
+    spaces = _Workspaces()
     while True:
-        stats = _statistics(X, state, moments, cfg.hard, batch_size)
+        stats = _statistics(X, state, moments, cfg.hard, batch_size, spaces)
         obj = stats.loglik + _log_prior(state, cfg)
         history.append(obj)
         if len(history) > 1 and abs(history[-1] - history[-2]) < tol * n:
@@ -908,8 +954,11 @@ def fit_em(
             raise ValueError(
                 f"init_means must be {K}x{D} finite values; got shape {np.shape(init_means)}"
             )
-        state = _start_from_centres(X, means0, cfg, known_chol, batch_size)
-        weights = state.weights
+        if init_weights is not None and (init_covariances is not None or known_sd is not None):
+            state = None  # everything is given: no assignment pass needed
+        else:
+            state = _start_from_centres(X, means0, cfg, known_chol, batch_size)
+        weights = None if state is None else state.weights
         if init_weights is not None:
             weights = np.asarray(init_weights, dtype=np.float64)
             if weights.shape != (K,) or np.any(weights <= 0) \
@@ -924,7 +973,7 @@ def fit_em(
                 raise ValueError("init_covariances has no effect with known_sd; drop one")
             state = _state_from_covariances(weights, means0, init_covariances, cfg.kind)
         else:
-            state = EMState(weights, means0, state.chol)
+            state = EMState(weights, means0, known_chol if state is None else state.chol)
         starts.append(state)
     elif init_weights is not None or init_covariances is not None:
         raise ValueError("init_weights and init_covariances need init_means")
@@ -1023,9 +1072,13 @@ def responsibilities(X, result: EMResult) -> np.ndarray:
     X = _as_data(X)
     state = _state_from_full(result.weights, result.means, result.covariances)
     wh = _whitener(state)
-    out = np.empty((X.shape[0], wh.K))
-    for start in range(0, X.shape[0], DEFAULT_BATCH_SIZE):
-        _, _, _, logp = _component_log_density(X[start : start + DEFAULT_BATCH_SIZE], wh)
-        resp, _ = _normalise(logp, False)
-        out[start : start + DEFAULT_BATCH_SIZE] = resp.T
+    n, b = X.shape[0], DEFAULT_BATCH_SIZE
+    out = np.empty((n, wh.K))
+    spaces = _Workspaces()
+    for start in range(0, n, b):
+        Xb = X[start : start + b]
+        ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
+        logp = _component_log_density(Xb, wh, ws)
+        _normalise(logp, False, ws)
+        out[start : start + b] = logp.T
     return out
