@@ -1,0 +1,157 @@
+"""Streaming that loses nothing: checkpoints, resume after SIGKILL, batches fed twice."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inference.dispatch import CHECKPOINT_NAME, fit
+from models import DataError, SpecError, load_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SPEC = """model = "linear_regression"
+[data]
+path = "batches/*.csv"
+target = "y"
+intercept = true
+[prior]
+mean = 0.0
+cov = 5.0
+[likelihood]
+noise_sd = 0.5
+"""
+
+
+def make_stream(tmp_path, n_batches=6, rows=30, seed=0):
+    rng = np.random.default_rng(seed)
+    (tmp_path / "batches").mkdir(exist_ok=True)
+    for i in range(n_batches):
+        X = rng.normal(size=(rows, 2))
+        y = 1.0 + X @ [0.5, -1.0] + 0.5 * rng.normal(size=rows)
+        pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y}).to_csv(
+            tmp_path / "batches" / f"{i}.csv", index=False)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    return spec
+
+
+def posterior_json(out):
+    return json.loads((Path(out) / "posterior.json").read_text())["parameters"]["theta"]
+
+
+def test_checkpoint_resume_equals_uninterrupted(tmp_path):
+    spec_path = make_stream(tmp_path)
+    whole = fit(load_spec(spec_path), out=tmp_path / "whole")
+    # Stream the first four batches, then resume with the rest present.
+    held = tmp_path / "held"
+    held.mkdir()
+    for i in (4, 5):
+        shutil.move(tmp_path / "batches" / f"{i}.csv", held / f"{i}.csv")
+    first = fit(load_spec(spec_path), out=tmp_path / "part")
+    assert first.n_rows == 120
+    for i in (4, 5):
+        shutil.move(held / f"{i}.csv", tmp_path / "batches" / f"{i}.csv")
+    resumed = fit(load_spec(spec_path), out=tmp_path / "part", resume=True)
+    assert resumed.n_rows == whole.n_rows == 180
+    np.testing.assert_allclose(resumed.state.mean, whole.state.mean, rtol=1e-12)
+    np.testing.assert_allclose(resumed.state.cov, whole.state.cov, rtol=1e-12)
+    assert len(resumed.trajectory) == 6
+
+
+def test_sigkill_midway_then_resume(tmp_path):
+    """Batch 3 is a FIFO: the fit blocks opening it, after checkpointing batches 0-2. It is
+    killed there with SIGKILL, the FIFO replaced by the real file, and the fit resumed."""
+    spec_path = make_stream(tmp_path)
+    whole = fit(load_spec(spec_path), out=tmp_path / "whole")
+    real = (tmp_path / "batches" / "3.csv").read_bytes()
+    (tmp_path / "batches" / "3.csv").unlink()
+    os.mkfifo(tmp_path / "batches" / "3.csv")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "reports", "fit", str(spec_path), "--out",
+                             str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    lines = []
+    deadline = time.time() + 120
+    while len(lines) < 3 and time.time() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+    assert len(lines) == 3 and lines[-1].startswith("batch 3/6"), lines
+    time.sleep(0.2)
+    assert proc.poll() is None  # still blocked on the FIFO
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert not (out / "posterior.json").exists()
+    (tmp_path / "batches" / "3.csv").unlink()
+    (tmp_path / "batches" / "3.csv").write_bytes(real)
+    done = subprocess.run([sys.executable, "-m", "reports", "fit", str(spec_path), "--out",
+                           str(out), "--resume"], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "batch 4/6" in done.stderr and "batch 1/6" not in done.stderr
+    resumed = posterior_json(out)
+    np.testing.assert_allclose(resumed["mean"], whole.state.mean, rtol=1e-12)
+    np.testing.assert_allclose(resumed["cov"], whole.state.cov, rtol=1e-12)
+
+
+def test_batch_fed_twice_is_refused(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=3)
+    shutil.copy(tmp_path / "batches" / "1.csv", tmp_path / "batches" / "7.csv")
+    with pytest.raises(DataError, match=r"7\.csv: same content as batch .*1\.csv"):
+        fit(load_spec(spec_path), out=tmp_path / "out")
+
+
+def test_batch_fed_again_after_resume_is_refused(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=3)
+    fit(load_spec(spec_path), out=tmp_path / "out")
+    shutil.copy(tmp_path / "batches" / "0.csv", tmp_path / "batches" / "3.csv")
+    with pytest.raises(DataError, match="refusing to count it twice"):
+        fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
+
+
+def test_changed_batch_is_refused_on_resume(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=3)
+    fit(load_spec(spec_path), out=tmp_path / "out")
+    path = tmp_path / "batches" / "1.csv"
+    path.write_text(path.read_text().replace("x1,x2,y\n", "x1,x2,y\n0,0,0\n"))
+    with pytest.raises(DataError, match=r"1\.csv: content changed"):
+        fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
+
+
+def test_resume_with_another_prior_is_refused(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=3)
+    fit(load_spec(spec_path), out=tmp_path / "out")
+    spec_path.write_text(SPEC.replace("cov = 5.0", "cov = 6.0"))
+    with pytest.raises(SpecError, match="another model, prior or columns"):
+        fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
+
+
+def test_resume_without_checkpoint_is_an_error(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=2)
+    with pytest.raises(SpecError, match="no checkpoint"):
+        fit(load_spec(spec_path), out=tmp_path / "empty", resume=True)
+
+
+def test_checkpoint_is_written_atomically(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=2)
+    fit(load_spec(spec_path), out=tmp_path / "out")
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == [CHECKPOINT_NAME]  # no temporary file left behind
+
+
+def test_natural_order_of_batches(tmp_path):
+    spec_path = make_stream(tmp_path, n_batches=12, rows=5)
+    result = fit(load_spec(spec_path))
+    order = [Path(b["name"]).name for b in result.batches]
+    assert order == [f"{i}.csv" for i in range(12)]
