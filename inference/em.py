@@ -292,7 +292,15 @@ def _inverse_factors(chol: np.ndarray) -> np.ndarray:
     if D == 1 or not np.any(np.tril(chol, -1)):
         return np.eye(D) / np.diagonal(chol, axis1=1, axis2=2)[:, :, None]
     eye = np.eye(D)
-    return np.stack([solve_triangular(chol[k], eye, lower=True) for k in range(K)])
+    if D > 16:
+        return np.stack([solve_triangular(chol[k], eye, lower=True) for k in range(K)])
+    # Small D: forward substitution row by row, vectorised over the K factors (LAPACK's
+    # per-call overhead would dominate: L^{-1}[i] = (e_i - L[i, :i] L^{-1}[:i]) / L[i, i]).
+    inv = np.zeros((K, D, D))
+    for i in range(D):
+        row = eye[i] - np.matmul(chol[:, i : i + 1, :i], inv[:, :i, :])[:, 0, :]
+        inv[:, i, :] = row / chol[:, i, i : i + 1]
+    return inv
 
 
 def _half_logdet(chol: np.ndarray) -> np.ndarray:
