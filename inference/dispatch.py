@@ -2,103 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from models.errors import NotIdentifiedError
-from models.linear_regression import LinearRegression
 from models.spec import Spec
 
-from .linear_gaussian import GaussianPosterior, NormalInverseGammaPosterior, regression_stats
-from .result import AnalyticFit, ExactMarginal
-from .streaming import run_stream
+from .linear_regression import fit_linear_regression
+from .result import AnalyticFit
 
-__all__ = ["CHECKPOINT_NAME", "ENGINES", "fit", "model_key"]
-
-CHECKPOINT_NAME = "checkpoint.npz"
-
-
-def model_key(spec: Spec) -> str:
-    """A fingerprint of the model, prior and columns: a checkpoint is only valid for it."""
-    raw = {k: v for k, v in spec.raw.items() if k not in ("sampling", "check")}
-    return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _interval_record(names, marginals) -> dict:
-    return {
-        "mean": {n: float(m.mean()) for n, m in zip(names, marginals, strict=True)},
-        "q05": {n: float(m.ppf(0.05)) for n, m in zip(names, marginals, strict=True)},
-        "q95": {n: float(m.ppf(0.95)) for n, m in zip(names, marginals, strict=True)},
-    }
-
-
-def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool = False,
-                          progress: bool = False) -> AnalyticFit:
-    """Stream the data through the conjugate engine of a :class:`models.LinearRegression`."""
-    model: LinearRegression = spec.model
-    d = len(model.features)
-    if model.known_noise:
-        noise_var = model.noise_sd ** 2
-        prior = (GaussianPosterior.flat(d, noise_var=noise_var) if model.flat else
-                 GaussianPosterior.from_prior(model.prior_mean, model.prior_cov,
-                                              noise_var=noise_var))
-    else:
-        kw = {"shape": model.noise_shape, "scale": model.noise_scale}
-        prior = (NormalInverseGammaPosterior.flat(d, **kw) if model.flat else
-                 NormalInverseGammaPosterior.from_prior(model.prior_mean, model.prior_cov,
-                                                        **kw))
-
-    def absorb(state, batch):
-        X, y = model.design(batch)
-        return state.update(regression_stats(X, y)), len(y)
-
-    def summarize(state):
-        if not state.identified:
-            return None
-        return _interval_record(model.features, state.marginals())
-
-    started = time.perf_counter()
-    files = spec.data.files()
-    stream = run_stream(spec.data, initial_state=prior, absorb=absorb, summarize=summarize,
-                        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
-                        resume=resume, model_key=model_key(spec),
-                        total=len(files) or None, progress=progress)
-    post = stream.state
-    try:
-        post.require_identified()
-    except NotIdentifiedError as exc:
-        raise NotIdentifiedError(f"{spec.data.label}: {exc}") from None
-    marginals = post.marginals()
-    features = list(model.features)
-    parameters = {"theta": {
-        "features": features,
-        "mean": post.mean.tolist(),
-        "sd": post.sd.tolist(),
-        "cov": post.cov.tolist(),
-        "distribution": "normal" if model.known_noise else "student_t",
-    }}
-    oracles = [ExactMarginal(f"theta[{f}]", "theta", {"feature": f}, m)
-               for f, m in zip(features, marginals, strict=True)]
-    if model.known_noise:
-        parameters["sigma2"] = {"value": model.noise_sd ** 2, "fixed": True}
-    else:
-        parameters["theta"]["df"] = post.df
-        parameters["theta"]["scale"] = post.t_scale.tolist()
-        noise = post.noise_marginal()
-        parameters["sigma2"] = {"mean": float(noise.mean()), "sd": float(noise.std()),
-                                "shape": post.shape, "scale": post.scale,
-                                "distribution": "inverse_gamma"}
-        oracles.append(ExactMarginal("sigma2", "sigma2", {}, noise))
-    return AnalyticFit(
-        model=model.name, parameters=parameters, marginals=oracles,
-        log_evidence=post.log_evidence, n_rows=int(post.n),
-        batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                 for r in stream.records],
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post)
-
+__all__ = ["ENGINES", "fit"]
 
 #: ``model`` value -> analytic engine.
 ENGINES: dict[str, Callable[..., AnalyticFit]] = {

@@ -12,6 +12,7 @@ refused rather than counted twice.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import os
@@ -27,9 +28,28 @@ import numpy as np
 from models.data import Batch, DataSource
 from models.errors import DataError, SpecError
 
-__all__ = ["BatchRecord", "StreamResult", "load_checkpoint", "run_stream", "save_checkpoint"]
+__all__ = [
+    "CHECKPOINT_NAME",
+    "BatchRecord",
+    "StreamResult",
+    "load_checkpoint",
+    "model_key",
+    "run_stream",
+    "save_checkpoint",
+]
 
 CHECKPOINT_VERSION = 1
+#: File name of the checkpoint inside an output folder.
+CHECKPOINT_NAME = "checkpoint.npz"
+
+
+def model_key(spec) -> str:
+    """A fingerprint of a spec's model, prior and columns: a checkpoint is only valid for it.
+
+    Sampling and check settings are left out: they do not change the posterior.
+    """
+    raw = {k: v for k, v in spec.raw.items() if k not in ("sampling", "check")}
+    return hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -157,9 +157,11 @@ def _figures(result: AnalyticFit, sample: SampleResult, comparison: Comparison) 
                                    "after each batch; the last point is the final posterior.",
                         "uri": trajectory})
     if len(result.marginals) <= MAX_PANELS:
-        figures.append({"title": "Rank plots",
-                        "caption": "Fractional-rank ECDF of each chain; uniform (flat) when the "
-                                   "chains mix.", "uri": rank_figure(sample.idata, var_names)})
+        if comparison.diagnostics.chains >= 2:  # ranks compare chains with each other
+            figures.append({"title": "Rank plots",
+                            "caption": "Fractional-rank ECDF of each chain; uniform (flat) when "
+                                       "the chains mix.",
+                            "uri": rank_figure(sample.idata, var_names)})
         figures.append({"title": "Traces", "caption": "Draws per chain and their densities.",
                         "uri": trace_figure(sample.idata, var_names)})
     return figures

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inference.dispatch import CHECKPOINT_NAME, fit
+from inference.dispatch import fit
+from inference.streaming import CHECKPOINT_NAME
 from models import DataError, SpecError, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
