@@ -51,6 +51,7 @@ column norms are computed once. ``X`` may be a dense array or a ``scipy.sparse``
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import NamedTuple
 
@@ -537,28 +538,35 @@ def _fast_factors(prob: _Problem, state: SBLState):
     return s, q, beta * prob.colnorm2
 
 
-def _fast_step(prob: _Problem, state: SBLState, *, tol: float):
-    """One Tipping-Faul action (add / re-estimate / delete), then the noise update."""
+def _fast_step(prob: _Problem, state: SBLState, *, tol: float, threshold: float):
+    """One Tipping-Faul action (add / re-estimate / delete), then the noise update.
+
+    A column is in the model only when ``r_i = q_i**2 / s_i > threshold``; this is coordinate
+    ascent on ``L - c k`` with ``c = (threshold - 1 - log threshold) / 2`` nats per active
+    weight (``threshold = 1``, ``c = 0``: exact evidence maximisation, ``r_i > 1`` is
+    ``theta_i > 0``).
+    """
     alpha = state.alpha
     post = state.post
     idx = post.idx
     s, q, s_max = _fast_factors(prob, state)
     theta = q**2 - s
+    penalty = 0.5 * (threshold - 1.0 - math.log(threshold))
     active = np.zeros(prob.m, dtype=bool)
     active[idx] = True
     # Columns (nearly) in the span of the active set have S ~ 0 up to round-off: not addable.
     addable = ~active & prob.usable & (s > 1e-10 * s_max)
     gain = np.full(prob.m, -np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        add = addable & (theta > 0)
-        ratio = q[add] ** 2 / s[add]
-        gain[add] = 0.5 * (ratio - 1.0 - np.log(ratio))
+        ratio = np.where(addable, q**2 / np.where(addable, s, 1.0), 0.0)
+        add = addable & (theta > 0) & (ratio > threshold)
+        gain[add] = 0.5 * (ratio[add] - 1.0 - np.log(ratio[add])) - penalty
         a_act = alpha[idx]
         s_act, q_act, th_act = s[idx], q[idx], theta[idx]
-        re = th_act > 0
+        re = (th_act > 0) & (q_act**2 > threshold * s_act)
         a_re = np.where(re, s_act**2 / np.where(re, th_act, 1.0), np.inf)
         ell_old = _ell(a_act, s_act, q_act)
-        gain_act = np.where(re, _ell(a_re, s_act, q_act) - ell_old, -ell_old)
+        gain_act = np.where(re, _ell(a_re, s_act, q_act) - ell_old, penalty - ell_old)
     gain[idx] = gain_act
     n_add = int(np.count_nonzero(add))
     n_del = int(np.count_nonzero(~re))
@@ -617,6 +625,21 @@ def _fast_step(prob: _Problem, state: SBLState, *, tol: float):
 # --------------------------------------------------------------------------- driver
 
 
+def _small_blas():
+    """Limit BLAS to one thread while the SBL loop runs, when threadpoolctl is present.
+
+    The loops make thousands of small (k x k, k x M with k ~ tens) BLAS calls; measured
+    here, OpenBLAS threads made a 30 x 30 triangular solve 60-200x slower (2.6-8.5 ms instead
+    of 0.04 ms) on a busy 2-core machine.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: scikit-learn brings it
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+
 def fit_sbl(
     X,
     y,
@@ -627,6 +650,7 @@ def fit_sbl(
     noise_var: float | None = None,
     alpha_init=None,
     prune: float = 1e-3,
+    relevance_threshold: float | str = 1.0,
 ) -> SBLResult:
     """Fit sparse Bayesian learning (ARD) by type-II maximum likelihood.
 
@@ -657,6 +681,15 @@ def fit_sbl(
         EM / MacKay remove weight ``i`` when ``theta_i = q_i^2 - s_i <= 0`` and
         ``gamma_i = 1 - alpha_i Sigma_ii < prune``; both are invariant to column scaling.
         "fast" deletes exactly when ``theta_i <= 0`` and ignores ``prune``.
+    relevance_threshold : float >= 1 or "ric", default 1.0
+        "fast" only. A column is added / kept only when ``q_i^2 / s_i > relevance_threshold``
+        (scale-free). 1.0 is exact type-II maximum likelihood (``theta_i > 0``). Larger values
+        maximise the evidence minus ``(t - 1 - log t) / 2`` nats per relevant weight. Under
+        the null (``w_i = 0``) ``q_i^2 / s_i`` is about chi-square(1), so with many candidate
+        columns exact evidence maximisation keeps roughly a third of the irrelevant ones
+        (ARD over-fits when M is large); ``"ric"`` uses ``2 log M``, the risk-inflation
+        threshold of Foster and George (1994), which admits a null column with probability
+        about ``1 / (M sqrt(pi log M))``.
 
     Returns
     -------
@@ -678,10 +711,18 @@ def fit_sbl(
         raise ValueError(f"tol must be a positive finite float, got {tol!r}")
     if not (isinstance(prune, (int, float, np.floating)) and 0 < prune < 1):
         raise ValueError(f"prune must be a float in (0, 1), got {prune!r}")
+    if isinstance(relevance_threshold, str):
+        if relevance_threshold != "ric":
+            raise ValueError(f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}")
+    elif not (isinstance(relevance_threshold, (int, float, np.floating)) and 1 <= relevance_threshold < math.inf):
+        raise ValueError(f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}")
+    if method != "fast" and relevance_threshold != 1.0:
+        raise ValueError(f"relevance_threshold applies to method='fast' only, got {relevance_threshold!r} with method={method!r}")
     fixed = noise_var is not None
     if fixed:
         noise_var = _check_noise(noise_var)
     prob = _problem(X, y, fixed)
+    threshold = max(2.0 * math.log(prob.m), 1.0) if relevance_threshold == "ric" else float(relevance_threshold)
     if not fixed:
         noise_var = max(0.1 * prob.yty / prob.n, _noise_floor(prob))
 
@@ -705,7 +746,7 @@ def fit_sbl(
         state = SBLState(alpha, noise_var, post, xtx)
 
         def step(st):
-            return _fast_step(prob, st, tol=tol)
+            return _fast_step(prob, st, tol=tol, threshold=threshold)
 
     else:
         gram_of = _gram_factory(prob)
@@ -715,6 +756,13 @@ def fit_sbl(
         def step(st):
             return _fixed_point_step(prob, st, rule=method, prune=prune, gram_of=gram_of)
 
+    with _small_blas():
+        log_ev, n_iter, converged, state = _drive(step, state, max_iter, tol, method)
+    return _result(prob, state, np.asarray(log_ev), n_iter, converged, method)
+
+
+def _drive(step, state, max_iter, tol, method):
+    """Own the loop: call ``step`` until it reports convergence or ``max_iter`` is reached."""
     log_ev = [state.post.log_evidence]
     converged = False
     n_iter = 0
@@ -728,8 +776,7 @@ def fit_sbl(
         if method != "fast" and info.n_pruned == 0 and info.max_dlog_alpha < tol and info.dlog_noise < tol:
             converged = True
             break
-
-    return _result(prob, state, np.asarray(log_ev), n_iter, converged, method)
+    return log_ev, n_iter, converged, state
 
 
 def _result(prob, state: SBLState, log_ev, n_iter, converged, method) -> SBLResult:
