@@ -10,6 +10,11 @@ of z-scores, makes a correct model pass with probability at least 1 - ``familywi
 (0.999 by default). Sampler health is judged first: a failing r_hat, bulk or tail ESS,
 divergence count or E-BFMI makes the verdict "inconclusive", never "pass".
 
+An oracle may know only its exact mean (``ExactMarginal.dist is None``, ``exact_mean`` set),
+for example a posterior predictive probability, which is a posterior mean without a
+closed-form distribution. Then only the mean is compared; its sd and quantile z-scores are
+NaN and are not counted among the comparisons.
+
 The core works on plain arrays of draws ``(chain, draw)`` so it can be tested on draws of
 known distributions without compiling a PyMC model.
 """
@@ -210,13 +215,20 @@ def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.nda
         x = np.asarray(draws[m.name], dtype=np.float64)
         if x.ndim != 2:
             raise ValueError(f"draws of {m.name} must be (chain, draw), got shape {x.shape}")
-        analytic = {"mean": _moment(m.dist, "mean"), "sd": _moment(m.dist, "sd")}
         sampled = {"mean": float(np.mean(x)), "sd": float(np.std(x, ddof=1))}
         mcse = {"mean": float(array_stats.mcse(x, method="mean")),
                 "sd": float(array_stats.mcse(x, method="sd"))}
+        if m.dist is None:  # only the exact mean is known: sd and quantiles stay unchecked
+            analytic = {s: math.nan for s in _STATS}
+            analytic["mean"] = float(m.exact_mean)
+        else:
+            analytic = {"mean": _moment(m.dist, "mean"), "sd": _moment(m.dist, "sd")}
         for q, s in zip(QUANTILES, _STATS[2:], strict=True):
-            analytic[s] = float(m.dist.ppf(q))
             sampled[s] = float(np.quantile(x, q))
+            if m.dist is None:
+                mcse[s] = math.nan
+                continue
+            analytic[s] = float(m.dist.ppf(q))
             mcse[s] = _quantile_mcse(x, q, m.dist.pdf(analytic[s]))
         z = {}
         for s in _STATS:

@@ -20,14 +20,29 @@ class ExactMarginal:
         The variable in the PyMC model (``"theta"``).
     coords : dict
         Selection of the scalar inside ``var`` (``{"feature": "x1"}``); empty for scalars.
-    dist : scipy.stats frozen distribution
-        Gives mean, sd and quantiles exactly.
+    dist : scipy.stats frozen distribution or None
+        Gives mean, sd and quantiles exactly. None when only the exact mean is known
+        (for example a posterior predictive probability, which is a posterior mean with no
+        closed-form marginal distribution): then give ``exact_mean``.
+    exact_mean : float, optional
+        The exact posterior mean, for an oracle without ``dist``. Only the mean is compared;
+        sd and quantiles are left unchecked (NaN z, not counted in the correction).
     """
 
     name: str
     var: str
     coords: dict
     dist: Any
+    exact_mean: float | None = None
+
+    def __post_init__(self):
+        if self.dist is None and self.exact_mean is None:
+            raise ValueError(f"{self.name}: give a distribution or an exact mean")
+
+    @property
+    def mean(self) -> float:
+        """The exact posterior mean (from ``dist`` when there is one)."""
+        return float(self.dist.mean()) if self.dist is not None else float(self.exact_mean)
 
 
 @dataclass

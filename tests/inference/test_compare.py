@@ -134,3 +134,30 @@ def test_rows_put_failures_first():
     wrong = [*marginals[:2], ExactMarginal("c", "c", {}, stats.norm(1.0, 0.01))]
     rows = compare_draws(wrong, draws).rows()
     assert rows[0]["name"] == "c" and rows[0]["verdict"] == "fail"
+
+
+def test_mean_only_oracle_compares_the_mean_alone():
+    """An oracle that knows only its exact mean (dist None): a right mean passes, a mean moved
+    by 5 MCSE fails; sd and quantiles give NaN z and are not counted as comparisons."""
+    marginals, draws = setup()
+    mean_only = [ExactMarginal("a", "a", {}, None, exact_mean=1.0), *marginals[1:]]
+    result = compare_draws(mean_only, draws)
+    assert result.verdict == "pass"
+    assert result.n_comparisons == 11  # 1 for "a", 5 each for "b" and "c"
+    row = result.parameters[0]
+    assert np.isfinite(row.z["mean"])
+    assert all(np.isnan(row.z[s]) for s in ("sd", "q05", "q50", "q95"))
+    assert row.verdict == "pass"
+
+    direction = np.sign(row.sampled["mean"] - 1.0)
+    moved = row.sampled["mean"] - direction * 5 * row.mcse["mean"]
+    wrong = [ExactMarginal("a", "a", {}, None, exact_mean=moved), *marginals[1:]]
+    bad = compare_draws(wrong, draws)
+    assert bad.verdict == "fail"
+    assert bad.parameters[0].verdict == "fail"
+    assert abs(bad.parameters[0].z["mean"]) >= 5 - 1e-9
+
+
+def test_oracle_needs_a_distribution_or_a_mean():
+    with pytest.raises(ValueError, match="exact mean"):
+        ExactMarginal("a", "a", {}, None)
