@@ -36,6 +36,7 @@ __all__ = [
     "NormalInverseGammaPosterior",
     "RegressionStats",
     "regression_stats",
+    "regression_stats_joint",
 ]
 
 _LOG_2PI = np.log(2.0 * np.pi)
@@ -85,6 +86,16 @@ def regression_stats(X: np.ndarray, y: np.ndarray) -> RegressionStats:
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     return RegressionStats(len(y), X.T @ X, X.T @ y, float(y @ y))
+
+
+def regression_stats_joint(Z: np.ndarray) -> RegressionStats:
+    """Sufficient statistics of one batch given as one block ``Z = [X | y]``.
+
+    One product Z'Z holds X'X, X'y and y'y, so the batch is read from memory once.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    G = Z.T @ Z
+    return RegressionStats(len(Z), G[:-1, :-1].copy(), G[:-1, -1].copy(), float(G[-1, -1]))
 
 
 def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:

@@ -9,7 +9,7 @@ from models.errors import NotIdentifiedError
 from models.linear_regression import LinearRegression
 from models.spec import Spec
 
-from .linear_gaussian import GaussianPosterior, NormalInverseGammaPosterior, regression_stats
+from .linear_gaussian import GaussianPosterior, NormalInverseGammaPosterior, regression_stats_joint
 from .result import AnalyticFit, ExactMarginal
 from .streaming import CHECKPOINT_NAME, model_key, run_stream
 
@@ -41,8 +41,8 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
                                                         **kw))
 
     def absorb(state, batch):
-        X, y = model.design(batch)
-        return state.update(regression_stats(X, y)), len(y)
+        joint = model.joint_design(batch)
+        return state.update(regression_stats_joint(joint)), len(joint)
 
     def summarize(state):
         if not state.identified:

@@ -87,22 +87,27 @@ class LinearRegression:
         """The feature columns read from the data (the intercept is made, not read)."""
         return [f for f in self.features if not (self.intercept and f == INTERCEPT)]
 
-    def design(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
-        """The design matrix and response of one batch, validated.
+    def joint_design(self, batch: Batch) -> np.ndarray:
+        """The design matrix with the response as its last column, validated.
+
+        Keeping X and y in one block lets the engine take X'X, X'y and y'y from a single
+        matrix product.
 
         Returns
         -------
-        X : numpy.ndarray
-            Shape ``(rows, d)``, with the intercept column first when requested.
-        y : numpy.ndarray
-            Shape ``(rows,)``.
+        numpy.ndarray
+            Shape ``(rows, d + 1)``: the intercept column first when requested, then the
+            features in order, then the target.
         """
-        values = numeric_columns(batch, [self.target, *self.data_columns])
-        y = values[:, 0]
-        X = values[:, 1:]
+        values = numeric_columns(batch, [*self.data_columns, self.target])
         if self.intercept:
-            X = np.column_stack([np.ones(len(y)), X])
-        return X, y
+            values = np.column_stack([np.ones(len(values)), values])
+        return values
+
+    def design(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+        """The design matrix ``(rows, d)`` and the response ``(rows,)`` of one batch."""
+        joint = self.joint_design(batch)
+        return joint[:, :-1], joint[:, -1]
 
     def declare(self, source: DataSource):
         """The PyMC model on every row of ``source`` (NUTS needs the rows together)."""

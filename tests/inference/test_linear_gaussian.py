@@ -244,3 +244,14 @@ def test_nig_flat_prior_too_few_rows():
     assert not post.identified
     with pytest.raises(NotIdentifiedError, match="flat prior"):
         post.noise_marginal()
+
+
+def test_joint_block_stats_equal_separate_stats():
+    from inference.linear_gaussian import regression_stats_joint
+
+    X, y = make_data()
+    a, b = regression_stats(X, y), regression_stats_joint(np.column_stack([X, y]))
+    assert a.n == b.n
+    np.testing.assert_allclose(b.xtx, a.xtx, rtol=1e-12)
+    np.testing.assert_allclose(b.xty, a.xty, rtol=1e-12)
+    assert b.yty == pytest.approx(a.yty, rel=1e-12)
