@@ -1,5 +1,6 @@
 """What is modelled: model objects, their PyMC declarations, spec loading and data sources."""
 
+from .beta_bernoulli import BetaBernoulli, DirichletCategorical
 from .data import Batch, DataSource, numeric_columns
 from .errors import BayescheckError, DataError, NotIdentifiedError, SpecError
 from .linear_regression import LinearRegression
@@ -10,8 +11,10 @@ __all__ = [
     "FAMILIES",
     "Batch",
     "BayescheckError",
+    "BetaBernoulli",
     "DataError",
     "DataSource",
+    "DirichletCategorical",
     "LinearRegression",
     "NotIdentifiedError",
     "SamplingConfig",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .beta_bernoulli import beta_bernoulli_spec, dirichlet_categorical_spec
 from .errors import SpecError
 from .linear_regression import linear_regression_spec
 from .spec import Section, Spec
@@ -14,6 +15,8 @@ __all__ = ["FAMILIES", "family"]
 #: ``model`` value -> function reading the rest of the spec.
 FAMILIES: dict[str, Callable[[Section, Path], Spec]] = {
     "linear_regression": linear_regression_spec,
+    "beta_bernoulli": beta_bernoulli_spec,
+    "dirichlet_categorical": dirichlet_categorical_spec,
 }
 
 
