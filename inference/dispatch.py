@@ -7,6 +7,7 @@ from pathlib import Path
 
 from models.spec import Spec
 
+from .beta_bernoulli import fit_beta_bernoulli, fit_dirichlet_categorical
 from .linear_regression import fit_linear_regression
 from .result import AnalyticFit
 
@@ -15,6 +16,8 @@ __all__ = ["ENGINES", "fit"]
 #: ``model`` value -> analytic engine.
 ENGINES: dict[str, Callable[..., AnalyticFit]] = {
     "linear_regression": fit_linear_regression,
+    "beta_bernoulli": fit_beta_bernoulli,
+    "dirichlet_categorical": fit_dirichlet_categorical,
 }
 
 

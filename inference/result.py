@@ -69,6 +69,9 @@ class AnalyticFit:
         Wall time of the fit.
     state : object
         The engine's final posterior object, for Python users.
+    priors : list of ExactMarginal
+        Optional prior marginals of the same scalars (matched by ``name``), drawn dashed in
+        the report's marginal plots.
     """
 
     model: str
@@ -80,6 +83,7 @@ class AnalyticFit:
     trajectory: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     state: Any = None
+    priors: list[ExactMarginal] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json``."""
