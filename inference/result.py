@@ -72,6 +72,9 @@ class AnalyticFit:
     priors : list of ExactMarginal
         Optional prior marginals of the same scalars (matched by ``name``), drawn dashed in
         the report's marginal plots.
+    notes : list of str
+        Lines ``bayescheck fit`` prints after the marginals (for example query predictions),
+        also kept in ``posterior.json``.
     """
 
     model: str
@@ -84,6 +87,7 @@ class AnalyticFit:
     seconds: float = 0.0
     state: Any = None
     priors: list[ExactMarginal] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json``."""
@@ -95,4 +99,5 @@ class AnalyticFit:
             "batches": self.batches,
             "trajectory": self.trajectory,
             "seconds": self.seconds,
+            **({"notes": self.notes} if self.notes else {}),
         }
