@@ -7,8 +7,10 @@ from pathlib import Path
 
 from models.spec import Spec
 
+from .bayes_rule_fit import fit_bayes_rule
 from .beta_bernoulli import fit_beta_bernoulli, fit_dirichlet_categorical
 from .linear_regression import fit_linear_regression
+from .naive_bayes_fit import fit_naive_bayes_spec
 from .result import AnalyticFit
 
 __all__ = ["ENGINES", "fit"]
@@ -18,6 +20,8 @@ ENGINES: dict[str, Callable[..., AnalyticFit]] = {
     "linear_regression": fit_linear_regression,
     "beta_bernoulli": fit_beta_bernoulli,
     "dirichlet_categorical": fit_dirichlet_categorical,
+    "naive_bayes": fit_naive_bayes_spec,
+    "bayes_rule": fit_bayes_rule,
 }
 
 

@@ -1,21 +1,25 @@
 """What is modelled: model objects, their PyMC declarations, spec loading and data sources."""
 
+from .bayes_rule import BayesRule
 from .beta_bernoulli import BetaBernoulli, DirichletCategorical
 from .data import Batch, DataSource, numeric_columns
 from .errors import BayescheckError, DataError, NotIdentifiedError, SpecError
 from .linear_regression import LinearRegression
+from .naive_bayes import NaiveBayes
 from .registry import FAMILIES
 from .spec import SamplingConfig, Section, Spec, load_spec
 
 __all__ = [
     "FAMILIES",
     "Batch",
+    "BayesRule",
     "BayescheckError",
     "BetaBernoulli",
     "DataError",
     "DataSource",
     "DirichletCategorical",
     "LinearRegression",
+    "NaiveBayes",
     "NotIdentifiedError",
     "SamplingConfig",
     "Section",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .bayes_rule import bayes_rule_spec
 from .beta_bernoulli import beta_bernoulli_spec, dirichlet_categorical_spec
 from .errors import SpecError
 from .linear_regression import linear_regression_spec
+from .naive_bayes import naive_bayes_spec
 from .spec import Section, Spec
 
 __all__ = ["FAMILIES", "family"]
@@ -17,6 +19,8 @@ FAMILIES: dict[str, Callable[[Section, Path], Spec]] = {
     "linear_regression": linear_regression_spec,
     "beta_bernoulli": beta_bernoulli_spec,
     "dirichlet_categorical": dirichlet_categorical_spec,
+    "naive_bayes": naive_bayes_spec,
+    "bayes_rule": bayes_rule_spec,
 }
 
 

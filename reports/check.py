@@ -95,6 +95,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     fitted = time.perf_counter()
 
     pymc_model = spec.model.declare(spec.data)
+    # A model with discrete parameters names the sampler it needs (NUTS cannot move them).
+    sampler = getattr(spec.model, "sampler", None) or sampler
     sample = sample_nuts(pymc_model, draws=sampling.draws, tune=sampling.tune,
                          chains=sampling.chains, seed=sampling.seed, sampler=sampler,
                          progress=progress)
@@ -119,7 +121,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                                                                     default=str)
     html = render_report({
         "model": result.model, "verdict": comparison.verdict, "spec_path": spec.path or "(Python)",
-        "data_label": spec.data.label, "n_rows": result.n_rows,
+        "data_label": spec.data.label if spec.data is not None else "none (in the spec)",
+        "n_rows": result.n_rows,
         "n_batches": len(result.batches), "log_evidence": result.log_evidence,
         "z_threshold": comparison.z_threshold, "n_comparisons": comparison.n_comparisons,
         "thresholds": comparison.thresholds, "rows": _clean(comparison.rows()),

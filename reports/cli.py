@@ -46,6 +46,17 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
     c.add_argument("--quiet", action="store_true")
 
+    r = sub.add_parser("predict", help="class probabilities, decision and expected risk of "
+                                       "each option for new rows (naive_bayes)")
+    r.add_argument("spec", type=Path)
+    r.add_argument("--model-from", type=Path, required=True, dest="model_from",
+                   help="folder holding posterior.json written by 'bayescheck fit SPEC'")
+    r.add_argument("--data", type=Path, required=True, help="CSV or Parquet file of new rows")
+    r.add_argument("--loss", type=Path, help="loss matrix CSV: header option,<class>,...; "
+                                             "one row per option (default: the spec's "
+                                             "[decision], else zero-one loss)")
+    r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
+
     d = sub.add_parser("demo", help="check every example and write an index page")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--examples", type=Path, default=EXAMPLES)
@@ -75,7 +86,10 @@ def _cmd_fit(args) -> int:
     print(f"{result.model}: {result.n_rows} rows in {len(result.batches)} batch(es), "
           f"{result.seconds:.3f} s")
     for m in result.marginals:
-        print(f"  {m.name:<24} mean {m.dist.mean(): .6g}  sd {m.dist.std():.6g}")
+        sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
+        print(f"  {m.name:<24} mean {m.mean: .6g}{sd}")
+    for note in result.notes:
+        print(f"  {note}")
     if result.log_evidence is not None:
         print(f"  log evidence {result.log_evidence:.6f}")
     print(f"wrote {out / 'posterior.json'}")
@@ -95,6 +109,46 @@ def _cmd_check(args) -> int:
                        seed=args.seed, sampler=args.sampler, progress=not args.quiet)
     _print_check(result)
     return EXIT_CODES[result.verdict]
+
+
+def _cmd_predict(args) -> int:
+    import json
+
+    import pandas as pd
+
+    from inference.naive_bayes_fit import model_from_posterior, predict_table, read_loss
+    from models.data import DataSource
+    from models.spec import load_spec
+
+    spec = load_spec(args.spec)
+    if spec.model.name != "naive_bayes":
+        raise BayescheckError(f"{args.spec}: predict needs a naive_bayes spec, this one is "
+                              f"{spec.model.name!r}")
+    where = args.model_from / "posterior.json"
+    try:
+        posterior = json.loads(where.read_text())
+    except FileNotFoundError:
+        raise BayescheckError(f"{where}: not found; run 'bayescheck fit {args.spec} --out "
+                              f"{args.model_from}' first") from None
+    except (OSError, ValueError) as exc:
+        raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    nb = model_from_posterior(spec.model, posterior, where=str(where))
+    loss = options = None
+    if args.loss is not None:
+        loss, options = read_loss(args.loss, nb.classes)
+    tables = [predict_table(spec.model, nb, batch, loss=loss, options=options)
+              for batch in DataSource(args.data.resolve()).batches()]
+    if len(tables) > 1:  # a glob of files: say which file each row comes from
+        for batch, t in zip(DataSource(args.data.resolve()).files(), tables, strict=True):
+            t.insert(0, "file", str(batch))
+    table = pd.concat(tables, ignore_index=True)
+    if args.out is None:
+        table.to_csv(sys.stdout, index=False)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.out, index=False)
+        print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
+    return 0
 
 
 def _print_check(result) -> None:
@@ -150,7 +204,8 @@ def _cmd_demo(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = _parser().parse_args(argv)
-    commands = {"fit": _cmd_fit, "check": _cmd_check, "demo": _cmd_demo}
+    commands = {"fit": _cmd_fit, "check": _cmd_check, "predict": _cmd_predict,
+                "demo": _cmd_demo}
     try:
         return commands[args.command](args)
     except BayescheckError as exc:

@@ -1,0 +1,48 @@
+"""Connecting a :class:`models.BayesRule` to :func:`inference.decisions.bayes_rule`."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+from models.bayes_rule import BayesRule
+from models.errors import SpecError
+from models.spec import Spec
+
+from .decisions import bayes_rule
+from .result import AnalyticFit, ExactMarginal
+
+__all__ = ["fit_bayes_rule"]
+
+
+def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
+                   progress: bool = False) -> AnalyticFit:
+    """P(h | D) by enumeration, in log space; the oracles are the exact posterior
+    probabilities, compared as the means of the sampled indicators ``posterior[h]``."""
+    model: BayesRule = spec.model
+    started = time.perf_counter()
+    try:
+        r = bayes_rule(prior=dict(zip(model.hypotheses, model.prior, strict=True)),
+                       likelihoods=dict(zip(model.hypotheses, model.likelihood, strict=True)))
+    except ValueError as exc:
+        raise SpecError(str(exc), path=spec.path) from None
+    hyps = list(model.hypotheses)
+    post = {h: float(r[h]) for h in hyps}
+    parameters = {
+        "posterior": {"hypotheses": hyps, "mean": post,
+                      "sd": {h: math.sqrt(p * (1 - p)) for h, p in post.items()},
+                      "distribution": "categorical"},
+        "prior": dict(zip(hyps, model.prior.tolist(), strict=True)),
+        "likelihood": dict(zip(hyps, model.likelihood.tolist(), strict=True)),
+        "joint": dict(zip(hyps, r.joint.tolist(), strict=True)),
+        "evidence": r.evidence,
+        "observation": model.observation,
+    }
+    notes = [f"P({h} | {model.observation}) = {p:.6g}" for h, p in post.items()]
+    notes.append(f"P({model.observation}) = {r.evidence:.6g}")
+    oracles = [ExactMarginal(f"posterior[{h}]", "posterior", {"hypothesis": h}, None,
+                             exact_mean=p) for h, p in post.items()]
+    return AnalyticFit(model=model.name, parameters=parameters, marginals=oracles,
+                       log_evidence=math.log(r.evidence), n_rows=0,
+                       seconds=time.perf_counter() - started, state=r, notes=notes)

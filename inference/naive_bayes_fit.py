@@ -1,0 +1,429 @@
+"""Connecting a :class:`models.NaiveBayes` to the naive Bayes engine, over a stream, and
+predicting with minimum-risk decisions.
+
+The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is
+:class:`NaiveBayesStreamState`, the engine's :class:`~inference.naive_bayes.NaiveBayesStats`
+flattened into arrays (the schema, classes and categories, is rebuilt from the spec and a pass
+over the labels). ``posterior.json`` keeps the sufficient statistics, so
+``bayescheck predict`` rebuilds the fitted model from it without reading the training data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from models.data import Batch
+from models.errors import DataError, SpecError
+from models.naive_bayes import NaiveBayes
+from models.spec import Spec
+
+from .counts import encode_labels
+from .decisions import bayes_decision, zero_one_loss
+from .naive_bayes import (
+    CATEGORICAL,
+    NaiveBayesModel,
+    NaiveBayesSchema,
+    NaiveBayesStats,
+    UnivariateNIGPosterior,
+    UnivariateNIGPrior,
+    fit_naive_bayes,
+    naive_bayes_stats,
+    normal_normal_inverse_gamma,
+)
+from .result import AnalyticFit, ExactMarginal
+from .streaming import CHECKPOINT_NAME, model_key, run_stream
+
+__all__ = [
+    "NaiveBayesStreamState",
+    "fit_naive_bayes_spec",
+    "fitted_model",
+    "model_from_posterior",
+    "predict_table",
+    "read_loss",
+]
+
+
+@dataclass(frozen=True)
+class NaiveBayesStreamState:
+    """The engine's statistics as plain arrays (a checkpointable state).
+
+    Attributes
+    ----------
+    class_counts : numpy.ndarray, shape (K,)
+    gaussian_mean, gaussian_m2 : numpy.ndarray, shape (K, G)
+    category_counts : numpy.ndarray, shape (K, sum of N_f)
+        The per-feature count tables side by side, in schema order.
+    """
+
+    class_counts: np.ndarray
+    gaussian_mean: np.ndarray
+    gaussian_m2: np.ndarray
+    category_counts: np.ndarray
+
+    @classmethod
+    def empty(cls, schema: NaiveBayesSchema) -> NaiveBayesStreamState:
+        """No rows yet."""
+        K, G = len(schema.classes), len(schema.gaussian_features)
+        width = sum(len(schema.categories[j]) for j in schema.categorical_features)
+        return cls(np.zeros(K, np.int64), np.zeros((K, G)), np.zeros((K, G)),
+                   np.zeros((K, width), np.int64))
+
+    @classmethod
+    def from_stats(cls, stats: NaiveBayesStats) -> NaiveBayesStreamState:
+        """Flatten engine statistics."""
+        K = len(stats.schema.classes)
+        cats = (np.concatenate(stats.category_counts, axis=1) if stats.category_counts
+                else np.zeros((K, 0), np.int64))
+        return cls(stats.class_counts, stats.gaussian_mean, stats.gaussian_m2, cats)
+
+    def to_stats(self, schema: NaiveBayesSchema) -> NaiveBayesStats:
+        """Engine statistics for ``schema`` (the shapes must match it)."""
+        expected = NaiveBayesStreamState.empty(schema)
+        for f in dataclasses.fields(self):
+            if np.shape(getattr(self, f.name)) != np.shape(getattr(expected, f.name)):
+                raise SpecError("the checkpoint's classes or categories differ from the data's "
+                                "(a new class or category appeared); start afresh without "
+                                "--resume")
+        widths = [len(schema.categories[j]) for j in schema.categorical_features]
+        splits = np.cumsum(widths)[:-1]
+        tables = np.split(np.asarray(self.category_counts, np.int64), splits, axis=1) \
+            if widths else []
+        return NaiveBayesStats(schema=schema,
+                               class_counts=np.asarray(self.class_counts, np.int64),
+                               gaussian_mean=np.asarray(self.gaussian_mean, np.float64),
+                               gaussian_m2=np.asarray(self.gaussian_m2, np.float64),
+                               category_counts=tuple(tables))
+
+
+def _schema(model: NaiveBayes, classes, categories) -> NaiveBayesSchema:
+    return NaiveBayesSchema(
+        classes=tuple(classes), kinds=tuple(model.kinds),
+        categories=tuple(tuple(categories[f]) if k == CATEGORICAL else None
+                         for f, k in zip(model.features, model.kinds, strict=True)),
+        feature_names=tuple(model.features))
+
+
+def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") -> NaiveBayesModel:
+    """Fit the engine from statistics with the spec's prior; engine errors become
+    :class:`DataError` (exit 2) naming the data."""
+    try:
+        return fit_naive_bayes(
+            stats=stats, smoothing=model.smoothing, concentration=model.concentration,
+            class_prior=model.class_prior, gaussian=model.gaussian,
+            nig_prior=UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
+                                         b0=model.b0))
+    except ValueError as exc:
+        raise DataError(f"{exc}", path=where or None, column=model.target) from None
+
+
+def _loss(model: NaiveBayes, classes: tuple, *, where=None) -> tuple[np.ndarray, tuple]:
+    """The spec's loss matrix with its columns in the model's class order, and its options."""
+    if model.loss is None:
+        return zero_one_loss(len(classes)), tuple(classes)
+    if set(model.decision_classes) != set(classes) or len(model.decision_classes) != len(classes):
+        raise SpecError(f"expected the classes of the data {list(classes)}, got "
+                        f"{list(model.decision_classes)}", path=where, key="decision.classes")
+    order = [model.decision_classes.index(c) for c in classes]
+    return model.loss[:, order], tuple(model.decision_options)
+
+
+def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checked) -> list[dict]:
+    if not model.queries:
+        return []
+    Q = model.query_frame()
+    classes = nb.classes
+    jll = nb.joint_log_likelihood(Q)
+    proba = nb.predict_proba(Q)
+    decision = bayes_decision(proba=proba, loss=loss, options=options)
+    records = []
+    for i, name in enumerate(model.query_names):
+        records.append({
+            "name": name,
+            "values": {f: model.queries[i][f] for f in model.features},
+            "scores": {c: float(np.exp(jll[i, k])) for k, c in enumerate(classes)},
+            "probabilities": {c: float(proba[i, k]) for k, c in enumerate(classes)},
+            "most_probable": classes[int(np.argmax(proba[i]))],
+            "decision": decision.label[i],
+            "risk": {o: float(decision.risk[i, r]) for r, o in enumerate(options)},
+            "cross_checked": bool(model.bayesian_predictive and i in checked),
+        })
+    return records
+
+
+def _statistics_json(stats: NaiveBayesStats) -> dict:
+    s = stats.schema
+    return {
+        "classes": list(s.classes),
+        "features": list(s.feature_names),
+        "kinds": list(s.kinds),
+        "categories": {s.feature_names[j]: list(s.categories[j]) for j in s.categorical_features},
+        "class_counts": stats.class_counts.tolist(),
+        "gaussian_mean": stats.gaussian_mean.tolist(),
+        "gaussian_m2": stats.gaussian_m2.tolist(),
+        "category_counts": {s.feature_names[j]: stats.category_counts[f].tolist()
+                            for f, j in enumerate(s.categorical_features)},
+    }
+
+
+def _features_json(model: NaiveBayes, nb: NaiveBayesModel) -> dict:
+    s, classes = nb.schema, nb.classes
+    out = {}
+    for f, j in enumerate(s.categorical_features):
+        name, cats = s.feature_names[j], s.categories[j]
+        out[name] = {
+            "kind": "categorical", "categories": list(cats),
+            "probabilities": {c: dict(zip(cats, np.exp(nb.category_log_prob[f][k]).tolist(),
+                                          strict=True)) for k, c in enumerate(classes)},
+            "counts": {c: dict(zip(cats, nb.stats.category_counts[f][k].tolist(), strict=True))
+                       for k, c in enumerate(classes)},
+        }
+    for g, j in enumerate(s.gaussian_features):
+        name = s.feature_names[j]
+        entry = {"kind": "gaussian", "model": nb.gaussian,
+                 "mean": {c: float(nb.means[k, g]) for k, c in enumerate(classes)},
+                 "variance": {c: float(nb.variances[k, g]) for k, c in enumerate(classes)}}
+        if nb.gaussian == "nig":
+            post = nb.nig
+            entry["predictive"] = {
+                "distribution": "student_t",
+                "df": {c: float(2 * post.a[k, g]) for k, c in enumerate(classes)},
+                "loc": {c: float(post.mu[k, g]) for k, c in enumerate(classes)},
+                "scale": {c: float(post.predictive_scale[k, g]) for k, c in enumerate(classes)},
+            }
+        out[name] = entry
+    return out
+
+
+def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> list[ExactMarginal]:
+    """Exact marginals of the declared model's parameters (always: they are conjugate) and
+    the exact means of the query scores (when the fit reports the Bayesian predictive)."""
+    s, classes = nb.schema, nb.classes
+    out = [ExactMarginal(f"class_weight[{c}]", "class_weight", {"class": c},
+                         nb.class_posterior.marginal(k)) for k, c in enumerate(classes)]
+    for f, j in enumerate(s.categorical_features):
+        name, cats = s.feature_names[j], s.categories[j]
+        for k, c in enumerate(classes):
+            post = nb.category_posteriors[f][k]
+            out += [ExactMarginal(f"p_{name}[{c}, {v}]", f"p_{name}",
+                                  {"class": c, f"{name}_category": v}, post.marginal(i))
+                    for i, v in enumerate(cats)]
+    if s.gaussian_features:
+        prior = UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
+                                   b0=model.b0)
+        st = nb.stats
+        for g, j in enumerate(s.gaussian_features):
+            name = s.feature_names[j]
+            for k, c in enumerate(classes):
+                post: UnivariateNIGPosterior = normal_normal_inverse_gamma(
+                    count=st.class_counts[k], mean=st.gaussian_mean[k, g],
+                    m2=st.gaussian_m2[k, g], prior=prior)
+                coords = {"class": c, "gaussian_feature": name}
+                out.append(ExactMarginal(f"mu[{c}, {name}]", "mu", coords,
+                                         post.mean_marginal()))
+                out.append(ExactMarginal(f"sigma2[{c}, {name}]", "sigma2", coords,
+                                         post.variance_marginal()))
+    for q in queries:
+        if q["cross_checked"]:
+            out += [ExactMarginal(f"score[{q['name']}, {c}]", "score",
+                                  {"query": q["name"], "class": c}, None,
+                                  exact_mean=q["scores"][c]) for c in classes]
+    return out
+
+
+def fit_naive_bayes_spec(spec: Spec, *, out: Path | None = None, resume: bool = False,
+                         progress: bool = False) -> AnalyticFit:
+    """Stream the data through the naive Bayes engine; class probabilities, decisions and
+    expected risks of the spec's query rows; the oracles of the cross-check."""
+    model: NaiveBayes = spec.model
+    started = time.perf_counter()
+    classes, categories = model.labels(spec.data)
+    schema = _schema(model, classes, categories)
+
+    def absorb(state: NaiveBayesStreamState, batch: Batch):
+        X, y = model.table(batch)
+        try:
+            stats = naive_bayes_stats(X, y, schema=schema)
+        except ValueError as exc:
+            raise DataError(f"{exc}", path=batch.name) from None
+        return NaiveBayesStreamState.from_stats(state.to_stats(schema) + stats), len(y)
+
+    def summarize(state: NaiveBayesStreamState):
+        return {"class_counts": dict(zip(classes, np.asarray(state.class_counts).tolist(),
+                                         strict=True))}
+
+    files = spec.data.files()
+    stream = run_stream(spec.data, initial_state=NaiveBayesStreamState.empty(schema),
+                        absorb=absorb, summarize=summarize,
+                        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
+                        resume=resume, model_key=model_key(spec), total=len(files) or None,
+                        progress=progress)
+    stats = stream.state.to_stats(schema)
+    nb = fitted_model(model, stats, where=spec.data.label)
+    loss, options = _loss(model, classes, where=spec.path)
+    checked = model.checked_queries(categories)
+    queries = _query_records(model, nb, loss, options, checked)
+    parameters = {
+        "classes": list(classes),
+        "settings": {"smoothing": model.smoothing, "concentration": model.concentration,
+                     "class_prior": model.class_prior, "gaussian": nb.gaussian,
+                     "nig_prior": {"mu0": model.mu0, "kappa0": model.kappa0, "a0": model.a0,
+                                   "b0": model.b0} if model.gaussians else None},
+        "class_prior": {c: float(p) for c, p in zip(classes, np.exp(nb.class_log_prior),
+                                                    strict=True)},
+        "class_weight": {"mean": dict(zip(classes, nb.class_posterior.mean.tolist(),
+                                          strict=True)),
+                         "sd": dict(zip(classes, nb.class_posterior.sd.tolist(), strict=True)),
+                         "distribution": "dirichlet",
+                         "concentration": nb.class_posterior.alpha.tolist()},
+        "features": _features_json(model, nb),
+        "decision": {"options": list(options), "classes": list(classes),
+                     "loss": np.asarray(loss).tolist(),
+                     "zero_one": model.loss is None},
+        "query": queries,
+        "statistics": _statistics_json(stats),
+    }
+    notes = []
+    for q in queries:
+        probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
+        scores = ", ".join(f"{c} {v:.4g}" for c, v in q["scores"].items())
+        risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
+        notes.append(f"query {q['name']}: {probs}; scores {scores}; decide {q['decision']} "
+                     f"(expected risk: {risks})")
+    if queries and not model.bayesian_predictive:
+        notes.append("the query probabilities are not cross-checked: with smoothing = false, "
+                     "class_prior = 'frequency' or gaussian = 'ml' they are not the posterior "
+                     "predictive of the declared model; check compares that model's parameter "
+                     "posteriors only")
+    return AnalyticFit(
+        model=model.name, parameters=parameters, marginals=_oracles(model, nb, queries),
+        log_evidence=None, n_rows=stats.n,
+        batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                 for r in stream.records],
+        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=nb,
+        notes=notes)
+
+
+# ---- prediction -----------------------------------------------------------------------
+
+
+def model_from_posterior(model: NaiveBayes, posterior: dict, *, where: str) -> NaiveBayesModel:
+    """Rebuild the fitted engine from the statistics kept in ``posterior.json``, with the
+    spec's prior; a file of another model or other columns is a :class:`SpecError`."""
+    if posterior.get("model") != model.name:
+        raise SpecError(f"holds a {posterior.get('model')!r} fit, not naive_bayes", path=where)
+    try:
+        st = posterior["parameters"]["statistics"]
+        if st["features"] != list(model.features) or st["kinds"] != list(model.kinds):
+            raise SpecError(f"was fitted with features {st['features']} of kinds {st['kinds']}; "
+                            f"the spec has {list(model.features)} of kinds {list(model.kinds)}",
+                            path=where)
+        schema = _schema(model, st["classes"], st["categories"])
+        stats = NaiveBayesStats(
+            schema=schema, class_counts=np.asarray(st["class_counts"], np.int64),
+            gaussian_mean=np.asarray(st["gaussian_mean"], np.float64).reshape(
+                len(schema.classes), -1),
+            gaussian_m2=np.asarray(st["gaussian_m2"], np.float64).reshape(
+                len(schema.classes), -1),
+            category_counts=tuple(np.asarray(st["category_counts"][f], np.int64)
+                                  for f in model.categorical))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"not a naive Bayes posterior.json written by 'bayescheck fit' "
+                        f"({type(exc).__name__}: {exc})", path=where) from None
+    return fitted_model(model, stats, where=where)
+
+
+def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
+    """Read a loss matrix CSV: header ``option,<class>,<class>,...``, one row per option.
+
+    Returns the matrix with its columns in ``classes`` order, and the option labels.
+    Wrong classes (shape) or negative / non-numeric entries are a :class:`DataError`.
+    """
+    try:
+        frame = pd.read_csv(path, index_col=0, dtype=str)
+    except FileNotFoundError:
+        raise DataError("loss file not found", path=path) from None
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise DataError(f"cannot read the loss matrix: {exc}", path=path) from None
+    columns = [str(c) for c in frame.columns]
+    if sorted(columns) != sorted(classes) or len(frame) < 1:
+        raise DataError(f"expected a loss matrix with one column per class {list(classes)} "
+                        f"(header: option,{','.join(classes)}) and at least one row, got "
+                        f"columns {columns} and {len(frame)} row(s), shape "
+                        f"({len(frame)}, {len(columns)})", path=path)
+    loss = np.empty((len(frame), len(classes)))
+    for j, c in enumerate(classes):
+        col = frame.columns[columns.index(c)]
+        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+        for i, v in enumerate(values):
+            if not math.isfinite(v) or v < 0:
+                raise DataError(f"expected a finite non-negative loss, got "
+                                f"{frame[col].iloc[i]!r}", path=path, column=c, row=i + 1)
+        loss[:, j] = values
+    options = tuple(str(o) for o in frame.index)
+    if len(set(options)) != len(options):
+        raise DataError(f"option labels (first column) must be unique, got {list(options)}",
+                        path=path)
+    return loss, options
+
+
+def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
+                  loss: np.ndarray | None = None, options: tuple | None = None,
+                  warn=None) -> pd.DataFrame:
+    """Class probabilities, decision and expected risk of every option for each row.
+
+    Parameters
+    ----------
+    model : models.NaiveBayes
+    nb : NaiveBayesModel
+        The fitted engine.
+    batch : models.Batch
+        The new rows (the target column, when present, is copied through, not used).
+    loss, options : optional
+        Loss matrix (columns in ``nb.classes`` order) and its option labels; default the
+        spec's ``[decision]``, else zero-one loss over the classes.
+    warn : callable, optional
+        Receives a message for each categorical feature with labels never seen in training
+        (they get the prior's mass when smoothed, probability 0 otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``row``, the feature columns, ``p_<class>`` per class, ``decision`` and
+        ``risk_<option>`` per option.
+    """
+    classes = nb.classes
+    if loss is None:
+        loss, options = _loss(model, classes)
+    X, _ = model.table(batch, with_target=False)
+    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
+    for j in nb.schema.categorical_features:
+        f = nb.schema.feature_names[j]
+        codes = encode_labels(X[f].to_numpy(dtype=object), nb.schema.categories[j])
+        if (codes < 0).any():
+            r = int(np.flatnonzero(codes < 0)[0])
+            how = "gets the prior's mass" if model.smoothing else \
+                "has probability 0 in every class and is left out"
+            warn(f"{batch.name}, column '{f}', row {r + 1}: category {X[f].iloc[r]!r} never "
+                 f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
+    if len(X) == 0:
+        raise DataError("no rows to predict", path=batch.name)
+    proba = nb.predict_proba(X)
+    decision = bayes_decision(proba=proba, loss=loss, options=options)
+    out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})
+    for f in model.features:
+        out[f] = X[f].to_numpy()
+    for k, c in enumerate(classes):
+        out[f"p_{c}"] = proba[:, k]
+    out["decision"] = decision.label
+    for r, o in enumerate(decision.options):
+        out[f"risk_{o}"] = decision.risk[:, r]
+    return out
+

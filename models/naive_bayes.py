@@ -1,0 +1,378 @@
+"""Naive Bayes: P(c | x) proportional to P(c) prod_j P(x_j | c), with optional Bayes decisions.
+
+The Bayesian model declared for the NUTS cross-check (``smoothing = true``):
+
+    w ~ Dirichlet(concentration 1_K)                       class weights
+    y_n ~ Categorical(w)
+    pi[c, f] ~ Dirichlet(concentration 1_{N_f})             per class and categorical feature f
+    x_nf ~ Categorical(pi[y_n, f])
+    sigma2[c, g] ~ InvGamma(a0, b0)                         per class and Gaussian feature g
+    mu[c, g] | sigma2 ~ Normal(mu0, sigma2 / kappa0)
+    x_ng ~ Normal(mu[y_n, g], sigma2[y_n, g])
+
+The parameter posteriors are independent, so for a query row x the posterior mean of the joint
+score ``s_c(x) = w_c prod_j p(x_j | c, theta)`` is the product of the posterior means (the
+Laplace-smoothed probabilities and the Student-t predictive densities): the analytic
+posterior predictive class probability is ``E[s_c] / sum_c' E[s_c']``. The declaration
+exposes ``score`` (dims ``query``, ``class``) as a deterministic, so NUTS can estimate each
+``E[s_c]`` and the cross-check can compare it with the exact value.
+
+Categorical values and class labels are read as strings (``1`` in a CSV and ``1`` in a TOML
+query are the same category).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .data import Batch, DataSource, numeric_columns
+from .errors import DataError, SpecError
+from .spec import SamplingConfig, Section, Spec
+
+__all__ = ["NaiveBayes", "naive_bayes_spec", "KINDS"]
+
+KINDS = ("categorical", "gaussian")
+
+
+def _labels(batch_name: str, frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A column of labels as strings; a missing value is a :class:`DataError` naming the row."""
+    if column not in frame.columns:
+        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
+                        path=batch_name, column=column)
+    col = frame[column]
+    missing = col.isna().to_numpy()
+    if missing.any():
+        raise DataError("missing value", path=batch_name, column=column,
+                        row=int(np.flatnonzero(missing)[0]) + 1)
+    return col.astype(str).to_numpy(dtype=object)
+
+
+@dataclass(frozen=True, eq=False)
+class NaiveBayes:
+    """A naive Bayes classifier: columns, feature kinds, priors, queries and the loss matrix.
+
+    Parameters
+    ----------
+    features : tuple of str
+        Feature columns, in order.
+    kinds : tuple of {"categorical", "gaussian"}
+        One per feature.
+    target : str
+        The class column.
+    concentration : float
+        Symmetric Dirichlet concentration of the class weights and of every categorical
+        feature (1 = Laplace correction).
+    smoothing : bool
+        True: posterior means (Dirichlet; Normal-Inverse-Gamma Student-t predictive for
+        Gaussian features unless ``gaussian = "ml"``). False: maximum-likelihood frequencies,
+        means and variances (the variance divides by N).
+    class_prior : {"dirichlet", "frequency"}
+        Class weights: Dirichlet posterior mean, or plain class frequencies.
+    gaussian : {"nig", "ml"}
+        Gaussian features: Student-t posterior predictive under the NIG prior, or the
+        maximum-likelihood Normal.
+    mu0, kappa0, a0, b0 : float
+        NIG prior of every class and Gaussian feature: sigma2 ~ InvGamma(a0, b0),
+        mu | sigma2 ~ Normal(mu0, sigma2 / kappa0).
+    queries : tuple of dict
+        Query rows (feature -> value) whose class probabilities ``fit`` reports.
+    query_names : tuple of str
+        One name per query row.
+    decision_classes : tuple of str or None
+        Column order of ``loss`` (the true classes).
+    decision_options : tuple of str or None
+        Row labels of ``loss`` (the options decided between).
+    loss : numpy.ndarray or None
+        ``loss[i, j]``: loss of deciding option i when the truth is class j; None = zero-one.
+    """
+
+    features: tuple[str, ...]
+    kinds: tuple[str, ...]
+    target: str
+    concentration: float = 1.0
+    smoothing: bool = True
+    class_prior: str = "dirichlet"
+    gaussian: str = "nig"
+    mu0: float = 0.0
+    kappa0: float = 1.0
+    a0: float = 1.0
+    b0: float = 1.0
+    queries: tuple = ()
+    query_names: tuple = ()
+    decision_classes: tuple | None = None
+    decision_options: tuple | None = None
+    loss: np.ndarray | None = field(default=None)
+
+    name = "naive_bayes"
+
+    def __post_init__(self):
+        if len(self.kinds) != len(self.features) or not self.features:
+            raise ValueError("give one kind per feature, and at least one feature")
+        for k in self.kinds:
+            if k not in KINDS:
+                raise ValueError(f"kind must be one of {KINDS}, got {k!r}")
+        if len(self.query_names) != len(self.queries):
+            raise ValueError("give one name per query row")
+
+    @property
+    def categorical(self) -> list[str]:
+        """The categorical features, in order."""
+        return [f for f, k in zip(self.features, self.kinds, strict=True) if k == "categorical"]
+
+    @property
+    def gaussians(self) -> list[str]:
+        """The Gaussian features, in order."""
+        return [f for f, k in zip(self.features, self.kinds, strict=True) if k == "gaussian"]
+
+    @property
+    def bayesian_predictive(self) -> bool:
+        """True when the fitted class probabilities are the exact posterior predictive of the
+        declared model (so the cross-check can compare them)."""
+        return self.smoothing and self.class_prior == "dirichlet" and (
+            self.gaussian == "nig" or not self.gaussians)
+
+    # ---- data --------------------------------------------------------------------------
+
+    def table(self, batch: Batch, *, with_target: bool = True) -> tuple[pd.DataFrame, Any]:
+        """The features (categorical as strings, Gaussian as float64) and the classes of a
+        batch, validated: a missing column or value is a :class:`DataError` naming it."""
+        frame = batch.frame
+        out = {}
+        gaussian = numeric_columns(batch, self.gaussians) if self.gaussians else None
+        for f, kind in zip(self.features, self.kinds, strict=True):
+            if kind == "categorical":
+                out[f] = _labels(batch.name, frame, f)
+            else:
+                out[f] = gaussian[:, self.gaussians.index(f)]
+        X = pd.DataFrame(out, columns=list(self.features), index=range(len(frame)))
+        y = _labels(batch.name, frame, self.target) if with_target else None
+        return X, y
+
+    def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+        """Classes and the categories of each categorical feature, sorted, from every batch
+        (one pass over the labels; the schema must be fixed before statistics are added)."""
+        classes: set[str] = set()
+        cats: dict[str, set[str]] = {f: set() for f in self.categorical}
+        for batch in source.batches():
+            classes.update(_labels(batch.name, batch.frame, self.target).tolist())
+            for f in self.categorical:
+                cats[f].update(_labels(batch.name, batch.frame, f).tolist())
+        if len(classes) < 2:
+            raise DataError(f"naive Bayes needs at least 2 classes, the data have "
+                            f"{len(classes)}: {sorted(classes)}", path=source.label,
+                            column=self.target)
+        return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
+
+    def query_frame(self) -> pd.DataFrame:
+        """The spec's query rows as a frame (categorical values as strings)."""
+        rows = [{f: (str(q[f]) if k == "categorical" else float(q[f]))
+                 for f, k in zip(self.features, self.kinds, strict=True)} for q in self.queries]
+        return pd.DataFrame(rows, columns=list(self.features))
+
+    def checked_queries(self, categories: dict[str, tuple[str, ...]]) -> list[int]:
+        """Indices of the query rows the cross-check compares: those whose categories were
+        all seen in training (an unseen label gets prior mass outside the declared model)."""
+        return [i for i, q in enumerate(self.queries)
+                if all(str(q[f]) in categories[f] for f in self.categorical)]
+
+    # ---- PyMC --------------------------------------------------------------------------
+
+    def declare(self, source: DataSource):
+        """The PyMC model on every row of ``source`` (see the module docstring).
+
+        Variables: ``class_weight`` (dims ``class``), ``p_<feature>`` (``class``,
+        ``<feature>_category``) per categorical feature, ``mu`` and ``sigma2``
+        (``class``, ``gaussian_feature``) and the deterministic ``score`` (``query``,
+        ``class``) for the query rows whose categories were seen in training.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        classes, categories = self.labels(source)
+        parts = [self.table(b) for b in source.batches()]
+        X = pd.concat([p[0] for p in parts], ignore_index=True)
+        y = np.concatenate([p[1] for p in parts])
+        yc = np.searchsorted(np.asarray(classes, dtype=object), y).astype(np.int64)
+        K = len(classes)
+        alpha = self.concentration
+        checked = self.checked_queries(categories)
+        Q = self.query_frame().iloc[checked]
+        coords = {"class": list(classes), "query": [self.query_names[i] for i in checked]}
+        for f in self.categorical:
+            coords[f"{f}_category"] = list(categories[f])
+        if self.gaussians:
+            coords["gaussian_feature"] = list(self.gaussians)
+        with pm.Model(coords=coords) as model:
+            w = pm.Dirichlet("class_weight", a=np.full(K, alpha), dims="class")
+            pm.Categorical("y", p=w, observed=yc)
+            log_score = pt.broadcast_to(pt.log(w)[None, :], (len(Q), K))
+            for f in self.categorical:
+                cats = categories[f]
+                pi = pm.Dirichlet(f"p_{f}", a=np.full((K, len(cats)), alpha),
+                                  dims=("class", f"{f}_category"))
+                codes = np.searchsorted(np.asarray(cats, dtype=object),
+                                        X[f].to_numpy(dtype=object))
+                pm.Categorical(f"x_{f}", p=pi[yc], observed=codes)
+                if len(Q):
+                    qc = np.searchsorted(np.asarray(cats, dtype=object),
+                                         Q[f].to_numpy(dtype=object))
+                    log_score = log_score + pt.log(pi[:, qc]).T
+            if self.gaussians:
+                G = X[self.gaussians].to_numpy(dtype=np.float64)
+                sigma2 = pm.InverseGamma("sigma2", alpha=self.a0, beta=self.b0,
+                                         dims=("class", "gaussian_feature"))
+                mu = pm.Normal("mu", mu=self.mu0, sigma=pt.sqrt(sigma2 / self.kappa0),
+                               dims=("class", "gaussian_feature"))
+                pm.Normal("x_gaussian", mu=mu[yc], sigma=pt.sqrt(sigma2[yc]), observed=G)
+                if len(Q):
+                    xq = Q[self.gaussians].to_numpy(dtype=np.float64)  # (q, g)
+                    d = xq[:, None, :] - mu[None, :, :]  # (q, K, g)
+                    log_score = log_score + pt.sum(
+                        -0.5 * pt.log(2 * np.pi * sigma2)[None] - 0.5 * d ** 2 / sigma2[None],
+                        axis=2)
+            if len(Q):
+                pm.Deterministic("score", pt.exp(log_score), dims=("query", "class"))
+        return model
+
+
+# ---- spec ------------------------------------------------------------------------------
+
+
+def _kinds(data: Section, features: list[str]) -> list[str]:
+    raw = data.raw("features_kind", "categorical")
+    if isinstance(raw, str):
+        if raw not in KINDS:
+            raise data.error("features_kind", f"expected one of {', '.join(map(repr, KINDS))} "
+                                              f"or a table feature -> kind, got {raw!r}")
+        return [raw] * len(features)
+    if not isinstance(raw, dict):
+        raise data.error("features_kind", f"expected a kind or a table feature -> kind, "
+                                          f"got {raw!r}")
+    for f, k in raw.items():
+        if f not in features:
+            raise data.error(f"features_kind.{f}", f"not a feature; the features are: "
+                                                   f"{', '.join(features)}")
+        if k not in KINDS:
+            raise data.error(f"features_kind.{f}", f"expected one of "
+                                                   f"{', '.join(map(repr, KINDS))}, got {k!r}")
+    return [raw.get(f, "categorical") for f in features]
+
+
+def _queries(top: Section, features: list[str], kinds: list[str], path: Path):
+    raw = top.raw("query", [])
+    if isinstance(raw, dict):
+        raw = [raw]
+    if not isinstance(raw, list):
+        raise top.error("query", f"expected [[query]] rows (tables of feature = value), "
+                                 f"got {raw!r}")
+    rows, names = [], []
+    for i, table in enumerate(raw):
+        row = Section(table, f"query[{i}]", path)
+        name = row.string("name", f"q{i + 1}")
+        values = {}
+        for f, kind in zip(features, kinds, strict=True):
+            v = row.raw(f)
+            if kind == "gaussian":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+                    raise row.error(f, f"Gaussian feature: expected a finite number, got {v!r}")
+            elif not isinstance(v, (str, int, float, bool)):
+                raise row.error(f, f"expected a category label, got {v!r}")
+            values[f] = v
+        row.finish()
+        if name in names:
+            raise row.error("name", f"query names must be unique, {name!r} is used twice")
+        rows.append(values)
+        names.append(name)
+    return tuple(rows), tuple(names)
+
+
+def _decision(top: Section):
+    decision = top.subsection("decision")
+    classes = decision.strings("classes", None)
+    options = decision.strings("options", None)
+    loss = decision.array("loss", None)
+    decision.finish()
+    if loss is None:
+        for key, value in (("classes", classes), ("options", options)):
+            if value is not None:
+                raise decision.error(key, "only applies with a loss matrix (decision.loss)")
+        return None, None, None
+    if classes is None:
+        raise decision.error("classes", "is required with a loss matrix: the true classes, "
+                                        "in the order of the loss matrix's columns")
+    options = classes if options is None else options
+    if loss.ndim != 2 or loss.shape != (len(options), len(classes)):
+        raise decision.error("loss", f"expected a matrix of shape ({len(options)}, "
+                                     f"{len(classes)}) (one row per option {options}, one column "
+                                     f"per class {classes}), got shape {loss.shape}")
+    if np.any(loss < 0):
+        i, j = (int(v) for v in np.argwhere(loss < 0)[0])
+        raise decision.error("loss", f"entries must be non-negative, got {loss[i, j]:g} at "
+                                     f"row {i + 1} ({options[i]}), column {j + 1} ({classes[j]})")
+    return tuple(classes), tuple(options), loss
+
+
+def naive_bayes_spec(top: Section, path: Path) -> Spec:
+    """Build a :class:`~models.spec.Spec` for ``model = "naive_bayes"``.
+
+    Keys: ``[data] path, target, features, features_kind``; ``[prior] concentration,
+    smoothing, class_prior, gaussian, mu0, kappa0, a0, b0``; ``[[query]]`` rows (feature =
+    value, optional ``name``); ``[decision] classes, options, loss``; ``[sampling]``.
+    See docs/models/naive_bayes.md.
+    """
+    data = top.subsection("data")
+    source = DataSource(data.string("path"), base=path.parent)
+    target = data.string("target")
+    features = data.strings("features", None)
+    columns = source.columns()
+    if target not in columns:
+        raise SpecError(f"column {target!r} is not in {source.files()[0]}; it has: "
+                        f"{', '.join(columns)}", path=path, key="data.target")
+    if features is None:
+        features = [c for c in columns if c != target]
+    for f in features:
+        if f not in columns:
+            raise SpecError(f"column {f!r} is not in {source.files()[0]}; it has: "
+                            f"{', '.join(columns)}", path=path, key="data.features")
+    if target in features:
+        raise SpecError(f"the target {target!r} is also listed as a feature", path=path,
+                        key="data.features")
+    if not features:
+        raise SpecError("no features: the data have only the target column", path=path,
+                        key="data.features")
+    kinds = _kinds(data, features)
+    data.finish()
+
+    prior = top.subsection("prior")
+    concentration = prior.number("concentration", 1.0, positive=True)
+    smoothing = prior.boolean("smoothing", True)
+    class_prior = prior.string("class_prior", "dirichlet" if smoothing else "frequency",
+                               choices=("dirichlet", "frequency"))
+    has_gaussian = "gaussian" in kinds
+    gaussian = prior.string("gaussian", "nig" if smoothing else "ml", choices=("nig", "ml"))
+    nig = {}
+    for key, default, positive in (("mu0", 0.0, False), ("kappa0", 1.0, True),
+                                   ("a0", 1.0, True), ("b0", 1.0, True)):
+        if key in prior and not has_gaussian:
+            raise prior.error(key, "only applies to Gaussian features; there are none "
+                                   "(see data.features_kind)")
+        nig[key] = float(prior.number(key, default, positive=positive))
+    if "gaussian" in prior.table and not has_gaussian:
+        raise prior.error("gaussian", "only applies to Gaussian features; there are none "
+                                      "(see data.features_kind)")
+    prior.finish()
+
+    queries, names = _queries(top, features, kinds, path)
+    classes, options, loss = _decision(top)
+    sampling = SamplingConfig.from_section(top.subsection("sampling"))
+    model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,
+                       concentration=float(concentration), smoothing=smoothing,
+                       class_prior=class_prior, gaussian=gaussian, **nig, queries=queries,
+                       query_names=names, decision_classes=classes, decision_options=options,
+                       loss=loss)
+    return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
