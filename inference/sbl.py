@@ -576,7 +576,14 @@ def _fast_step(prob: _Problem, state: SBLState, *, tol: float, threshold: float)
     if basis_converged and prob.noise_fixed:
         return state, SBLInfo(post.log_evidence, max_dlog, 0.0, "none", 0, True)
     # j = -1: the basis is at its fixed point, only the noise may still move
-    j = -1 if basis_converged else int(np.argmax(gain))
+    if basis_converged:
+        j = -1
+    elif n_add or n_del:
+        j = int(np.argmax(gain))
+    else:
+        # only re-estimations remain: their gains are second order in the change and can sit
+        # at round-off level, so take the largest change in log alpha
+        j = int(idx[re][np.argmax(dlog)])
     new_alpha = alpha.copy()
     xtx = state.xtx_active
     order = idx

@@ -1,0 +1,381 @@
+"""Sparse Bayesian learning (ARD) engine against independent derivations.
+
+References: Tipping (2001), "Sparse Bayesian learning and the relevance vector machine",
+JMLR 1, eq. 7-8 (evidence), 12-13 (posterior), 16-18 (MacKay / EM updates); Tipping and
+Faul (2003), AISTATS, eq. 7-8 and 20-21 (decomposition l(alpha_i), s_i, q_i and the
+stationary point alpha_i = s_i^2 / (q_i^2 - s_i)).
+
+Tolerances. Closed forms are compared with an independent float64 computation of the same
+quantity on well-conditioned designs (condition number of the matrices factored < 1e4), so
+the two agree to about cond * N * eps ~ 1e-10 relative: RTOL below. Fixed points are
+compared after convergence to ``TOL_FIT`` in log alpha; the evidence is stationary there, so
+its error is second order and the means differ by O(TOL_FIT) relative to their posterior sd.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from inference.sbl import ard_log_evidence, ard_posterior, fit_sbl
+
+EPS = np.finfo(np.float64).eps
+RTOL = 1e-10
+TOL_FIT = 1e-9
+
+
+def make_problem(n=200, m=10, support=(1, 4, 7), coef=(1.5, -2.0, 0.8), noise=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    w = np.zeros(m)
+    w[list(support)] = coef
+    return X, X @ w + noise * rng.normal(size=n), w
+
+
+def dense_covariance(X, alpha, noise_var):
+    """C = sigma2 I + X_A A^-1 X_A' over the finite-alpha columns (Tipping 2001, eq. 7)."""
+    fin = np.isfinite(alpha)
+    Xa = X[:, fin]
+    return noise_var * np.eye(X.shape[0]) + Xa @ np.diag(1.0 / alpha[fin]) @ Xa.T
+
+
+def brute_posterior(X, y, alpha, noise_var):
+    """Sigma = (X'X/sigma2 + A)^-1, mu = Sigma X'y / sigma2 by a dense inverse (eq. 12-13)."""
+    fin = np.isfinite(alpha)
+    Xa = X[:, fin]
+    cov = np.linalg.inv(Xa.T @ Xa / noise_var + np.diag(alpha[fin]))
+    return cov @ Xa.T @ y / noise_var, cov
+
+
+def sq_factors(X, y, alpha, noise_var, i):
+    """s_i, q_i from C with column i removed (Tipping-Faul eq. 20-21), by dense solves."""
+    a = alpha.copy()
+    a[i] = np.inf
+    c = dense_covariance(X, a, noise_var)
+    return X[:, i] @ np.linalg.solve(c, X[:, i]), X[:, i] @ np.linalg.solve(c, y)
+
+
+@pytest.fixture(autouse=True)
+def _no_numpy_warnings():
+    # small matrices only: one BLAS thread (threads cost more than they save on a busy machine)
+    from threadpoolctl import threadpool_limits
+
+    with warnings.catch_warnings(), threadpool_limits(limits=1, user_api="blas"):
+        warnings.simplefilter("error", RuntimeWarning)
+        yield
+
+
+# ------------------------------------------------------------------ fixed hyperparameters
+
+
+@pytest.mark.parametrize(("n", "m"), [(40, 8), (25, 60)])  # k <= N (precision form), k > N (Woodbury)
+def test_log_evidence_equals_scipy_mvn(n, m):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, m))
+    y = rng.normal(size=n)
+    alpha = rng.uniform(0.5, 3.0, size=m)
+    alpha[[0, 3]] = np.inf
+    noise_var = 0.3
+    ref = stats.multivariate_normal(np.zeros(n), dense_covariance(X, alpha, noise_var)).logpdf(y)
+    got = ard_log_evidence(X, y, alpha, noise_var)
+    assert got == pytest.approx(ref, rel=RTOL)
+    # the same through a sparse design
+    assert ard_log_evidence(sp.csr_array(X), y, alpha, noise_var) == pytest.approx(ref, rel=RTOL)
+
+
+def test_log_evidence_detects_wrong_hyperparameters():
+    """A wrong alpha (one weight's precision doubled) or noise is far outside RTOL."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 6))
+    y = X @ rng.normal(size=6) + 0.5 * rng.normal(size=40)
+    alpha = np.full(6, 1.0)
+    ref = stats.multivariate_normal(np.zeros(40), dense_covariance(X, alpha, 0.25)).logpdf(y)
+    wrong = alpha.copy()
+    wrong[2] *= 2.0
+    for a, s2 in [(wrong, 0.25), (alpha, 0.25 * 1.01)]:
+        assert abs(ard_log_evidence(X, y, a, s2) - ref) > 1e3 * RTOL * abs(ref)
+
+
+@pytest.mark.parametrize(("n", "m"), [(40, 8), (25, 60)])
+def test_posterior_equals_dense_formula(n, m):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, m))
+    y = rng.normal(size=n)
+    alpha = rng.uniform(0.5, 3.0, size=m)
+    alpha[[1, 5]] = np.inf
+    mean_ref, cov_ref = brute_posterior(X, y, alpha, 0.4)
+    post = ard_posterior(X, y, alpha, 0.4)
+    np.testing.assert_array_equal(post.relevant, np.flatnonzero(np.isfinite(alpha)))
+    assert post.cov.shape == (m - 2, m - 2)
+    np.testing.assert_allclose(post.mean[post.relevant], mean_ref, rtol=RTOL, atol=RTOL * np.abs(mean_ref).max())
+    np.testing.assert_allclose(post.cov, cov_ref, rtol=0, atol=RTOL * np.abs(cov_ref).max())
+    assert np.all(post.mean[[1, 5]] == 0.0)
+    # a deliberately wrong covariance (one precision off by 2x) is far outside the tolerance
+    wrong = alpha.copy()
+    wrong[0] *= 2.0
+    assert np.abs(ard_posterior(X, y, wrong, 0.4).cov - cov_ref).max() > 1e3 * RTOL * np.abs(cov_ref).max()
+
+
+def test_tied_precision_equals_ridge_posterior():
+    """One alpha for all weights: N((X'X + lam I)^-1 X'y, sigma2 (X'X + lam I)^-1), lam = sigma2 alpha."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 5))
+    y = X @ rng.normal(size=5) + 0.7 * rng.normal(size=50)
+    a, s2 = 2.5, 0.49
+    lam = s2 * a
+    ridge = np.linalg.inv(X.T @ X + lam * np.eye(5))
+    post = ard_posterior(X, y, a, s2)
+    np.testing.assert_allclose(post.mean, ridge @ X.T @ y, rtol=RTOL)
+    np.testing.assert_allclose(post.cov, s2 * ridge, rtol=RTOL)
+    # and the Bayesian linear-regression engine with prior N(0, I / alpha)
+    from inference.linear_gaussian import GaussianPosterior, regression_stats
+
+    blr = GaussianPosterior.from_prior(np.zeros(5), np.eye(5) / a, noise_var=s2).update(regression_stats(X, y))
+    np.testing.assert_allclose(post.mean, blr.mean, rtol=RTOL)
+    np.testing.assert_allclose(post.cov, blr.cov, rtol=RTOL)
+    assert post.log_evidence == pytest.approx(blr.log_evidence, rel=RTOL)
+
+
+# ------------------------------------------------------------------ hyperparameter fits
+
+
+def _n_eps_bound(log_ev, n):
+    """Round-off of an evidence evaluation: N * eps * |L| (N terms of size up to |L|)."""
+    return n * EPS * np.max(np.abs(log_ev))
+
+
+def test_em_log_evidence_never_decreases():
+    X, y, _ = make_problem(seed=5)
+    res = fit_sbl(X, y, method="em", max_iter=400)
+    assert res.log_evidence.shape == (res.n_iter + 1,)
+    assert np.all(np.diff(res.log_evidence) >= -_n_eps_bound(res.log_evidence, len(y)))
+    # not a flat sequence: the check has something to check
+    assert res.log_evidence[-1] - res.log_evidence[0] > 1.0
+
+
+def test_fast_with_fixed_noise_never_decreases():
+    """Each Tipping-Faul action is an exact maximisation in one alpha_i: monotone at fixed noise."""
+    X, y, _ = make_problem(seed=6)
+    res = fit_sbl(X, y, noise_var=0.01)
+    assert res.converged
+    assert np.all(np.diff(res.log_evidence) >= -_n_eps_bound(res.log_evidence, len(y)))
+
+
+@pytest.fixture(scope="module")
+def three_fits():
+    # EM's cost is set by near-marginal weights (theta_i ~ 0 at the optimum): this seed has
+    # none, so EM converges in under 2000 iterations
+    X, y, w = make_problem(support=(1, 4, 5), seed=1)
+    fits = {
+        "fast": fit_sbl(X, y, method="fast", tol=TOL_FIT, max_iter=5000),
+        "mackay": fit_sbl(X, y, method="mackay", tol=TOL_FIT, max_iter=5000),
+        "em": fit_sbl(X, y, method="em", tol=TOL_FIT, max_iter=5000),
+    }
+    return X, y, w, fits
+
+
+def test_three_methods_reach_the_same_optimum(three_fits):
+    X, y, w, fits = three_fits
+    ref = fits["fast"]
+    assert set(np.flatnonzero(w)) <= set(ref.relevant)
+    for name, res in fits.items():
+        assert res.converged, name
+        np.testing.assert_array_equal(res.relevant, ref.relevant, err_msg=name)
+        sd = np.sqrt(np.diag(ref.cov))
+        np.testing.assert_allclose(res.mean[ref.relevant], ref.mean[ref.relevant], rtol=0, atol=1e-4 * sd.min())
+        assert res.noise_var == pytest.approx(ref.noise_var, rel=1e-6)
+        # stationary point: first-order errors vanish, the evidence agrees to second order
+        assert res.log_evidence[-1] == pytest.approx(ref.log_evidence[-1], rel=1e-10, abs=1e-8)
+
+
+def test_fast_optimum_satisfies_tipping_faul_conditions(three_fits):
+    """Independent check of the fixed point with s_i, q_i from dense solves of C_-i.
+
+    Relevant: alpha_i = s_i^2 / (q_i^2 - s_i). Pruned: q_i^2 <= s_i. Noise (MacKay):
+    sigma2 = ||y - X mu||^2 / (N - sum gamma_i).
+    """
+    X, y, _, fits = three_fits
+    res = fits["fast"]
+    for i in range(X.shape[1]):
+        s, q = sq_factors(X, y, res.alpha, res.noise_var, i)
+        if i in res.relevant:
+            assert res.alpha[i] == pytest.approx(s**2 / (q**2 - s), rel=1e-6)
+        else:
+            assert q**2 <= s
+    gamma = 1.0 - res.alpha[res.relevant] * np.diag(res.cov)
+    r = y - X @ res.mean
+    assert res.noise_var == pytest.approx(r @ r / (len(y) - gamma.sum()), rel=1e-6)
+
+
+def test_result_is_the_posterior_at_the_estimates(three_fits):
+    X, y, _, fits = three_fits
+    for res in fits.values():
+        assert np.all(np.diff(res.relevant) > 0)
+        assert np.all(np.isinf(np.delete(res.alpha, res.relevant)))
+        assert np.all(np.delete(res.mean, res.relevant) == 0.0)
+        mean_ref, cov_ref = brute_posterior(X, y, res.alpha, res.noise_var)
+        np.testing.assert_allclose(res.mean[res.relevant], mean_ref, rtol=RTOL, atol=RTOL * np.abs(mean_ref).max())
+        np.testing.assert_allclose(res.cov, cov_ref, rtol=0, atol=RTOL * np.abs(cov_ref).max())
+        assert res.log_evidence[-1] == pytest.approx(ard_log_evidence(X, y, res.alpha, res.noise_var), rel=RTOL)
+
+
+def test_pruning_is_scale_free():
+    """Rescaling a column by c rescales its weight by 1/c and changes nothing else."""
+    X, y, _ = make_problem(seed=7)
+    base = fit_sbl(X, y, tol=TOL_FIT)
+    Xs = X.copy()
+    Xs[:, 1] *= 1e4
+    Xs[:, 2] *= 1e-4
+    scaled = fit_sbl(Xs, y, tol=TOL_FIT)
+    np.testing.assert_array_equal(scaled.relevant, base.relevant)
+    rescaled = scaled.mean.copy()
+    rescaled[1] *= 1e4
+    rescaled[2] *= 1e-4
+    np.testing.assert_allclose(rescaled, base.mean, rtol=1e-6, atol=1e-9)
+
+
+def test_sparse_design_gives_the_dense_result():
+    X, y, _ = make_problem(seed=8)
+    X[np.abs(X) < 0.8] = 0.0
+    dense = fit_sbl(X, y, tol=TOL_FIT)
+    sparse = fit_sbl(sp.csr_array(X), y, tol=TOL_FIT)
+    np.testing.assert_array_equal(sparse.relevant, dense.relevant)
+    np.testing.assert_allclose(sparse.mean, dense.mean, rtol=1e-8, atol=1e-12)
+    assert sparse.n_iter == dense.n_iter
+
+
+def test_relevance_threshold_is_the_penalised_fixed_point():
+    """With threshold t: relevant columns have q^2/s > t, all others q^2/s <= t."""
+    rng = np.random.default_rng(9)
+    n, m = 80, 200
+    X = rng.normal(size=(n, m))
+    w = np.zeros(m)
+    w[[3, 50, 120]] = [1.0, -1.5, 2.0]
+    y = X @ w + 0.3 * rng.normal(size=n)
+    res = fit_sbl(X, y, relevance_threshold="ric", tol=TOL_FIT)
+    t = 2 * np.log(m)
+    assert res.converged
+    assert {3, 50, 120} <= set(res.relevant)
+    for i in range(m):
+        s, q = sq_factors(X, y, res.alpha, res.noise_var, i)
+        assert (q**2 / s > t) == (i in res.relevant)
+
+
+# ------------------------------------------------------------------ awkward designs
+
+
+@pytest.mark.parametrize("method", ["fast", "em", "mackay"])
+def test_all_zero_column_is_never_relevant(method):
+    X, y, _ = make_problem(seed=10)
+    X[:, 2] = 0.0
+    res = fit_sbl(X, y, method=method, max_iter=3000)
+    assert 2 not in res.relevant
+    assert np.isinf(res.alpha[2]) and res.mean[2] == 0.0
+    assert np.all(np.isfinite(res.log_evidence))
+    assert ard_log_evidence(X, y, 1.0, 0.01) == pytest.approx(
+        ard_log_evidence(np.delete(X, 2, axis=1), y, 1.0, 0.01), rel=RTOL
+    )
+
+
+@pytest.mark.parametrize("method", ["fast", "em", "mackay"])
+def test_constant_column_carries_the_offset(method):
+    X, y, _ = make_problem(seed=11)
+    X[:, 0] = 1.0
+    y = y + 3.0
+    res = fit_sbl(X, y, method=method, max_iter=2000)
+    assert 0 in res.relevant
+    sd0 = np.sqrt(res.cov[0, 0])
+    # offset 3 plus the mean of the noise: within 5 posterior sd of 3
+    assert abs(res.mean[0] - 3.0) < 5 * sd0
+
+
+@pytest.fixture(scope="module")
+def wide_problem():
+    rng = np.random.default_rng(12)
+    n, m = 32, 80
+    X = rng.normal(size=(n, m))
+    w = np.zeros(m)
+    w[[5, 60, 70]] = [2.0, -1.5, 1.0]
+    return X, X @ w + 0.1 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("method", ["fast", "em", "mackay"])
+@pytest.mark.parametrize("noise_var", [None, 0.01])
+def test_more_features_than_rows(wide_problem, method, noise_var):
+    """M = 2.5 N: EM and MacKay start in the N x N (Woodbury) form; nothing breaks.
+
+    With the noise estimated, type-II ML over M > N may collapse the noise towards its floor
+    (a known ARD degeneracy), so only consistency is asserted then.
+    """
+    X, y = wide_problem
+    n = len(y)
+    max_iter = 300 if method == "em" else 5000  # EM prunes slowly: only its monotonicity here
+    res = fit_sbl(X, y, method=method, noise_var=noise_var, max_iter=max_iter)
+    k = len(res.relevant)
+    assert res.cov.shape == (k, k)
+    if noise_var is not None and res.converged:
+        assert k < n
+    assert np.all(np.isfinite(res.mean)) and res.noise_var > 0
+    assert np.all(np.isfinite(res.log_evidence))
+    if method == "em":
+        assert np.all(np.diff(res.log_evidence) >= -_n_eps_bound(res.log_evidence, n))
+    elif noise_var is not None:
+        assert res.converged
+    if noise_var is not None:
+        assert {5, 60, 70} <= set(res.relevant)
+    mean_ref, _ = brute_posterior(X, y, res.alpha, res.noise_var)
+    np.testing.assert_allclose(res.mean[res.relevant], mean_ref, rtol=1e-6, atol=1e-8 * np.abs(mean_ref).max())
+
+
+def test_more_features_than_rows_ric_finds_the_support(wide_problem):
+    X, y = wide_problem
+    res = fit_sbl(X, y, relevance_threshold="ric")
+    assert res.converged
+    np.testing.assert_array_equal(res.relevant, [5, 60, 70])
+    assert 0.05**2 < res.noise_var < 0.2**2
+
+
+def test_alpha_init_is_honoured():
+    X, y, _ = make_problem(seed=13)
+    start = np.full(X.shape[1], np.inf)
+    start[[1, 4]] = 1.0
+    res = fit_sbl(X, y, alpha_init=start, noise_var=0.01, max_iter=1)
+    # one action from the initial model {1, 4}: at most one column added
+    assert set(res.relevant) >= {1, 4} or len(set(res.relevant) ^ {1, 4}) == 1
+    assert res.log_evidence[0] == pytest.approx(ard_log_evidence(X, y, start, 0.01), rel=RTOL)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"method": "gibbs"}, r"method must be one of .*'gibbs'"),
+        ({"max_iter": 0}, r"max_iter must be an integer >= 1, got 0"),
+        ({"tol": -1.0}, r"tol must be a positive finite float, got -1.0"),
+        ({"noise_var": 0.0}, r"noise_var must be a positive finite float, got 0.0"),
+        ({"prune": 1.5}, r"prune must be a float in \(0, 1\), got 1.5"),
+        ({"alpha_init": np.ones(3)}, r"alpha_init must be a scalar or have shape \(10,\), got shape \(3,\)"),
+        ({"alpha_init": -1.0}, r"alpha_init must be > 0"),
+        ({"relevance_threshold": 0.5}, r"relevance_threshold must be a float >= 1 or 'ric', got 0.5"),
+        ({"relevance_threshold": 4.0, "method": "em"}, r"relevance_threshold applies to method='fast' only"),
+    ],
+)
+def test_bad_options_name_the_parameter(kwargs, match):
+    X, y, _ = make_problem(n=20)
+    with pytest.raises(ValueError, match=match):
+        fit_sbl(X, y, **kwargs)
+
+
+def test_bad_data_is_named():
+    X, y, _ = make_problem(n=20)
+    with pytest.raises(ValueError, match=r"y must have shape \(20,\) to match X with 20 rows, got shape \(19,\)"):
+        fit_sbl(X, y[:-1])
+    X[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X must contain only finite values"):
+        fit_sbl(X, y)
+    with pytest.raises(ValueError, match=r"X must be a 2-D array \(N, M\), got shape \(20,\)"):
+        ard_posterior(y, y, 1.0, 1.0)
