@@ -151,8 +151,10 @@ def _figures(result: AnalyticFit, sample: SampleResult, comparison: Comparison) 
     marginals = result.marginals if len(result.marginals) <= MAX_PANELS else worst[:MAX_PANELS]
     var_names = sorted({m.var for m in marginals})
     figures = [{"title": "Marginal posteriors",
-                "caption": "NUTS draws (histogram) with the exact posterior density (red).",
-                "uri": marginals_figure(marginals, draws, verdicts)}]
+                "caption": "NUTS draws (histogram) with the exact posterior density (red)"
+                           + (" and the prior (dashed)." if result.priors else "."),
+                "uri": marginals_figure(marginals, draws, verdicts,
+                                        {p.name: p.dist for p in result.priors})}]
     trajectory = trajectory_figure(result.trajectory)
     if trajectory:
         figures.append({"title": "The stream, batch by batch",

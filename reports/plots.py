@@ -52,8 +52,13 @@ def trace_figure(idata, var_names) -> str:
     return figure_uri(_arviz_figure(azp.plot_trace_dist, idata, list(var_names)))
 
 
-def marginals_figure(marginals, draws, verdicts: dict | None = None) -> str:
-    """Each NUTS marginal as a histogram with the exact density drawn over it."""
+def marginals_figure(marginals, draws, verdicts: dict | None = None,
+                     priors: dict | None = None) -> str:
+    """Each NUTS marginal as a histogram with the exact density drawn over it.
+
+    ``priors`` (name -> frozen scipy distribution), where given, adds the prior marginal as a
+    dashed line, so the reader sees how far the data moved it.
+    """
     plt = _plt()
     shown = marginals[:MAX_PANELS]
     cols = min(3, len(shown))
@@ -66,7 +71,13 @@ def marginals_figure(marginals, draws, verdicts: dict | None = None) -> str:
         grid = np.linspace(lo - pad, hi + pad, 300)
         ax.hist(x, bins=60, range=(grid[0], grid[-1]), density=True, color="#9ecae1",
                 label="NUTS draws")
-        ax.plot(grid, m.dist.pdf(grid), color="#d62728", lw=1.8, label="exact posterior")
+        if m.dist is not None:
+            ax.plot(grid, m.dist.pdf(grid), color="#d62728", lw=1.8, label="exact posterior")
+        prior = (priors or {}).get(m.name)
+        if prior is not None:
+            density = prior.pdf(grid)
+            ax.plot(grid, np.where(np.isfinite(density), density, np.nan), color="#525252",
+                    lw=1.2, ls="--", label="prior")
         verdict = (verdicts or {}).get(m.name)
         ax.set_title(m.name + (f"  ({verdict})" if verdict else ""), fontsize=10)
         ax.tick_params(labelsize=8)
