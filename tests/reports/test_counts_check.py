@@ -5,12 +5,12 @@ sets all zeros and all ones (the die already has a face that never came up). The
 cases reuse the examples' draws with a deliberately wrong analytic posterior.
 
 Why an off-by-one prior shape is detectable here: for Beta(A, B) with N = A + B, adding one to
-A moves the mean by B / (N (N + 1)), which is sqrt(B / (A N)) / (1 + 1/N) posterior sds, and
-the mean's Monte Carlo error is one sd / sqrt(ESS). The coin has N = 32 and ESS ~ 3600 over
-8000 draws, so the shift is about 0.14 sd ~ 8 MCSE (a) or 0.21 sd ~ 13 MCSE (b) (measured:
-8.2 and 12.8), far above
-the Bonferroni threshold of ~3.7. The examples are small on purpose: with thousands of tosses
-the same error would hide inside the Monte Carlo noise.
+A moves the mean by B / (N (N + 1)), which is sqrt(B / (A (N + 1))) posterior sds, and the
+mean's Monte Carlo error is one sd / sqrt(ESS). The coin has A, B = 19, 13 (N = 32) and
+ESS ~ 3600 over 8000 draws, so the shift is about 0.14 sd ~ 8 MCSE (a) or 0.21 sd ~ 13 MCSE
+(b) (measured: 8.2 and 12.8), far above the Bonferroni threshold of ~3.7. The examples are
+small on purpose: with thousands of tosses the same error would hide inside the Monte Carlo
+noise.
 """
 
 import json
