@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from inference.em import fit_em, log_likelihood  # noqa: E402
 
 REG_COVAR = 1e-6
+LOAD = os.getloadavg()
 
 
 def make_data(n: int, d: int, k: int, seed: int) -> np.ndarray:
@@ -81,16 +82,17 @@ def run_ours(X, k, start, iters):
     return elapsed, res.log_likelihood, (res.weights, res.means, res.covariances)
 
 
-def run_sklearn(X, k, start, iters):
+def run_sklearn(X, k, start, iters, blas_threads=None):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import GaussianMixture
+    from threadpoolctl import threadpool_limits
 
     weights, means, _, precs = start
     gm = GaussianMixture(
         n_components=k, covariance_type="full", max_iter=iters, tol=0.0, reg_covar=REG_COVAR,
         weights_init=weights, means_init=means, precisions_init=precs,
     )
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), threadpool_limits(blas_threads, user_api="blas"):
         warnings.simplefilter("ignore", ConvergenceWarning)
         t0 = time.perf_counter()
         gm.fit(X)
@@ -103,36 +105,43 @@ def run_sklearn(X, k, start, iters):
 def bench_case(name, n, d, k, iters, repeats, seed):
     X = make_data(n, d, k, seed)
     start = common_start(X, k, seed + 1)
-    ours_t, theirs_t = [], []
+    ours_t, theirs_t, theirs1_t = [], [], []
     for _ in range(repeats):
         t, ll_ours, params = run_ours(X, k, start, iters)
         ours_t.append(t)
         t, ll_sk, ll_sk_own = run_sklearn(X, k, start, iters)
         theirs_t.append(t)
+        t, _, _ = run_sklearn(X, k, start, iters, blas_threads=1)
+        theirs1_t.append(t)
     t_ours, t_sk = float(np.median(ours_t)), float(np.median(theirs_t))
+    t_sk1 = float(np.median(theirs1_t))
     return {
         "case": name,
         "n": n, "d": d, "k": k, "iters": iters,
         "ours_ms_per_iter": 1e3 * t_ours / iters,
         "sk_ms_per_iter": 1e3 * t_sk / iters,
+        "sk1_ms_per_iter": 1e3 * t_sk1 / iters,
+        "ratio1": t_ours / t_sk1,
         "ratio": t_ours / t_sk,
         "ll_ours": ll_ours,
         "ll_sk": ll_sk,
         "ll_sk_own": ll_sk_own,
         "rel_diff": abs(ll_ours - ll_sk) / abs(ll_sk),
-        "ours_all": ours_t, "sk_all": theirs_t,
+        "ours_all": ours_t, "sk_all": theirs_t, "sk1_all": theirs1_t,
     }
 
 
 def table(rows, repeats) -> str:
     head = (
         "| case | n x d, K | EM iterations | bayescheck ms/iter | scikit-learn ms/iter "
-        "| time ratio (ours/sk) | final log-lik (ours) | final log-lik (sk) | rel. difference |\n"
-        "|---|---|---|---|---|---|---|---|---|\n"
+        "| time ratio (ours/sk) | sk, BLAS 1 thread, ms/iter | ratio (ours/sk 1 thread) "
+        "| final log-lik (ours) | final log-lik (sk) | rel. difference |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     body = "".join(
         f"| {r['case']} | {r['n']:,} x {r['d']}, {r['k']} | {r['iters']} "
         f"| {r['ours_ms_per_iter']:.1f} | {r['sk_ms_per_iter']:.1f} | {r['ratio']:.2f} "
+        f"| {r['sk1_ms_per_iter']:.1f} | {r['ratio1']:.2f} "
         f"| {r['ll_ours']:.6f} | {r['ll_sk']:.6f} | {r['rel_diff']:.1e} |\n"
         for r in rows
     )
@@ -140,12 +149,17 @@ def table(rows, repeats) -> str:
 
     foot = (
         f"\nMedian of {repeats} alternating repeats; time per iteration = fit time / iterations "
+        f"(bayescheck: {min(os.cpu_count() or 1, 4)} threads over row batches, BLAS held to 1 "
+        f"thread; "
+        f"scikit-learn: its default BLAS threading, and again with BLAS held to 1 thread) "
         f"(both: every iteration one E and one M step, plus one final E step); same start, "
         f"reg_covar={REG_COVAR:g}, tol=0. Log-likelihoods of both estimates evaluated by "
         f"`inference.em.log_likelihood` (scikit-learn's own `score` agrees to "
         f"{max(abs(r['ll_sk_own'] - r['ll_sk']) / abs(r['ll_sk']) for r in rows):.0e}). "
         f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores.\n"
+        f"{platform.python_version()}, {os.cpu_count()} cores; load average "
+        f"{LOAD[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (other jobs shared "
+        f"the machine).\n"
     )
     return head + body + foot
 
@@ -168,7 +182,8 @@ def main(argv=None) -> int:
     for r in rows:
         print(
             f"# {r['case']}: ours {np.round(r['ours_all'], 3).tolist()} s, "
-            f"sklearn {np.round(r['sk_all'], 3).tolist()} s",
+            f"sklearn {np.round(r['sk_all'], 3).tolist()} s, "
+            f"sklearn BLAS 1 thread {np.round(r['sk1_all'], 3).tolist()} s",
             file=sys.stderr,
         )
     out = Path(args.out)

@@ -77,13 +77,21 @@ normalisers are left out; the normal prior on the means is included in full).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from scipy.linalg import solve_triangular
+
+try:  # optional: keeps BLAS single-threaded while our own threads split the batches
+    from threadpoolctl import threadpool_limits as _threadpool_limits
+except ImportError:  # pragma: no cover - without it BLAS keeps its own threading
+    _threadpool_limits = None
 
 __all__ = [
     "COVARIANCE_KINDS",
@@ -472,19 +480,64 @@ def combine_statistics(a: EMStats, b: EMStats) -> EMStats:
     )
 
 
-def _statistics(X, state, moments, hard, batch_size=None, spaces=None) -> EMStats:
+class _Pool:
+    """Threads that compute the batch statistics of one E step in parallel.
+
+    numpy releases the GIL inside its array loops and BLAS, so threads over batches use the
+    cores; the batch products are too small for BLAS's own threads (they only contend). The
+    partition into batches and the order of the additions do not depend on the number of
+    threads, so neither does the result.
+    """
+
+    def __init__(self, n_threads: int):
+        self.n_threads = max(int(n_threads), 1)
+        self.spaces = [_Workspaces() for _ in range(self.n_threads)]
+        self.executor = ThreadPoolExecutor(self.n_threads) if self.n_threads > 1 else None
+
+    def close(self):
+        if self.executor is not None:
+            self.executor.shutdown()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _statistics(X, state, moments, hard, batch_size=None, pool=None) -> EMStats:
     """E step over all rows, batch by batch, the batch statistics combined by addition."""
     wh = _whitener(state)
     if batch_size is None:
         batch_size = _auto_batch(wh.K, wh.D)
-    spaces = _Workspaces() if spaces is None else spaces
-    total = None
-    for start in range(0, X.shape[0], batch_size):
-        Xb = X[start : start + batch_size]
-        ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
-        part = _batch_statistics(Xb, wh, moments, hard, ws)
-        total = part if total is None else combine_statistics(total, part)
+    starts = range(0, X.shape[0], batch_size)
+    parts = [None] * len(starts)
+
+    def work(worker: int, n_workers: int, spaces: _Workspaces):
+        for i in range(worker, len(starts), n_workers):
+            Xb = X[starts[i] : starts[i] + batch_size]
+            ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
+            parts[i] = _batch_statistics(Xb, wh, moments, hard, ws)
+
+    if pool is None or pool.executor is None or len(starts) < 2 * pool.n_threads:
+        work(0, 1, _Workspaces() if pool is None else pool.spaces[0])
+    else:
+        futures = [
+            pool.executor.submit(work, w, pool.n_threads, pool.spaces[w])
+            for w in range(pool.n_threads)
+        ]
+        for f in futures:
+            f.result()
+    total = parts[0]
+    for part in parts[1:]:
+        total = combine_statistics(total, part)
     return total
+
+
+def _blas_single_thread():
+    if _threadpool_limits is None:
+        return contextlib.nullcontext()
+    return _threadpool_limits(limits=1, user_api="blas")
 
 
 # --------------------------------------------------------------------------------------------
@@ -805,11 +858,11 @@ def _kmeans_plusplus(X: np.ndarray, K: int, rng: np.random.Generator) -> np.ndar
     return centres
 
 
-def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size) -> EMState:
+def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size, pool) -> EMState:
     """Hard-assign each row to its nearest centre; one M step gives weights and covariances."""
     K, D = centres.shape
     probe = EMState(np.full(K, 1.0 / K), centres, np.broadcast_to(np.eye(D), (K, D, D)).copy())
-    stats = _statistics(X, probe, _moments_kind(cfg.kind), True, batch_size)
+    stats = _statistics(X, probe, _moments_kind(cfg.kind), True, batch_size, pool)
     state = _m_step(stats, probe, cfg._replace(hard=True))
     if known_chol is not None:
         state = EMState(state.weights, state.means, known_chol)
@@ -821,15 +874,14 @@ def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size) -> EMS
 # --------------------------------------------------------------------------------------------
 
 
-def _run(X, state, cfg, *, max_iter, tol, batch_size):
+def _run(X, state, cfg, *, max_iter, tol, batch_size, pool):
     moments = _moments_kind(cfg.kind)
     n = X.shape[0]
     history = []
     converged = False
     n_iter = 0
-    spaces = _Workspaces()
     while True:
-        stats = _statistics(X, state, moments, cfg.hard, batch_size, spaces)
+        stats = _statistics(X, state, moments, cfg.hard, batch_size, pool)
         obj = stats.loglik + _log_prior(state, cfg)
         history.append(obj)
         if len(history) > 1 and abs(history[-1] - history[-2]) < tol * n:
@@ -860,6 +912,7 @@ def fit_em(
     reg_covar: float | None = None,
     hard: bool = False,
     batch_size: int | None = None,
+    n_threads: int | None = None,
 ) -> EMResult:
     """Fit a Gaussian mixture by EM: maximum likelihood, or MAP when ``prior`` is given.
 
@@ -906,6 +959,10 @@ def fit_em(
     batch_size : int, optional
         Rows per E-step batch (memory and cache use only; the result does not depend on it
         beyond rounding). Default: about ``2**16 / (K * D)`` rows, within [1024, 65536].
+    n_threads : int, optional
+        Threads that share the batches of each E step (default: the number of cores, at most
+        4). The result does not depend on it. While the fit runs, BLAS is held to one thread
+        (through threadpoolctl, when it is installed).
 
     Returns
     -------
@@ -964,6 +1021,24 @@ def fit_em(
         messages.append(msg)
         warnings.warn(msg, UserWarning, stacklevel=2)
 
+    if n_threads is None:
+        n_threads = min(os.cpu_count() or 1, 4)
+    if not (isinstance(n_threads, (int, np.integer)) and n_threads >= 1):
+        raise ValueError(f"n_threads must be an integer >= 1; got {n_threads!r}")
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_blas_single_thread())
+        pool = stack.enter_context(_Pool(n_threads))
+        return _fit(
+            X, K, cfg, messages, max_iter=max_iter, tol=tol, n_init=n_init, seed=seed,
+            init_means=init_means, init_weights=init_weights,
+            init_covariances=init_covariances, known_sd=known_sd, batch_size=batch_size,
+            pool=pool,
+        )
+
+
+def _fit(X, K, cfg, messages, *, max_iter, tol, n_init, seed, init_means, init_weights,
+         init_covariances, known_sd, batch_size, pool) -> EMResult:
+    D = X.shape[1]
     known_chol = None
     if known_sd is not None:
         known_chol = np.broadcast_to(known_sd * np.eye(D), (K, D, D)).copy()
@@ -984,7 +1059,7 @@ def fit_em(
         if init_weights is not None and (init_covariances is not None or known_sd is not None):
             state = None  # everything is given: no assignment pass needed
         else:
-            state = _start_from_centres(X, means0, cfg, known_chol, batch_size)
+            state = _start_from_centres(X, means0, cfg, known_chol, batch_size, pool)
         weights = None if state is None else state.weights
         if init_weights is not None:
             weights = np.asarray(init_weights, dtype=np.float64)
@@ -1008,16 +1083,19 @@ def fit_em(
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         for _ in range(n_init):
             centres = _kmeans_plusplus(X, K, rng)
-            starts.append(_start_from_centres(X, centres, cfg, known_chol, batch_size))
+            starts.append(_start_from_centres(X, centres, cfg, known_chol, batch_size, pool))
 
-    runs = [_run(X, s, cfg, max_iter=max_iter, tol=tol, batch_size=batch_size) for s in starts]
+    runs = [
+        _run(X, s, cfg, max_iter=max_iter, tol=tol, batch_size=batch_size, pool=pool)
+        for s in starts
+    ]
     objectives = np.array([r[2][-1] for r in runs])
     best = int(np.argmax(objectives))
     state, ll, history, n_iter, converged = runs[best]
     restart_ll = []
     for r in runs:
         if cfg.hard:  # the runs recorded the classification log-likelihood
-            restart_ll.append(_statistics(X, r[0], "none", False, batch_size).loglik)
+            restart_ll.append(_statistics(X, r[0], "none", False, batch_size, pool).loglik)
         else:
             restart_ll.append(r[1])
     cov = np.matmul(state.chol, state.chol.transpose(0, 2, 1))

@@ -180,6 +180,7 @@ def sklearn_start(X, kind, k=3):
 def test_same_trajectory_as_sklearn(kind):
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import GaussianMixture
+    from threadpoolctl import threadpool_limits
 
     X = blobs(4)
     weights, means, cov = sklearn_start(X, kind)
@@ -187,7 +188,7 @@ def test_same_trajectory_as_sklearn(kind):
     gm = GaussianMixture(3, covariance_type=kind, max_iter=iters, tol=0.0, reg_covar=reg,
                          weights_init=weights, means_init=means,
                          precisions_init=precisions(cov, kind))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), threadpool_limits(1):  # tiny data: BLAS threads only slow
         warnings.simplefilter("ignore", ConvergenceWarning)
         gm.fit(X)
     res = fit_em(X, n_components=3, covariance=kind, max_iter=iters, tol=0.0, reg_covar=reg,
@@ -205,12 +206,15 @@ def test_same_trajectory_as_sklearn(kind):
 
 def test_converges_to_sklearn_fixed_point():
     from sklearn.mixture import GaussianMixture
+    from threadpoolctl import threadpool_limits
 
     X = blobs(4)
     weights, means, cov = sklearn_start(X, "full")
     gm = GaussianMixture(3, covariance_type="full", max_iter=5000, tol=1e-13, reg_covar=1e-6,
                          weights_init=weights, means_init=means,
-                         precisions_init=precisions(cov, "full")).fit(X)
+                         precisions_init=precisions(cov, "full"))
+    with threadpool_limits(1):
+        gm.fit(X)
     res = fit_em(X, n_components=3, max_iter=5000, tol=1e-13, init_means=means,
                  init_weights=weights, init_covariances=cov)
     assert res.converged and gm.converged_
