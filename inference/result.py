@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AnalyticFit", "ExactMarginal"]
+__all__ = ["AnalyticFit", "ExactMarginal", "PointEstimate"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,34 @@ class ExactMarginal:
         return float(self.dist.mean()) if self.dist is not None else float(self.exact_mean)
 
 
+@dataclass(frozen=True)
+class PointEstimate:
+    """A point estimate (EM, type-II maximum likelihood) of one scalar parameter, to be
+    compared with the full posterior of the model declared without the fit.
+
+    Attributes
+    ----------
+    name : str
+        Display name, for example ``"w[x1]"``.
+    var : str
+        The variable in the PyMC model.
+    coords : dict
+        Selection of the scalar inside ``var``; empty for scalars.
+    value : float
+        The estimate.
+    nonzero : bool or None
+        What the estimator says about the support: True (kept, non-zero), False (pruned,
+        exactly zero) or None (no claim). Compared with whether the posterior's central
+        interval excludes 0 (see :func:`inference.compare.compare_estimates`).
+    """
+
+    name: str
+    var: str
+    coords: dict
+    value: float
+    nonzero: bool | None = None
+
+
 @dataclass
 class AnalyticFit:
     """A closed-form fit: what ``posterior.json`` holds, plus the oracles for the check.
@@ -75,6 +103,16 @@ class AnalyticFit:
     notes : list of str
         Lines ``bayescheck fit`` prints after the marginals (for example query predictions),
         also kept in ``posterior.json``.
+    estimates : list of PointEstimate
+        Point estimates checked against the posterior of ``declare(source)`` (the model
+        without the fit), while ``marginals`` are checked against ``declare(source, fit=...)``.
+    plots : list of dict
+        Figure data for the report, each with a ``"kind"`` that :mod:`reports.plots` draws
+        (``"series"``: a value per iteration; ``"intervals"``: a vector parameter's means and
+        intervals), plus ``"title"`` and ``"caption"``.
+    info : dict
+        What the engine reports about its run (iterations, convergence, objective per
+        iteration, ...), kept in ``posterior.json`` as ``"fit"``.
     """
 
     model: str
@@ -88,6 +126,9 @@ class AnalyticFit:
     state: Any = None
     priors: list[ExactMarginal] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    estimates: list[PointEstimate] = field(default_factory=list)
+    plots: list[dict] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json``."""
@@ -100,4 +141,5 @@ class AnalyticFit:
             "trajectory": self.trajectory,
             "seconds": self.seconds,
             **({"notes": self.notes} if self.notes else {}),
+            **({"fit": self.info} if self.info else {}),
         }
