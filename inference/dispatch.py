@@ -7,6 +7,7 @@ from pathlib import Path
 
 from models.spec import Spec
 
+from .ard import fit_ard
 from .bayes_rule_fit import fit_bayes_rule
 from .beta_bernoulli import fit_beta_bernoulli, fit_dirichlet_categorical
 from .linear_regression import fit_linear_regression
@@ -22,6 +23,7 @@ ENGINES: dict[str, Callable[..., AnalyticFit]] = {
     "dirichlet_categorical": fit_dirichlet_categorical,
     "naive_bayes": fit_naive_bayes_spec,
     "bayes_rule": fit_bayes_rule,
+    "ard": fit_ard,
 }
 
 

@@ -1,5 +1,6 @@
 """What is modelled: model objects, their PyMC declarations, spec loading and data sources."""
 
+from .ard import ARD
 from .bayes_rule import BayesRule
 from .beta_bernoulli import BetaBernoulli, DirichletCategorical
 from .data import Batch, DataSource, numeric_columns
@@ -10,6 +11,7 @@ from .registry import FAMILIES
 from .spec import SamplingConfig, Section, Spec, load_spec
 
 __all__ = [
+    "ARD",
     "FAMILIES",
     "Batch",
     "BayesRule",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .ard import ard_spec
 from .bayes_rule import bayes_rule_spec
 from .beta_bernoulli import beta_bernoulli_spec, dirichlet_categorical_spec
 from .errors import SpecError
@@ -21,6 +22,7 @@ FAMILIES: dict[str, Callable[[Section, Path], Spec]] = {
     "dirichlet_categorical": dirichlet_categorical_spec,
     "naive_bayes": naive_bayes_spec,
     "bayes_rule": bayes_rule_spec,
+    "ard": ard_spec,
 }
 
 

@@ -1,0 +1,135 @@
+"""Connecting a :class:`models.ARD` to the SBL engine (:func:`inference.sbl.fit_sbl`).
+
+SBL needs the whole design at once (type-II maximum likelihood is not a sum over batches), so
+the batches are read and stacked: memory ``n x M`` floats. The fit returns the estimates
+(alpha, sigma2), the Gaussian posterior of ``w`` given them, and, by ``[check] mode``:
+
+conditional
+    exact oracles: the Gaussian marginal of every relevant weight (the pruned ones are exactly
+    0 in the conditional model, so there is nothing to compare);
+hierarchical
+    point estimates: every weight's posterior mean given the estimates, marked non-zero when
+    it is in the relevant set, and sigma2; compared with the hierarchical posterior;
+both
+    both lists (two sampler runs).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from models.ard import ARD
+from models.errors import DataError
+from models.spec import Spec
+
+from .result import AnalyticFit, ExactMarginal, PointEstimate
+from .sbl import fit_sbl
+
+__all__ = ["fit_ard", "INTERVAL_LEVEL"]
+
+#: Central interval drawn for each weight in the report.
+INTERVAL_LEVEL = 0.9
+
+
+def _design_notes(model: ARD, X: np.ndarray, label: str) -> list[str]:
+    """What is unusual about the design, said plainly (none of it is an error)."""
+    notes = []
+    n, m = X.shape
+    if n < m:
+        notes.append(f"more features ({m}) than rows ({n}): the weights are not identified "
+                     f"by the data alone; ARD keeps at most {n} of them and the rest are "
+                     f"pruned")
+    norms = np.einsum("ij,ij->j", X, X)
+    zero = [f for f, v in zip(model.features, norms, strict=True) if v == 0.0]
+    if zero:
+        notes.append(f"all-zero column(s) {', '.join(zero)} in {label}: never relevant, "
+                     f"pruned")
+    const = [f for j, f in enumerate(model.features)
+             if norms[j] > 0 and np.all(X[:, j] == X[0, j])]
+    if len(const) > 1 or (const and model.intercept and const != ["intercept"]):
+        notes.append(f"constant column(s) {', '.join(const)}: they duplicate each other; at "
+                     f"most one of them acts as the intercept")
+    return notes
+
+
+def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
+            progress: bool = False) -> AnalyticFit:
+    """Type-II maximum-likelihood fit of an :class:`models.ARD` spec.
+
+    ``out``, ``resume`` and ``progress`` are accepted for the dispatch contract; SBL is not a
+    stream, so there is no checkpoint to resume.
+    """
+    model: ARD = spec.model
+    started = time.perf_counter()
+    batches = []
+    parts = []
+    for batch in spec.data.batches():
+        parts.append(model.design(batch))
+        batches.append({"name": batch.name, "fingerprint": batch.fingerprint,
+                        "rows": len(parts[-1][1])})
+    X = np.vstack([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    if not np.any(y != 0):
+        raise DataError("the target is 0 in every row: the noise variance cannot be estimated",
+                        path=spec.data.label, column=model.target)
+    notes = _design_notes(model, X, spec.data.label)
+    sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
+                  relevance_threshold=model.relevance_threshold)
+
+    features = list(model.features)
+    relevant = [features[i] for i in sbl.relevant]
+    pruned = [f for f in features if f not in set(relevant)]
+    posterior = sbl.posterior()
+    mean = sbl.mean
+    sd = posterior.sd()
+    z = stats.norm.ppf(0.5 + INTERVAL_LEVEL / 2)
+    parameters = {
+        "w": {"features": features, "mean": mean.tolist(), "sd": sd.tolist(),
+              "relevant": relevant, "pruned": pruned, "cov": sbl.cov.tolist(),
+              "cov_features": relevant,
+              "distribution": "normal given alpha and sigma2 (pruned weights exactly 0)"},
+        "alpha": {"features": features, "value": sbl.alpha.tolist(),
+                  "note": "type-II maximum likelihood; infinite (null) = pruned"},
+        "sigma2": {"value": sbl.noise_var, "estimated": True,
+                   "note": "type-II maximum likelihood"},
+    }
+    log_ev = [float(v) for v in sbl.log_evidence]
+    info = {"method": sbl.method, "n_iter": sbl.n_iter, "converged": sbl.converged,
+            "relevant_features": relevant, "log_evidence_per_iteration": log_ev,
+            "relevance_threshold": model.relevance_threshold}
+    marginals, estimates = [], []
+    if model.mode in ("conditional", "both"):
+        marginals = [ExactMarginal(f"w[{f}]", "w", {"feature": f},
+                                   stats.norm(mean[i], sd[i]))
+                     for i, f in zip(sbl.relevant, relevant, strict=True)]
+    if model.mode in ("hierarchical", "both"):
+        estimates = [PointEstimate(f"w[{f}]", "w", {"feature": f}, float(mean[i]),
+                                   nonzero=f in set(relevant))
+                     for i, f in enumerate(features)]
+        estimates.append(PointEstimate("sigma2", "sigma2", {}, sbl.noise_var))
+    notes = [f"{sbl.method}: {sbl.n_iter} iteration(s), "
+             f"{'converged' if sbl.converged else 'NOT converged (max_iter reached)'}",
+             f"relevant: {', '.join(relevant) or '(none)'} ({len(relevant)} of {len(features)})",
+             f"sigma2 {sbl.noise_var:.6g}", *notes]
+    plots = [
+        {"kind": "intervals", "title": "Weights",
+         "caption": f"Posterior mean and {round(100 * INTERVAL_LEVEL)} % interval of each "
+                    f"weight given the type-II ML estimates of alpha and sigma2; pruned "
+                    f"weights (alpha infinite) are exactly 0 (open circles).",
+         "names": features, "mean": mean.tolist(),
+         "lower": (mean - z * sd).tolist(), "upper": (mean + z * sd).tolist(),
+         "zero": [f in set(pruned) for f in features]},
+        {"kind": "series", "title": "Log evidence per iteration",
+         "caption": f"{sbl.method}: log p(y | alpha, sigma2) after each iteration "
+                    f"(0 = the starting point).",
+         "values": log_ev, "xlabel": "iteration", "ylabel": "log evidence"},
+    ]
+    return AnalyticFit(
+        model=model.name, parameters=parameters, marginals=marginals,
+        log_evidence=log_ev[-1], n_rows=len(y), batches=batches,
+        seconds=time.perf_counter() - started, state=sbl, notes=notes,
+        estimates=estimates, plots=plots, info=info)
