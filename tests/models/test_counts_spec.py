@@ -179,7 +179,8 @@ def test_bernoulli_stream_equals_one_batch(tmp_path):
     rng = np.random.default_rng(5)
     y = rng.integers(0, 2, 101)
     _write_batches(tmp_path / "b", y, [7, 60])
-    body = 'model = "beta_bernoulli"\n[data]\npath = "{}"\ntarget = "y"\n[prior]\na = 2.5\nb = 0.5\n'
+    body = ('model = "beta_bernoulli"\n[data]\npath = "{}"\ntarget = "y"\n'
+            '[prior]\na = 2.5\nb = 0.5\n')
     stream = fit(_spec(tmp_path, "s.toml", body.format("b/*.csv")))
     whole = fit(_spec(tmp_path, "w.toml", body.format("all.csv")))
     assert len(stream.batches) == 3 and [b["rows"] for b in stream.batches] == [7, 53, 41]
@@ -220,7 +221,8 @@ def test_categorical_checkpoint_resume_equals_one_batch(tmp_path):
     whole = fit(_spec(tmp_path, "w.toml", body.replace("b/*.csv", "all.csv")))
     assert resumed.parameters == whole.parameters
     assert len(resumed.trajectory) == 3  # declared categories: a summary after each batch
-    assert resumed.trajectory[-1]["mean"]["pi[z]"] == pytest.approx(whole.parameters["pi"]["mean"][2])
+    final = whole.parameters["pi"]["mean"][2]
+    assert resumed.trajectory[-1]["mean"]["pi[z]"] == pytest.approx(final)
 
 
 # --------------------------------------------------------------------------- declarations
