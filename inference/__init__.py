@@ -16,6 +16,8 @@ _EXPORTS = {
     "RegressionStats": "linear_gaussian", "regression_stats": "linear_gaussian",
     "SampleResult": "nuts", "sample_nuts": "nuts",
     "AnalyticFit": "result", "ExactMarginal": "result",
+    "LabelCounts": "beta_bernoulli", "fit_beta_bernoulli": "beta_bernoulli",
+    "fit_dirichlet_categorical": "beta_bernoulli",
     "BatchRecord": "streaming", "StreamResult": "streaming", "run_stream": "streaming",
 }
 __all__ = sorted(_EXPORTS)
