@@ -545,21 +545,32 @@ def _blas_single_thread():
 # --------------------------------------------------------------------------------------------
 
 
+_COLLAPSED = (
+    "the component collapsed onto fewer distinct points than dimensions (or onto a constant "
+    "column); raise reg_covar or give a proper covariance prior"
+)
+
+
 def _cholesky(cov: np.ndarray, kind: str) -> np.ndarray:
     """Lower factors (K, D, D) from covariances in their natural shape for ``kind``."""
-    if kind in ("diag", "spherical", "known"):
+    if kind in ("diag", "spherical"):
+        bad = np.flatnonzero(~np.all((cov > 0) & np.isfinite(cov), axis=-1)
+                             if kind == "diag" else ~((cov > 0) & np.isfinite(cov)))
+        if bad.size:
+            raise ValueError(f"variance of component(s) {bad.tolist()} is not positive: "
+                             + _COLLAPSED)
         sd = np.sqrt(cov)
         if kind == "diag":
             return sd[:, :, None] * np.eye(sd.shape[1])
-        raise AssertionError("spherical factors are built by the caller")
+        return sd[:, None, None] * np.eye(1)
     try:
+        if not np.all(np.isfinite(cov)):
+            raise np.linalg.LinAlgError
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
         bad = [k for k in range(cov.shape[0]) if not _is_pd(cov[k])]
         raise ValueError(
-            f"covariance of component(s) {bad} is not positive definite: the component "
-            "collapsed onto fewer distinct points than dimensions; raise reg_covar or give "
-            "a proper covariance prior"
+            f"covariance of component(s) {bad} is not positive definite: " + _COLLAPSED
         ) from None
 
 
@@ -623,7 +634,7 @@ def _m_step(stats: EMStats, state: EMState, cfg: _Config) -> EMState:
     if cfg.kappa > 0:
         scatter += shrink * np.square(e).sum(axis=1)
     var = (2.0 * cfg.b0 + scatter) / (2.0 * cfg.a0 + 2.0 + D * mf + D * N) + cfg.reg
-    return EMState(weights, means, np.sqrt(var)[:, None, None] * np.eye(D))
+    return EMState(weights, means, _cholesky(var, "spherical")[:, :1, :1] * np.eye(D))
 
 
 def m_step(

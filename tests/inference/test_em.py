@@ -274,6 +274,15 @@ def test_batch_statistics_add_up():
     assert_allclose(a.means, b.means, rtol=1e-11)
 
 
+def test_result_does_not_depend_on_threads():
+    X = blobs(8)
+    a = fit_em(X, n_components=3, seed=0, max_iter=25, tol=0.0, batch_size=16, n_threads=1)
+    b = fit_em(X, n_components=3, seed=0, max_iter=25, tol=0.0, batch_size=16, n_threads=3)
+    # Same batches, same order of additions: bit for bit.
+    assert_array_equal(a.means, b.means)
+    assert_array_equal(a.history, b.history)
+
+
 # ----------------------------------------------------------------------------------------
 # Against independent densities; an estimate moved off the optimum is worse
 # ----------------------------------------------------------------------------------------
@@ -455,3 +464,13 @@ def test_constant_column_is_floored_with_a_message():
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
         fit_em(blobs(0), n_components=2, **kwargs)
+
+
+@pytest.mark.parametrize("kind", ["full", "diag", "spherical"])
+def test_collapsed_component_without_floor_is_an_error(kind):
+    x = np.array([0.0, 0.0, 0.0, 5.0, 5.0, 5.0])  # each component collapses onto one value
+    with pytest.raises(ValueError, match="not positive.*raise reg_covar"):
+        fit_em(x, n_components=2, covariance=kind, reg_covar=0.0, init_means=[0.0, 5.0])
+    res = fit_em(x, n_components=2, covariance=kind, init_means=[0.0, 5.0])  # default floor
+    assert_allclose(res.covariances[:, 0, 0], 1e-6, rtol=1e-9)
+    assert np.isfinite(res.log_likelihood)
