@@ -15,6 +15,14 @@ for example a posterior predictive probability, which is a posterior mean withou
 closed-form distribution. Then only the mean is compared; its sd and quantile z-scores are
 NaN and are not counted among the comparisons.
 
+Point estimates against a full posterior (:func:`compare_estimates`): an EM or type-II
+maximum-likelihood estimate has no exact posterior to match, so it is judged by where it falls
+in the sampled posterior of the model declared without the fit: its distance from the
+posterior mean in posterior sds, whether it lies inside the posterior's central interval, and,
+where the estimator makes a claim about the support (ARD keeps or prunes a weight), whether
+the posterior's central interval excludes 0 exactly when the estimator says non-zero. The same
+sampler-health gate comes first.
+
 The core works on plain arrays of draws ``(chain, draw)`` so it can be tested on draws of
 known distributions without compiling a PyMC model.
 """
@@ -28,15 +36,19 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from scipy import stats
 
-from .result import ExactMarginal
+from .result import ExactMarginal, PointEstimate
 
 __all__ = [
     "Comparison",
     "Diagnostics",
+    "EstimateCheck",
+    "EstimateComparison",
     "ParameterCheck",
     "QUANTILES",
     "Thresholds",
     "compare_draws",
+    "compare_estimates",
+    "compare_estimates_idata",
     "compare_idata",
     "draws_from_idata",
 ]
@@ -306,16 +318,196 @@ def draws_from_idata(idata, marginals: Sequence[ExactMarginal]) -> dict[str, np.
     return out
 
 
+def _sample_stat(idata, name: str) -> np.ndarray | None:
+    stats_group = idata.sample_stats if "sample_stats" in idata.children else None
+    if stats_group is None or name not in stats_group:
+        return None
+    return np.asarray(stats_group[name].transpose("chain", "draw").values)
+
+
 def compare_idata(marginals: Sequence[ExactMarginal], idata, *,
                   thresholds: Thresholds | None = None) -> Comparison:
     """Compare exact marginals with the posterior group of a sampled DataTree."""
-    stats_group = idata.sample_stats if "sample_stats" in idata.children else None
-
-    def stat(name):
-        if stats_group is None or name not in stats_group:
-            return None
-        return np.asarray(stats_group[name].transpose("chain", "draw").values)
-
     return compare_draws(marginals, draws_from_idata(idata, marginals),
-                         diverging=stat("diverging"), energy=stat("energy"),
-                         thresholds=thresholds)
+                         diverging=_sample_stat(idata, "diverging"),
+                         energy=_sample_stat(idata, "energy"), thresholds=thresholds)
+
+
+# --------------------------------------------------------------------------- point estimates
+
+
+@dataclass
+class EstimateCheck:
+    """One point estimate's row: where it falls in the sampled posterior.
+
+    Attributes
+    ----------
+    name : str
+        Display name.
+    estimate : float
+        The point estimate.
+    nonzero : bool or None
+        The estimator's support claim (True kept, False pruned, None none).
+    sampled : dict
+        Posterior ``mean``, ``sd``, central interval ``lower`` / ``upper`` at ``level`` and
+        ``support_lower`` / ``support_upper`` at ``support_level``.
+    distance_sd : float
+        ``(estimate - posterior mean) / posterior sd``.
+    inside : bool
+        The estimate lies in the central interval at ``level``.
+    zero_excluded : bool
+        The central interval at ``support_level`` excludes 0.
+    verdict : str
+        pass, fail or inconclusive.
+    reasons : list of str
+        Why a row failed.
+    """
+
+    name: str
+    estimate: float
+    nonzero: bool | None
+    sampled: dict
+    distance_sd: float
+    inside: bool
+    zero_excluded: bool
+    r_hat: float
+    ess_bulk: float
+    ess_tail: float
+    verdict: str = ""
+    reasons: list[str] = field(default_factory=list)
+
+    def row(self) -> dict:
+        """Flat dict for the CSV / JSON tables."""
+        return {"name": self.name, "estimate": self.estimate,
+                "nonzero": self.nonzero, **{f"posterior_{k}": v for k, v in self.sampled.items()},
+                "distance_sd": self.distance_sd, "inside": self.inside,
+                "zero_excluded": self.zero_excluded, "r_hat": self.r_hat,
+                "ess_bulk": self.ess_bulk, "ess_tail": self.ess_tail, "verdict": self.verdict,
+                "reasons": "; ".join(self.reasons)}
+
+
+@dataclass
+class EstimateComparison:
+    """Point estimates against a sampled posterior: rows, sampler health and verdict."""
+
+    parameters: list[EstimateCheck]
+    diagnostics: Diagnostics
+    level: float
+    support_level: float
+    thresholds: Thresholds
+    verdict: str
+
+    def rows(self) -> list[dict]:
+        """Table rows, failing first, then by decreasing distance."""
+        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        return [p.row() for p in sorted(
+            self.parameters, key=lambda p: (order[p.verdict], -abs(np.nan_to_num(p.distance_sd))))]
+
+    def support(self) -> dict:
+        """The support sets: what the estimator keeps and where the posterior excludes 0."""
+        claims = [p for p in self.parameters if p.nonzero is not None]
+        return {"estimate_nonzero": [p.name for p in claims if p.nonzero],
+                "posterior_excludes_zero": [p.name for p in claims if p.zero_excluded],
+                "agree": all(p.nonzero == p.zero_excluded for p in claims)}
+
+    def summary(self) -> dict:
+        """The point-estimate part of ``summary.json``."""
+        return {"verdict": self.verdict, "level": self.level,
+                "support_level": self.support_level, "thresholds": asdict(self.thresholds),
+                "support": self.support(), "parameters": [p.row() for p in self.parameters],
+                "diagnostics": asdict(self.diagnostics)}
+
+
+def compare_estimates(estimates: Sequence[PointEstimate], draws: Mapping[str, np.ndarray], *,
+                      diverging: np.ndarray | None = None, energy: np.ndarray | None = None,
+                      thresholds: Thresholds | None = None, level: float = 0.99,
+                      support_level: float = 0.95) -> EstimateComparison:
+    """Judge point estimates by where they fall in a sampled posterior.
+
+    A row fails when the estimate (unless it claims to be exactly zero) lies outside the
+    posterior's equal-tailed central interval at ``level``, or when it makes a support claim
+    that the posterior contradicts: ``nonzero`` is True but the central interval at
+    ``support_level`` contains 0, or False but that interval excludes 0. The distance from the
+    posterior mean in posterior sds is reported for every row. Sampler health is judged first,
+    as in :func:`compare_draws`; an unhealthy sampler makes every row "inconclusive".
+
+    The interval ends are estimated from the draws; an estimate or a zero within Monte Carlo
+    error of an end can fall either way, and a support claim depends on where the estimator
+    draws its line (ARD's relevance threshold) as much as on the posterior.
+
+    Parameters
+    ----------
+    estimates : sequence of PointEstimate
+        The estimates.
+    draws : mapping of str to numpy.ndarray
+        For each estimate's ``name``, posterior draws shaped ``(chain, draw)``.
+    diverging, energy : numpy.ndarray, optional
+        ``(chain, draw)`` divergence flags and Hamiltonian energy.
+    thresholds : Thresholds, optional
+        Sampler-health limits.
+    level : float in (0, 1), default 0.99
+        Central interval an estimate must lie in (an estimate 3 posterior sds from the mean of
+        a normal posterior is outside the 99 % interval, at +-2.58 sds).
+    support_level : float in (0, 1), default 0.95
+        Central interval whose exclusion of 0 means "non-zero".
+
+    Returns
+    -------
+    EstimateComparison
+    """
+    from arviz_stats.base import array_stats
+
+    for key, value in (("level", level), ("support_level", support_level)):
+        if not 0 < value < 1:
+            raise ValueError(f"{key} must be in (0, 1), got {value!r}")
+    if not estimates:
+        raise ValueError("no point estimates to compare")
+    thresholds = thresholds or Thresholds()
+    rows = []
+    for e in estimates:
+        x = np.asarray(draws[e.name], dtype=np.float64)
+        if x.ndim != 2:
+            raise ValueError(f"draws of {e.name} must be (chain, draw), got shape {x.shape}")
+        lo, hi, s_lo, s_hi = np.quantile(x, [(1 - level) / 2, (1 + level) / 2,
+                                             (1 - support_level) / 2, (1 + support_level) / 2])
+        mean, sd = float(np.mean(x)), float(np.std(x, ddof=1))
+        value = float(e.value)
+        rows.append(EstimateCheck(
+            name=e.name, estimate=value, nonzero=e.nonzero,
+            sampled={"mean": mean, "sd": sd, "lower": float(lo), "upper": float(hi),
+                     "support_lower": float(s_lo), "support_upper": float(s_hi)},
+            distance_sd=(value - mean) / sd if sd > 0 else math.nan,
+            inside=bool(lo <= value <= hi), zero_excluded=bool(s_lo > 0 or s_hi < 0),
+            r_hat=float(array_stats.rhat(x)), ess_bulk=float(array_stats.ess(x, method="bulk")),
+            ess_tail=float(array_stats.ess(x, method="tail", prob=(0.05, 0.95)))))
+    diagnostics = _diagnostics(rows, draws, estimates, diverging, energy, thresholds)
+    pct = f"{100 * level:g} %"
+    for r in rows:
+        if r.nonzero is not False and not r.inside:
+            r.reasons.append(f"estimate {r.estimate:.4g} outside the posterior's {pct} interval "
+                             f"[{r.sampled['lower']:.4g}, {r.sampled['upper']:.4g}] "
+                             f"({r.distance_sd:+.2f} sd)")
+        if r.nonzero is not None and r.nonzero != r.zero_excluded:
+            r.reasons.append(
+                f"estimated {'non-zero' if r.nonzero else 'zero (pruned)'} but the posterior's "
+                f"{100 * support_level:g} % interval [{r.sampled['support_lower']:.4g}, "
+                f"{r.sampled['support_upper']:.4g}] "
+                f"{'contains' if r.nonzero else 'excludes'} 0")
+        r.verdict = "inconclusive" if not diagnostics.healthy else (
+            "fail" if r.reasons else "pass")
+    if not diagnostics.healthy:
+        verdict = "inconclusive"
+    else:
+        verdict = "fail" if any(r.verdict == "fail" for r in rows) else "pass"
+    return EstimateComparison(rows, diagnostics, level, support_level, thresholds, verdict)
+
+
+def compare_estimates_idata(estimates: Sequence[PointEstimate], idata, *,
+                            thresholds: Thresholds | None = None,
+                            **kwargs) -> EstimateComparison:
+    """Compare point estimates with the posterior group of a sampled DataTree
+    (keyword arguments as :func:`compare_estimates`)."""
+    return compare_estimates(estimates, draws_from_idata(idata, estimates),
+                             diverging=_sample_stat(idata, "diverging"),
+                             energy=_sample_stat(idata, "energy"), thresholds=thresholds,
+                             **kwargs)
