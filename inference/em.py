@@ -1170,7 +1170,8 @@ def log_likelihood(X, weights, means, covs, *, batch_size: int | None = None) ->
     state = _state_from_full(weights, means, covs)
     if state.means.shape[1] != X.shape[1]:
         raise ValueError(f"means have {state.means.shape[1]} columns, X has {X.shape[1]}")
-    return _statistics(X, state, "none", False, batch_size).loglik
+    with _blas_single_thread():
+        return _statistics(X, state, "none", False, batch_size).loglik
 
 
 def responsibilities(X, result: EMResult) -> np.ndarray:
@@ -1192,10 +1193,11 @@ def responsibilities(X, result: EMResult) -> np.ndarray:
     n, b = X.shape[0], _auto_batch(wh.K, wh.D)
     out = np.empty((n, wh.K))
     spaces = _Workspaces()
-    for start in range(0, n, b):
-        Xb = X[start : start + b]
-        ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
-        logp = _component_log_density(Xb, wh, ws)
-        _normalise(logp, False, ws)
-        out[start : start + b] = logp.T
+    with _blas_single_thread():
+        for start in range(0, n, b):
+            Xb = X[start : start + b]
+            ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
+            logp = _component_log_density(Xb, wh, ws)
+            _normalise(logp, False, ws)
+            out[start : start + b] = logp.T
     return out
