@@ -1,0 +1,268 @@
+"""naive_bayes and bayes_rule specs: the worked numbers of the source material reproduced
+through the spec path, with the expectations computed here from the table's counts (never
+typed in), equivalences with scikit-learn, streaming, and errors that name the key."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inference.bayes_rule_fit import fit_bayes_rule
+from inference.naive_bayes_fit import fit_naive_bayes_spec
+from models import DataError, SpecError, load_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TENNIS = EXAMPLES / "naive_bayes" / "play_tennis.csv"
+FEATURES = ["outlook", "temperature", "humidity", "wind"]
+QUERY = {"outlook": "Sunny", "temperature": "Cool", "humidity": "High", "wind": "Strong"}
+
+
+def tennis_scores(alpha: float):
+    """P(c) prod_i P(x_i | c) for the query, from counts: alpha = 0 is the plain frequency,
+    alpha = 1 the Laplace correction (|D_c,xi| + 1) / (|D_c| + N_i), (|D_c| + 1) / (|D| + N)."""
+    table = pd.read_csv(TENNIS)
+    classes = sorted(table["play_tennis"].unique())
+    scores = {}
+    for c in classes:
+        rows = table[table["play_tennis"] == c]
+        s = (len(rows) + alpha) / (len(table) + alpha * len(classes))
+        for f, v in QUERY.items():
+            s *= ((rows[f] == v).sum() + alpha) / (len(rows) + alpha * table[f].nunique())
+        scores[c] = s
+    return scores
+
+
+def write(tmp_path, body, data=None, name="data.csv"):
+    if data is not None:
+        (tmp_path / name).write_text(data)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(body)
+    return spec
+
+
+def test_unsmoothed_play_tennis_reproduces_the_worked_scores():
+    fit = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml"))
+    expected = tennis_scores(0.0)
+    query = fit.parameters["query"][0]
+    for c, s in expected.items():
+        assert query["scores"][c] == pytest.approx(s, rel=1e-12)
+    # the source material's rounded numbers
+    assert round(query["scores"]["Yes"], 4) == 0.0053
+    assert round(query["scores"]["No"], 4) == 0.0206
+    total = sum(expected.values())
+    assert query["probabilities"]["No"] == pytest.approx(expected["No"] / total, rel=1e-12)
+    assert query["decision"] == "No" and query["most_probable"] == "No"
+    assert query["cross_checked"] is False
+    assert fit.n_rows == 14 and fit.parameters["statistics"]["class_counts"] == [5, 9]
+
+
+def test_laplace_play_tennis_is_the_dirichlet_posterior_mean():
+    fit = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"))
+    expected = tennis_scores(1.0)
+    query = fit.parameters["query"][0]
+    for c, s in expected.items():
+        assert query["scores"][c] == pytest.approx(s, rel=1e-12)
+    assert query["decision"] == "No" and query["cross_checked"] is True
+    # the oracle of each score is that exact mean; every Dirichlet marginal is exact too
+    oracles = {m.name: m for m in fit.marginals}
+    assert oracles["score[sunny_cool_high_strong, Yes]"].exact_mean == pytest.approx(
+        expected["Yes"], rel=1e-12)
+    assert oracles["score[sunny_cool_high_strong, Yes]"].dist is None
+    table = pd.read_csv(TENNIS)
+    n_sunny_no = ((table.play_tennis == "No") & (table.outlook == "Sunny")).sum()
+    n_no = (table.play_tennis == "No").sum()
+    assert oracles["p_outlook[No, Sunny]"].dist.mean() == pytest.approx((n_sunny_no + 1) /
+                                                                        (n_no + 3))
+    assert oracles["class_weight[Yes]"].dist.mean() == pytest.approx((14 - n_no + 1) / 16)
+
+
+def test_laplace_features_with_frequency_prior_equal_sklearn_categorical_nb(tmp_path):
+    sklearn = pytest.importorskip("sklearn.naive_bayes")
+    shutil.copy(TENNIS, tmp_path / "t.csv")
+    spec = write(tmp_path, """model = "naive_bayes"
+[data]
+path = "t.csv"
+target = "play_tennis"
+features = ["outlook", "temperature", "humidity", "wind"]
+[prior]
+class_prior = "frequency"
+[[query]]
+outlook = "Sunny"
+temperature = "Cool"
+humidity = "High"
+wind = "Strong"
+[[query]]
+outlook = "Overcast"
+temperature = "Mild"
+humidity = "Normal"
+wind = "Weak"
+""")
+    fit = fit_naive_bayes_spec(load_spec(spec))
+    table = pd.read_csv(TENNIS)
+    from sklearn.preprocessing import OrdinalEncoder
+
+    enc = OrdinalEncoder().fit(table[FEATURES])
+    clf = sklearn.CategoricalNB(alpha=1.0).fit(enc.transform(table[FEATURES]),
+                                               table["play_tennis"])
+    queries = pd.DataFrame([q["values"] for q in fit.parameters["query"]])
+    ref = clf.predict_proba(enc.transform(queries[FEATURES]))
+    ours = np.array([[q["probabilities"][c] for c in clf.classes_]
+                     for q in fit.parameters["query"]])
+    np.testing.assert_allclose(ours, ref, rtol=1e-9)
+
+
+def test_ml_gaussian_equals_sklearn_gaussian_nb(tmp_path):
+    sklearn = pytest.importorskip("sklearn.naive_bayes")
+    cells = pd.read_csv(EXAMPLES / "naive_bayes" / "cells.csv")
+    cells.to_csv(tmp_path / "cells.csv", index=False)
+    spec = write(tmp_path, """model = "naive_bayes"
+[data]
+path = "cells.csv"
+target = "diagnosis"
+features_kind = "gaussian"
+[prior]
+smoothing = false
+[[query]]
+radius = 14.0
+texture = 20.0
+""")
+    fit = fit_naive_bayes_spec(load_spec(spec))
+    clf = sklearn.GaussianNB(var_smoothing=0.0).fit(cells[["radius", "texture"]],
+                                                    cells["diagnosis"])
+    ref = clf.predict_proba(pd.DataFrame({"radius": [14.0], "texture": [20.0]}))[0]
+    got = [fit.parameters["query"][0]["probabilities"][c] for c in clf.classes_]
+    np.testing.assert_allclose(got, ref, rtol=1e-9)
+    # the maximum-likelihood variance divides by N, not N - 1
+    benign = cells[cells.diagnosis == "benign"]["radius"]
+    assert fit.parameters["features"]["radius"]["variance"]["benign"] == pytest.approx(
+        benign.var(ddof=0), rel=1e-12)
+
+
+def test_stream_of_batches_equals_one_file(tmp_path):
+    table = pd.read_csv(TENNIS)
+    (tmp_path / "b").mkdir()
+    for i, start in enumerate((0, 5, 10)):
+        part = table.iloc[start:start + 5]
+        part.to_csv(tmp_path / "b" / f"{i}.csv", index=False)
+    shutil.copy(TENNIS, tmp_path / "all.csv")
+    body = """model = "naive_bayes"
+[data]
+path = "{path}"
+target = "play_tennis"
+features = ["outlook", "temperature", "humidity", "wind"]
+[[query]]
+outlook = "Sunny"
+temperature = "Cool"
+humidity = "High"
+wind = "Strong"
+"""
+    one = fit_naive_bayes_spec(load_spec(write(tmp_path, body.format(path="all.csv"))))
+    (tmp_path / "out").mkdir()
+    many = fit_naive_bayes_spec(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
+                                out=tmp_path / "out")
+    assert len(many.batches) == 3 and (tmp_path / "out" / "checkpoint.npz").exists()
+    assert many.parameters["query"] == one.parameters["query"]
+    assert many.parameters["statistics"] == one.parameters["statistics"]
+    resumed = fit_naive_bayes_spec(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
+                                   out=tmp_path / "out", resume=True)
+    assert resumed.parameters["statistics"] == one.parameters["statistics"]
+
+
+def test_loss_matrix_moves_the_decision():
+    """Two classes, zero-one loss: the decision is the most probable class; a miss of the
+    rare class made 50 times worse moves it (risks computed here from the probabilities)."""
+    fit = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"))
+    for q in fit.parameters["query"]:
+        p = q["probabilities"]
+        assert q["risk"]["treat"] == pytest.approx(1.0 * p["benign"])
+        assert q["risk"]["discharge"] == pytest.approx(50.0 * p["malignant"])
+        assert q["decision"] == min(q["risk"], key=q["risk"].get)
+    borderline = next(q for q in fit.parameters["query"] if q["name"] == "borderline")
+    assert borderline["most_probable"] == "benign" and borderline["decision"] == "treat"
+    zero_one = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "cells.toml"))
+    for q in zero_one.parameters["query"]:
+        assert q["decision"] == q["most_probable"]
+
+
+def test_bayes_rule_disease_example():
+    spec = load_spec(EXAMPLES / "bayes_rule" / "disease.toml")
+    fit = fit_bayes_rule(spec)
+    prior, sens, false_pos = 0.008, 0.98, 0.03  # the spec's numbers, read back below
+    assert spec.model.prior.tolist() == [prior, 1 - prior]
+    assert spec.model.likelihood.tolist() == [sens, false_pos]
+    exact = sens * prior / (sens * prior + false_pos * (1 - prior))
+    assert fit.parameters["posterior"]["mean"]["cancer"] == pytest.approx(exact, rel=1e-12)
+    assert round(fit.parameters["posterior"]["mean"]["cancer"], 4) == 0.2085
+    assert [m.name for m in fit.marginals] == ["posterior[cancer]", "posterior[no_cancer]"]
+
+
+# ---- errors ------------------------------------------------------------------------------
+
+BASE = """model = "naive_bayes"
+[data]
+path = "data.csv"
+target = "y"
+"""
+DATA = "a,b,y\nu,1.0,p\nv,2.0,p\nu,3.0,q\nv,4.5,q\n"
+
+
+@pytest.mark.parametrize("extra, key, message", [
+    ('features_kind = "ordinal"\n', "data.features_kind", "expected one of"),
+    ('features_kind = {c = "gaussian"}\n', "data.features_kind.c", "not a feature"),
+    ('[prior]\nalpha = 1\n', "prior.alpha", "valid keys here are: .*concentration"),
+    ('[prior]\nconcentration = -1\n', "prior.concentration", "positive"),
+    ('[prior]\nmu0 = 1\n', "prior.mu0", "only applies to Gaussian features"),
+    ('[[query]]\na = "u"\n', "query\\[0\\].b", "is required"),
+    ('[[query]]\na = "u"\nb = 1.0\nc = 2\n', "query\\[0\\].c", "unknown key"),
+    ('features_kind = {b = "gaussian"}\n[[query]]\na = "u"\nb = "x"\n', "query\\[0\\].b",
+     "expected a finite number"),
+    ('[decision]\nloss = [[0, 1], [1, 0]]\n', "decision.classes", "is required"),
+    ('[decision]\nclasses = ["p", "q"]\nloss = [[0, 1, 2], [1, 0, 2]]\n', "decision.loss",
+     r"shape \(2, 2\).*got shape \(2, 3\)"),
+    ('[decision]\nclasses = ["p", "q"]\nloss = [[0, 1], [-1, 0]]\n', "decision.loss",
+     "non-negative, got -1 at row 2"),
+])
+def test_spec_errors_name_the_key(tmp_path, extra, key, message):
+    body = BASE.replace('target = "y"\n', 'target = "y"\n' + extra) if extra.startswith(
+        "features_kind") else BASE + extra
+    with pytest.raises(SpecError, match=f"key '{key}': .*{message}"):
+        load_spec(write(tmp_path, body, DATA))
+
+
+def test_decision_classes_must_be_the_data_classes(tmp_path):
+    spec = write(tmp_path, BASE + '[decision]\nclasses = ["p", "r"]\nloss = [[0, 1], [1, 0]]\n',
+                 DATA)
+    with pytest.raises(SpecError, match="decision.classes.*'p', 'q'"):
+        fit_naive_bayes_spec(load_spec(spec))
+
+
+def test_single_row_class_with_ml_gaussian_is_a_clear_error(tmp_path):
+    data = "b,y\n1.0,p\n2.0,p\n3.0,q\n"
+    gaussian = BASE.replace('target = "y"\n', 'target = "y"\nfeatures_kind = "gaussian"\n')
+    spec = write(tmp_path, gaussian + "[prior]\nsmoothing = false\n", data)
+    with pytest.raises(DataError, match="class 'q'.*a single row"):
+        fit_naive_bayes_spec(load_spec(spec))
+    # the Bayesian (NIG) Gaussian features are defined for one row
+    ok = write(tmp_path, gaussian, data)
+    assert fit_naive_bayes_spec(load_spec(ok)).n_rows == 3
+
+
+def test_missing_label_names_column_and_row(tmp_path):
+    spec = write(tmp_path, BASE, "a,b,y\nu,1.0,p\n,2.0,p\nu,3.0,q\n")
+    with pytest.raises(DataError, match="column 'a', row 2: missing value"):
+        fit_naive_bayes_spec(load_spec(spec))
+
+
+@pytest.mark.parametrize("body, key, message", [
+    ('[prior]\na = 0.5\nb = 0.6\n[likelihood]\na = 1\nb = 1\n', "prior", "sum to 1"),
+    ('[prior]\na = 0.5\nb = 0.5\n[likelihood]\na = 1\nc = 1\n', "likelihood", "'b'"),
+    ('[prior]\na = 0.5\nb = 0.5\n[likelihood]\na = 0\nb = 0\n', "likelihood", "P\\(D\\) = 0"),
+    ('[prior]\na = 1.5\nb = -0.5\n[likelihood]\na = 1\nb = 1\n', "prior.b", ">= 0"),
+    ('[prior]\na = 1.0\n[likelihood]\na = 1\n', "prior", "at least two"),
+])
+def test_bayes_rule_errors(tmp_path, body, key, message):
+    spec = write(tmp_path, 'model = "bayes_rule"\n' + body)
+    with pytest.raises(SpecError, match=f"key '{key}': .*{message}"):
+        load_spec(spec)
