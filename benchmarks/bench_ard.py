@@ -112,12 +112,17 @@ def sinc_example(seed):
     xt = np.linspace(-10, 10, 1000)
 
     def design(a):
-        return np.column_stack([np.ones(a.size), np.exp(-((a[:, None] - x[None, :]) ** 2) / 3.0**2)])
+        return np.column_stack(
+            [np.ones(a.size), np.exp(-((a[:, None] - x[None, :]) ** 2) / 3.0**2)]
+        )
 
     Phi, Phit = design(x), design(xt)
     truth = np.sinc(xt / np.pi)
     rows = []
-    for label, kw in [("SBL fast (exact evidence)", {}), ("SBL fast (ric)", {"relevance_threshold": "ric"})]:
+    for label, kw in [
+        ("SBL fast (exact evidence)", {}),
+        ("SBL fast (ric)", {"relevance_threshold": "ric"}),
+    ]:
         t = time.perf_counter()
         res = fit_sbl(Phi, y, **kw)
         dt = time.perf_counter() - t
@@ -129,8 +134,16 @@ def sinc_example(seed):
     dt = time.perf_counter() - t
     kept = np.abs(ard.coef_) > 0
     rmse = float(np.sqrt(np.mean((Phit @ ard.coef_ - truth) ** 2)))
-    rows.append(("sklearn ARDRegression", dt, int(kept[1:].sum()), int(kept.sum()), rmse,
-                 float(1.0 / np.sqrt(ard.alpha_))))
+    rows.append(
+        (
+            "sklearn ARDRegression",
+            dt,
+            int(kept[1:].sum()),
+            int(kept.sum()),
+            rmse,
+            float(1.0 / np.sqrt(ard.alpha_)),
+        )
+    )
     return rows
 
 
@@ -176,7 +189,8 @@ def main(argv=None):
         "coefficient MSE over all M weights; noise sd = estimated. ARDRegression is fitted only "
         "on the goal rows (it takes 16-180 s a fit); 'skipped' elsewhere.",
         "",
-        "| density | noise sd | method | time (s) | nonzero | coef MSE | support F1 | noise sd est. | ARD time / SBL time | note |",
+        "| density | noise sd | method | time (s) | nonzero | coef MSE | support F1 "
+        "| noise sd est. | ARD time / SBL time | note |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     sbl_time = {}
@@ -196,7 +210,8 @@ def main(argv=None):
             lines.append(f"| {d} | {s} | {name} | skipped | | | | | | not run off the goal rows |")
             continue
         lines.append(
-            f"| {d} | {s} | {name} | {fmt(sc['time'], 'time')} | {sc['nonzero']} | {fmt(sc['mse'], 'mse')} | "
+            f"| {d} | {s} | {name} | {fmt(sc['time'], 'time')} | {sc['nonzero']} "
+            f"| {fmt(sc['mse'], 'mse')} | "
             f"{fmt(sc['f1'], 'f1')} | {fmt(sc['noise_sd'], 'sd')} | {ratio} | {sc['note']} |"
         )
 
@@ -204,9 +219,16 @@ def main(argv=None):
     sbl, ard = goal["SBL fast (ric)"], goal["sklearn ARDRegression"]
     checks = [
         ("support F1 >= 0.95", sbl["f1"] >= 0.95, f"{sbl['f1']:.3f}"),
-        ("coef MSE <= ARDRegression's", sbl["mse"] <= ard["mse"], f"{sbl['mse']:.2e} vs {ard['mse']:.2e}"),
-        (">= 20x faster than ARDRegression", ard["time"] >= 20 * sbl["time"],
-         f"{ard['time'] / sbl['time']:.0f}x ({ard['time']:.1f} s vs {sbl['time']:.2f} s)"),
+        (
+            "coef MSE <= ARDRegression's",
+            sbl["mse"] <= ard["mse"],
+            f"{sbl['mse']:.2e} vs {ard['mse']:.2e}",
+        ),
+        (
+            ">= 20x faster than ARDRegression",
+            ard["time"] >= 20 * sbl["time"],
+            f"{ard['time'] / sbl['time']:.0f}x ({ard['time']:.1f} s vs {sbl['time']:.2f} s)",
+        ),
     ]
     lines += ["", f"Goals at density {GOAL[0]}, noise {GOAL[1]} (SBL fast, ric):", ""]
     lines += [f"- {'met' if ok else 'MISSED'}: {what}: {val}" for what, ok, val in checks]
@@ -218,10 +240,14 @@ def main(argv=None):
         "Gaussian kernels exp(-(x - x_j)^2 / 3^2) at every point (101 columns); RMSE against the "
         "noise-free sinc on 1000 points. Tipping (2001) reports about 6-7 relevance vectors.",
         "",
-        "| method | time (s) | relevance vectors (kernels kept) | columns kept (with bias) | RMSE | noise sd est. |",
+        "| method | time (s) | relevance vectors (kernels kept) | columns kept (with bias) "
+        "| RMSE | noise sd est. |",
         "|---|---|---|---|---|---|",
     ]
-    lines += [f"| {lab} | {dt:.3g} | {kern} | {cols} | {rmse:.4f} | {sd:.3f} |" for lab, dt, kern, cols, rmse, sd in sinc]
+    lines += [
+        f"| {lab} | {dt:.3g} | {kern} | {cols} | {rmse:.4f} | {sd:.3f} |"
+        for lab, dt, kern, cols, rmse, sd in sinc
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
     with open(os.path.join(args.out, "ard.md"), "w") as fh:
@@ -247,7 +273,11 @@ def plots(results, out):
         fig, axes = plt.subplots(1, len(DENSITIES), figsize=(4 * len(DENSITIES), 3.4), sharey=True)
         for ax, d in zip(axes, DENSITIES, strict=True):
             for name in methods:
-                pts = [(s, sc[key]) for dd, s, n, sc in results if dd == d and n == name and sc is not None]
+                pts = [
+                    (s, sc[key])
+                    for dd, s, n, sc in results
+                    if dd == d and n == name and sc is not None
+                ]
                 if pts:
                     xs, ys = zip(*pts, strict=True)
                     ax.plot(xs, ys, "o-" if len(pts) > 1 else "s", label=name)

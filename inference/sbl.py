@@ -145,7 +145,7 @@ class SBLResult(NamedTuple):
     method: str
 
     def posterior(self) -> ARDPosterior:
-        """The Gaussian posterior of ``w`` at the estimates (no refit)."""
+        """Return the Gaussian posterior of ``w`` at the estimates (no refit)."""
         return ARDPosterior(self.mean, self.cov, self.relevant, float(self.log_evidence[-1]))
 
 
@@ -246,7 +246,9 @@ def _problem(X, y, noise_fixed) -> _Problem:
     if yv.ndim == 2 and 1 in yv.shape:
         yv = yv.ravel()
     if yv.ndim != 1 or yv.shape[0] != n:
-        raise ValueError(f"y must have shape ({n},) to match X with {n} rows, got shape {np.shape(y)}")
+        raise ValueError(
+            f"y must have shape ({n},) to match X with {n} rows, got shape {np.shape(y)}"
+        )
     if not np.all(np.isfinite(yv)):
         raise ValueError("y must contain only finite values")
     if n < 1 or m < 1:
@@ -341,7 +343,9 @@ def _check_alpha(alpha, m, name="alpha"):
     if a.shape != (m,):
         raise ValueError(f"{name} must be a scalar or have shape ({m},), got shape {a.shape}")
     if np.any(np.isnan(a)) or np.any(a <= 0):
-        raise ValueError(f"{name} must be > 0 (np.inf to exclude a weight), got min {np.nanmin(a)!r}")
+        raise ValueError(
+            f"{name} must be > 0 (np.inf to exclude a weight), got min {np.nanmin(a)!r}"
+        )
     return a
 
 
@@ -619,7 +623,9 @@ def _fast_step(prob: _Problem, state: SBLState, *, tol: float, threshold: float)
             dlog_n = abs(math.log(noise_new / noise))
             if dlog_n > 0:
                 noise = noise_new
-                new_post, _ = _posterior(prob, order, new_alpha[order], noise, gram=gram, kspace=True)
+                new_post, _ = _posterior(
+                    prob, order, new_alpha[order], noise, gram=gram, kspace=True
+                )
     if j < 0 and dlog_n < tol:
         return state, SBLInfo(post.log_evidence, max_dlog, dlog_n, "none", 0, True)
     if j < 0:
@@ -644,7 +650,6 @@ def _small_blas():
     except ImportError:  # optional: scikit-learn brings it
         return contextlib.nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
-
 
 
 def fit_sbl(
@@ -720,16 +725,30 @@ def fit_sbl(
         raise ValueError(f"prune must be a float in (0, 1), got {prune!r}")
     if isinstance(relevance_threshold, str):
         if relevance_threshold != "ric":
-            raise ValueError(f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}")
-    elif not (isinstance(relevance_threshold, (int, float, np.floating)) and 1 <= relevance_threshold < math.inf):
-        raise ValueError(f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}")
+            raise ValueError(
+                f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}"
+            )
+    elif not (
+        isinstance(relevance_threshold, (int, float, np.floating))
+        and 1 <= relevance_threshold < math.inf
+    ):
+        raise ValueError(
+            f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}"
+        )
     if method != "fast" and relevance_threshold != 1.0:
-        raise ValueError(f"relevance_threshold applies to method='fast' only, got {relevance_threshold!r} with method={method!r}")
+        raise ValueError(
+            f"relevance_threshold applies to method='fast' only, "
+            f"got {relevance_threshold!r} with method={method!r}"
+        )
     fixed = noise_var is not None
     if fixed:
         noise_var = _check_noise(noise_var)
     prob = _problem(X, y, fixed)
-    threshold = max(2.0 * math.log(prob.m), 1.0) if relevance_threshold == "ric" else float(relevance_threshold)
+    threshold = (
+        max(2.0 * math.log(prob.m), 1.0)
+        if relevance_threshold == "ric"
+        else float(relevance_threshold)
+    )
     if not fixed:
         noise_var = max(0.1 * prob.yty / prob.n, _noise_floor(prob))
 
@@ -780,7 +799,12 @@ def _drive(step, state, max_iter, tol, method):
             break
         n_iter += 1
         log_ev.append(info.log_evidence)
-        if method != "fast" and info.n_pruned == 0 and info.max_dlog_alpha < tol and info.dlog_noise < tol:
+        if (
+            method != "fast"
+            and info.n_pruned == 0
+            and info.max_dlog_alpha < tol
+            and info.dlog_noise < tol
+        ):
             converged = True
             break
     return log_ev, n_iter, converged, state

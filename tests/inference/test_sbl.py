@@ -70,7 +70,9 @@ def _no_numpy_warnings():
 # ------------------------------------------------------------------ fixed hyperparameters
 
 
-@pytest.mark.parametrize(("n", "m"), [(40, 8), (25, 60)])  # k <= N (precision form), k > N (Woodbury)
+@pytest.mark.parametrize(
+    ("n", "m"), [(40, 8), (25, 60)]
+)  # k <= N (precision form), k > N (Woodbury)
 def test_log_evidence_equals_scipy_mvn(n, m):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(n, m))
@@ -109,17 +111,25 @@ def test_posterior_equals_dense_formula(n, m):
     post = ard_posterior(X, y, alpha, 0.4)
     np.testing.assert_array_equal(post.relevant, np.flatnonzero(np.isfinite(alpha)))
     assert post.cov.shape == (m - 2, m - 2)
-    np.testing.assert_allclose(post.mean[post.relevant], mean_ref, rtol=RTOL, atol=RTOL * np.abs(mean_ref).max())
+    np.testing.assert_allclose(
+        post.mean[post.relevant], mean_ref, rtol=RTOL, atol=RTOL * np.abs(mean_ref).max()
+    )
     np.testing.assert_allclose(post.cov, cov_ref, rtol=0, atol=RTOL * np.abs(cov_ref).max())
     assert np.all(post.mean[[1, 5]] == 0.0)
     # a deliberately wrong covariance (one precision off by 2x) is far outside the tolerance
     wrong = alpha.copy()
     wrong[0] *= 2.0
-    assert np.abs(ard_posterior(X, y, wrong, 0.4).cov - cov_ref).max() > 1e3 * RTOL * np.abs(cov_ref).max()
+    assert (
+        np.abs(ard_posterior(X, y, wrong, 0.4).cov - cov_ref).max()
+        > 1e3 * RTOL * np.abs(cov_ref).max()
+    )
 
 
 def test_tied_precision_equals_ridge_posterior():
-    """One alpha for all weights: N((X'X + lam I)^-1 X'y, sigma2 (X'X + lam I)^-1), lam = sigma2 alpha."""
+    """One alpha for all weights is ridge-style regression.
+
+    Posterior N((X'X + lam I)^-1 X'y, sigma2 (X'X + lam I)^-1) with lam = sigma2 alpha.
+    """
     rng = np.random.default_rng(4)
     X = rng.normal(size=(50, 5))
     y = X @ rng.normal(size=5) + 0.7 * rng.normal(size=50)
@@ -132,7 +142,9 @@ def test_tied_precision_equals_ridge_posterior():
     # and the Bayesian linear-regression engine with prior N(0, I / alpha)
     from inference.linear_gaussian import GaussianPosterior, regression_stats
 
-    blr = GaussianPosterior.from_prior(np.zeros(5), np.eye(5) / a, noise_var=s2).update(regression_stats(X, y))
+    blr = GaussianPosterior.from_prior(np.zeros(5), np.eye(5) / a, noise_var=s2).update(
+        regression_stats(X, y)
+    )
     np.testing.assert_allclose(post.mean, blr.mean, rtol=RTOL)
     np.testing.assert_allclose(post.cov, blr.cov, rtol=RTOL)
     assert post.log_evidence == pytest.approx(blr.log_evidence, rel=RTOL)
@@ -184,7 +196,9 @@ def test_three_methods_reach_the_same_optimum(three_fits):
         assert res.converged, name
         np.testing.assert_array_equal(res.relevant, ref.relevant, err_msg=name)
         sd = np.sqrt(np.diag(ref.cov))
-        np.testing.assert_allclose(res.mean[ref.relevant], ref.mean[ref.relevant], rtol=0, atol=1e-4 * sd.min())
+        np.testing.assert_allclose(
+            res.mean[ref.relevant], ref.mean[ref.relevant], rtol=0, atol=1e-4 * sd.min()
+        )
         assert res.noise_var == pytest.approx(ref.noise_var, rel=1e-6)
         # stationary point: first-order errors vanish, the evidence agrees to second order
         assert res.log_evidence[-1] == pytest.approx(ref.log_evidence[-1], rel=1e-10, abs=1e-8)
@@ -216,9 +230,13 @@ def test_result_is_the_posterior_at_the_estimates(three_fits):
         assert np.all(np.isinf(np.delete(res.alpha, res.relevant)))
         assert np.all(np.delete(res.mean, res.relevant) == 0.0)
         mean_ref, cov_ref = brute_posterior(X, y, res.alpha, res.noise_var)
-        np.testing.assert_allclose(res.mean[res.relevant], mean_ref, rtol=RTOL, atol=RTOL * np.abs(mean_ref).max())
+        np.testing.assert_allclose(
+            res.mean[res.relevant], mean_ref, rtol=RTOL, atol=RTOL * np.abs(mean_ref).max()
+        )
         np.testing.assert_allclose(res.cov, cov_ref, rtol=0, atol=RTOL * np.abs(cov_ref).max())
-        assert res.log_evidence[-1] == pytest.approx(ard_log_evidence(X, y, res.alpha, res.noise_var), rel=RTOL)
+        assert res.log_evidence[-1] == pytest.approx(
+            ard_log_evidence(X, y, res.alpha, res.noise_var), rel=RTOL
+        )
 
 
 def test_pruning_is_scale_free():
@@ -326,7 +344,9 @@ def test_more_features_than_rows(wide_problem, method, noise_var):
     if noise_var is not None:
         assert {5, 60, 70} <= set(res.relevant)
     mean_ref, _ = brute_posterior(X, y, res.alpha, res.noise_var)
-    np.testing.assert_allclose(res.mean[res.relevant], mean_ref, rtol=1e-6, atol=1e-8 * np.abs(mean_ref).max())
+    np.testing.assert_allclose(
+        res.mean[res.relevant], mean_ref, rtol=1e-6, atol=1e-8 * np.abs(mean_ref).max()
+    )
 
 
 def test_more_features_than_rows_ric_finds_the_support(wide_problem):
@@ -358,10 +378,19 @@ def test_alpha_init_is_honoured():
         ({"tol": -1.0}, r"tol must be a positive finite float, got -1.0"),
         ({"noise_var": 0.0}, r"noise_var must be a positive finite float, got 0.0"),
         ({"prune": 1.5}, r"prune must be a float in \(0, 1\), got 1.5"),
-        ({"alpha_init": np.ones(3)}, r"alpha_init must be a scalar or have shape \(10,\), got shape \(3,\)"),
+        (
+            {"alpha_init": np.ones(3)},
+            r"alpha_init must be a scalar or have shape \(10,\), got shape \(3,\)",
+        ),
         ({"alpha_init": -1.0}, r"alpha_init must be > 0"),
-        ({"relevance_threshold": 0.5}, r"relevance_threshold must be a float >= 1 or 'ric', got 0.5"),
-        ({"relevance_threshold": 4.0, "method": "em"}, r"relevance_threshold applies to method='fast' only"),
+        (
+            {"relevance_threshold": 0.5},
+            r"relevance_threshold must be a float >= 1 or 'ric', got 0.5",
+        ),
+        (
+            {"relevance_threshold": 4.0, "method": "em"},
+            r"relevance_threshold applies to method='fast' only",
+        ),
     ],
 )
 def test_bad_options_name_the_parameter(kwargs, match):
@@ -372,7 +401,9 @@ def test_bad_options_name_the_parameter(kwargs, match):
 
 def test_bad_data_is_named():
     X, y, _ = make_problem(n=20)
-    with pytest.raises(ValueError, match=r"y must have shape \(20,\) to match X with 20 rows, got shape \(19,\)"):
+    with pytest.raises(
+        ValueError, match=r"y must have shape \(20,\) to match X with 20 rows, got shape \(19,\)"
+    ):
         fit_sbl(X, y[:-1])
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="X must contain only finite values"):
