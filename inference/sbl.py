@@ -47,6 +47,9 @@ log-determinants from the Cholesky diagonal; one factorisation per evaluated pos
 ``k x k`` precision form when ``k <= N`` and the ``N x N`` (Woodbury) form
 ``C = sigma2 I + X_A A^-1 X_A'`` when there are more active weights than rows; ``X'y`` and the
 column norms are computed once. ``X`` may be a dense array or a ``scipy.sparse`` matrix.
+EM and MacKay start with all M weights in the model (``X'X`` once when ``M <= N``, else the
+N x N form), so their first iterations cost ``O(M^2)`` or ``O(N M)`` memory; only the fast
+method stays at ``O(N k + M k + k^2)`` throughout, which is why it is the default.
 """
 
 from __future__ import annotations
