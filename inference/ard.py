@@ -103,7 +103,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
             "relevance_threshold": model.relevance_threshold}
     marginals, estimates = [], []
     if model.mode in ("conditional", "both"):
-        marginals = [ExactMarginal(f"w[{f}]", "w", {"feature": f},
+        marginals = [ExactMarginal(f"w[{f}]", "w_relevant", {"relevant": f},
                                    stats.norm(mean[i], sd[i]))
                      for i, f in zip(sbl.relevant, relevant, strict=True)]
     if model.mode in ("hierarchical", "both"):

@@ -132,6 +132,11 @@ class ARD:
             raise ValueError("the fit's features differ from the model's")
         return self.conditional_model(X, y, alpha, fit.parameters["sigma2"]["value"])
 
+    def declare_full(self, source: DataSource, fit=None):
+        """The hierarchical PyMC model (the fit's estimates are not plugged in): what
+        ``check`` compares the point estimates with."""
+        return self.declare(source)
+
     def conditional_model(self, X: np.ndarray, y: np.ndarray, alpha: np.ndarray,
                           sigma2: float):
         """PyMC model with alpha and sigma2 fixed; ``alpha_i = inf`` prunes weight i.

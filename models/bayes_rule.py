@@ -55,7 +55,7 @@ class BayesRule:
     #: The hypothesis is discrete: sample with PyMC's own (Gibbs) step, not NUTS.
     sampler = "pymc"
 
-    def declare(self, source=None):
+    def declare(self, source=None, fit=None):
         """The PyMC model: ``h`` (categorical), the observation as a potential, and the
         deterministic ``posterior`` (dims ``hypothesis``): 1 where h is that hypothesis."""
         import pymc as pm

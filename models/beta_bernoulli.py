@@ -213,7 +213,7 @@ class BetaBernoulli:
         """The validated 0/1 outcomes of one batch (see :func:`bernoulli_labels`)."""
         return bernoulli_labels(batch, self.target)
 
-    def declare(self, source: DataSource):
+    def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``: parameter ``p``."""
         y = np.concatenate([self.outcomes(batch) for batch in source.batches()])
         return self.pymc_model(y)
@@ -295,7 +295,7 @@ class DirichletCategorical:
                             f"categories", path=where or None)
         return cats
 
-    def declare(self, source: DataSource):
+    def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``: parameter ``pi`` (dims ``category``)."""
         labels = np.concatenate([self.labels(batch) for batch in source.batches()])
         cats = self.resolve_categories(labels, where=source.label)

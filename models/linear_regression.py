@@ -109,7 +109,7 @@ class LinearRegression:
         joint = self.joint_design(batch)
         return joint[:, :-1], joint[:, -1]
 
-    def declare(self, source: DataSource):
+    def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source`` (NUTS needs the rows together)."""
         parts = [self.design(batch) for batch in source.batches()]
         return self.pymc_model(np.vstack([p[0] for p in parts]),

@@ -182,7 +182,7 @@ class NaiveBayes:
 
     # ---- PyMC --------------------------------------------------------------------------
 
-    def declare(self, source: DataSource):
+    def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source`` (see the module docstring).
 
         Variables: ``class_weight`` (dims ``class``), ``p_<feature>`` (``class``,

@@ -8,7 +8,9 @@ import math
 
 import numpy as np
 
-__all__ = ["figure_uri", "marginals_figure", "rank_figure", "trace_figure", "trajectory_figure"]
+__all__ = ["FIT_PLOTS", "estimates_figure", "figure_uri", "fit_figure", "intervals_figure",
+           "marginals_figure", "rank_figure", "series_figure", "trace_figure",
+           "trajectory_figure"]
 
 #: More parameters than this are not drawn one panel each.
 MAX_PANELS = 20
@@ -84,6 +86,80 @@ def marginals_figure(marginals, draws, verdicts: dict | None = None,
     for ax in list(axes.flat)[len(shown):]:
         ax.set_visible(False)
     axes.flat[0].legend(fontsize=8)
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
+                  **_) -> str:
+    """A quantity per iteration (an objective such as the log evidence), with markers when
+    there are few points."""
+    plt = _plt()
+    values = np.asarray(values, dtype=np.float64)
+    fig, ax = plt.subplots(figsize=(6.0, 3.0))
+    ax.plot(np.arange(values.size), values, color="#08519c",
+            marker="o" if values.size <= 60 else None, ms=3)
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
+    ax.tick_params(labelsize=8)
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
+    """A vector parameter's components: mean and interval each, one row per component;
+    components marked in ``zero`` (exactly zero, for example pruned weights) as open
+    circles at 0."""
+    plt = _plt()
+    n = len(names)
+    mean, lower, upper = (np.asarray(v, dtype=np.float64) for v in (mean, lower, upper))
+    zero = np.zeros(n, dtype=bool) if zero is None else np.asarray(zero, dtype=bool)
+    fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.28 * n))
+    rows = np.arange(n)[::-1]
+    kept = ~zero
+    ax.hlines(rows[kept], lower[kept], upper[kept], color="#08519c", lw=2)
+    ax.plot(mean[kept], rows[kept], "o", color="#08519c", label="kept")
+    if zero.any():
+        ax.plot(np.zeros(zero.sum()), rows[zero], "o", mfc="white", color="#737373",
+                label="pruned (exactly 0)")
+    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
+    ax.set_yticks(rows, list(names), fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+#: ``kind`` of an ``AnalyticFit.plots`` entry -> the function drawing it from the entry's data.
+FIT_PLOTS = {"series": series_figure, "intervals": intervals_figure}
+
+
+def fit_figure(entry: dict) -> dict:
+    """Draw one ``AnalyticFit.plots`` entry; return ``{"title", "caption", "uri"}``."""
+    data = {k: v for k, v in entry.items() if k not in ("kind", "title", "caption")}
+    return {"title": entry["title"], "caption": entry.get("caption", ""),
+            "uri": FIT_PLOTS[entry["kind"]](**data)}
+
+
+def estimates_figure(comparison, draws) -> str:
+    """Point estimates against the sampled posterior: for each row of an
+    :class:`inference.compare.EstimateComparison`, the posterior median and central interval
+    (bar), the posterior mean (open circle) and the estimate (cross, red when the row fails)."""
+    plt = _plt()
+    rows = comparison.parameters
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.3 * n))
+    y = np.arange(n)[::-1]
+    for yi, r in zip(y, rows, strict=True):
+        med = float(np.median(np.asarray(draws[r.name])))
+        ax.hlines(yi, r.sampled["lower"], r.sampled["upper"], color="#9ecae1", lw=4)
+        ax.plot(med, yi, "|", color="#08519c", ms=10)
+        ax.plot(r.sampled["mean"], yi, "o", mfc="white", color="#08519c", ms=5)
+        ax.plot(r.estimate, yi, "x", color="#d62728" if r.verdict == "fail" else "#111111",
+                ms=7, mew=2)
+    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
+    ax.set_yticks(y, [f"{r.name} ({r.verdict})" for r in rows], fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
     return figure_uri(fig)
 
