@@ -49,10 +49,14 @@ def _design_notes(model: ARD, X: np.ndarray, label: str) -> list[str]:
         notes.append(f"all-zero column(s) {', '.join(zero)} in {label}: never relevant, "
                      f"pruned")
     const = [f for j, f in enumerate(model.features)
-             if norms[j] > 0 and np.all(X[:, j] == X[0, j])]
-    if len(const) > 1 or (const and model.intercept and const != ["intercept"]):
-        notes.append(f"constant column(s) {', '.join(const)}: they duplicate each other; at "
-                     f"most one of them acts as the intercept")
+             if norms[j] > 0 and np.all(X[:, j] == X[0, j])
+             and not (model.intercept and f == "intercept")]
+    if const and model.intercept:
+        notes.append(f"constant column(s) {', '.join(const)} duplicate the intercept: they "
+                     f"share its role (collinear columns; the evidence decides which are kept)")
+    elif len(const) > 1:
+        notes.append(f"constant columns {', '.join(const)} duplicate each other: at most one "
+                     f"acts as the intercept (collinear columns; the evidence decides)")
     return notes
 
 
