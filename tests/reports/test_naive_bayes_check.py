@@ -1,0 +1,116 @@
+"""End to end with the sampler: the NUTS cross-check of naive Bayes (every Dirichlet / NIG
+marginal and the posterior mean of each class's joint score for the query rows) passes on the
+examples, and a wrong analytic result fails; the Bayes-rule calculator's Gibbs check too.
+
+Each example is sampled once (module fixtures); the negative cases reuse its draws.
+"""
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from inference.compare import compare_idata
+from models import load_spec
+from reports.check import run_check
+
+pytestmark = pytest.mark.nuts
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def tennis(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tennis")
+    return run_check(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"), out)
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cells")
+    return run_check(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"), out)
+
+
+@pytest.fixture(scope="module")
+def disease(tmp_path_factory):
+    out = tmp_path_factory.mktemp("disease")
+    return run_check(load_spec(EXAMPLES / "bayes_rule" / "disease.toml"), out)
+
+
+def scores(result):
+    return [p for p in result.comparison.parameters if p.name.startswith("score[")]
+
+
+def test_play_tennis_passes_including_the_query_scores(tennis):
+    assert tennis.verdict == "pass", tennis.comparison.summary()
+    rows = scores(tennis)
+    assert [p.name for p in rows] == ["score[sunny_cool_high_strong, No]",
+                                      "score[sunny_cool_high_strong, Yes]"]
+    for p in rows:  # mean-only oracles: sd and quantiles unchecked
+        assert math.isfinite(p.z["mean"]) and math.isnan(p.z["sd"]) and p.verdict == "pass"
+    # 2 class weights and 20 feature probabilities (5 statistics each) + 2 score means
+    assert tennis.comparison.n_comparisons == 22 * 5 + 2
+    summary = json.loads((tennis.out / "summary.json").read_text())
+    assert summary["model"] == "naive_bayes" and summary["verdict"] == "pass"
+    assert (tennis.out / "report.html").stat().st_size > 0
+
+
+def test_forgetting_the_laplace_correction_fails(tennis):
+    """The plain-frequency scores (about 0.0206 and 0.0053) as the oracle of the smoothed
+    model's posterior predictive: the sampled means disagree."""
+    unsmoothed = load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml")
+    from inference.dispatch import fit
+
+    ml = fit(unsmoothed).parameters["query"][0]["scores"]
+    wrong = [replace(m, exact_mean=ml[m.coords["class"]]) if m.var == "score" else m
+             for m in tennis.fit.marginals]
+    comparison = compare_idata(wrong, tennis.sample.idata)
+    assert comparison.verdict == "fail"
+    failed = {p.name for p in comparison.parameters if p.verdict == "fail"}
+    assert "score[sunny_cool_high_strong, No]" in failed
+
+
+def test_score_moved_by_five_mcse_fails(tennis):
+    row = scores(tennis)[1]
+    direction = math.copysign(1.0, row.sampled["mean"] - row.analytic["mean"])
+    moved = row.sampled["mean"] - direction * 5 * row.mcse["mean"]
+    wrong = [replace(m, exact_mean=moved) if m.name == row.name else m
+             for m in tennis.fit.marginals]
+    comparison = compare_idata(wrong, tennis.sample.idata)
+    assert comparison.verdict == "fail"
+    assert [p.name for p in comparison.parameters if p.verdict == "fail"] == [row.name]
+
+
+def test_gaussian_decision_example_passes(cells):
+    assert cells.verdict == "pass", cells.comparison.summary()
+    names = {p.name for p in cells.comparison.parameters}
+    assert {"mu[malignant, radius]", "sigma2[benign, texture]",
+            "score[borderline, malignant]"} <= names
+    q = {r["name"]: r for r in cells.fit.parameters["query"]}
+    assert q["borderline"]["most_probable"] == "benign" and q["borderline"]["decision"] == "treat"
+
+
+def test_gaussian_wrong_variance_fails(cells):
+    """The maximum-likelihood variance as the posterior of sigma2 (a plug-in instead of the
+    NIG posterior) fails."""
+    from scipy import stats
+
+    wrong = []
+    for m in cells.fit.marginals:
+        if m.var == "sigma2":
+            m = replace(m, dist=stats.invgamma(m.dist.args[0], scale=m.dist.kwds.get(
+                "scale", 1.0) * 1.5))
+        wrong.append(m)
+    assert compare_idata(wrong, cells.sample.idata).verdict == "fail"
+
+
+def test_bayes_rule_gibbs_check_passes_and_can_fail(disease):
+    assert disease.verdict == "pass", disease.comparison.summary()
+    assert disease.sample.sampler == "pymc"
+    row = disease.comparison.parameters[0]
+    assert row.name == "posterior[cancer]" and round(row.analytic["mean"], 4) == 0.2085
+    wrong = [replace(m, exact_mean=0.25 if m.name == "posterior[cancer]" else 0.75)
+             for m in disease.fit.marginals]
+    assert compare_idata(wrong, disease.sample.idata).verdict == "fail"
