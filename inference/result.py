@@ -104,8 +104,10 @@ class AnalyticFit:
         Lines ``bayescheck fit`` prints after the marginals (for example query predictions),
         also kept in ``posterior.json``.
     estimates : list of PointEstimate
-        Point estimates checked against the posterior of ``declare(source)`` (the model
-        without the fit), while ``marginals`` are checked against ``declare(source, fit=...)``.
+        Point estimates checked against the posterior of the model without the estimates
+        plugged in (``declare_full(source, fit=...)`` where the family's ``declare`` is
+        conditioned on the fit, as ARD's is; else ``declare(source, fit=...)``), while
+        ``marginals`` are checked against ``declare(source, fit=...)``.
     plots : list of dict
         Figure data for the report, each with a ``"kind"`` that :mod:`reports.plots` draws
         (``"series"``: a value per iteration; ``"intervals"``: a vector parameter's means and
