@@ -5,6 +5,7 @@ from .bayes_rule import BayesRule
 from .beta_bernoulli import BetaBernoulli, DirichletCategorical
 from .data import Batch, DataSource, numeric_columns
 from .errors import BayescheckError, DataError, NotIdentifiedError, SpecError
+from .gaussian_mixture import GaussianMixture
 from .linear_regression import LinearRegression
 from .naive_bayes import NaiveBayes
 from .registry import FAMILIES
@@ -20,6 +21,7 @@ __all__ = [
     "DataError",
     "DataSource",
     "DirichletCategorical",
+    "GaussianMixture",
     "LinearRegression",
     "NaiveBayes",
     "NotIdentifiedError",

@@ -9,6 +9,7 @@ from .ard import ard_spec
 from .bayes_rule import bayes_rule_spec
 from .beta_bernoulli import beta_bernoulli_spec, dirichlet_categorical_spec
 from .errors import SpecError
+from .gaussian_mixture import gaussian_mixture_spec
 from .linear_regression import linear_regression_spec
 from .naive_bayes import naive_bayes_spec
 from .spec import Section, Spec
@@ -23,6 +24,7 @@ FAMILIES: dict[str, Callable[[Section, Path], Spec]] = {
     "naive_bayes": naive_bayes_spec,
     "bayes_rule": bayes_rule_spec,
     "ard": ard_spec,
+    "gaussian_mixture": gaussian_mixture_spec,
 }
 
 

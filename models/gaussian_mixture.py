@@ -1,0 +1,564 @@
+"""Gaussian mixture: x_i ~ sum_k pi_k N(mu_k, Sigma_k), the assignments z_i marginalised.
+
+``model = "gaussian_mixture"``. The analytic side is EM (maximum likelihood, or MAP-EM when
+``[prior]`` gives priors) in :mod:`inference.em`; this module reads the spec, validates the
+data and declares the same model in PyMC, with the same priors as MAP-EM, so that the EM-MAP
+estimate is the mode of the declared posterior.
+
+The parameterisation of that mode
+---------------------------------
+MAP-EM maximises ``log p(X | theta) + log p(theta)`` with ``theta`` = (the weights on the
+simplex, the means, the covariance matrices for ``full`` / ``tied``, the *variances* for
+``diag`` / ``spherical``): the density in these coordinates, which is PyMC's
+``model.logp(jacobian=False)`` of the declaration below. A density's mode depends on the
+coordinates (the mode of sigma^2 is not the square of the mode of sigma), so the cross-check
+compares the EM estimate with the draws in exactly these coordinates: ``weights``, ``means``,
+``covariances`` (full / tied) or ``variances`` (diag / spherical).
+
+The declaration
+---------------
+* ``weights ~ Dirichlet(concentration)`` (absent with ``equal_weights``: held at 1/K).
+* ``diag``: ``variances[k, d] ~ InverseGamma(ig_shape, ig_scale[d])``;
+  ``spherical``: ``variances[k] ~ InverseGamma(ig_shape, ig_scale)``.
+* ``full`` / ``tied``: each covariance ``Sigma = L L'`` is sampled through its Cholesky factor
+  (log-diagonal and free lower triangle, unconstrained), with a potential holding the
+  inverse-Wishart log density of ``Sigma`` plus the log Jacobian of
+  ``(log diag L, offdiag L) -> Sigma``, ``D log 2 + sum_i (D - i + 2) log L_ii``
+  (Muirhead 1982, thm 2.1.9, times the exp of the diagonal), so the draws of ``Sigma`` have
+  the density ``InvWishart(Sigma) x likelihood``. ``covariances`` is a deterministic.
+* ``means[k] | Sigma_k ~ N(mean, Sigma_k / kappa)`` (``known_sd``: ``N(mean, sd^2 I / kappa)``).
+* The likelihood ``sum_i logsumexp_k (log pi_k + log N(x_i | mu_k, Sigma_k))`` is a potential:
+  the assignments are summed out, nothing discrete is sampled.
+
+Label switching: in one dimension the means are declared with an ordered transform
+(``mu_1 < ... < mu_K``; PyMC restricts the support without renormalising, so the density
+is the unconstrained one on the ordered region and its mode is the EM-MAP with the components
+sorted by mean). In several dimensions the draws are relabelled inside the model, as
+deterministics: per draw, the permutation of the components (among all K!, K <= 6) whose means
+are closest (sum of squared distances) to a reference, the EM means when the fit is passed to
+:meth:`GaussianMixture.declare`, otherwise deterministic k-means centres of the data
+(:meth:`GaussianMixture.reference_means`), to which the EM glue aligns its own components with
+:func:`relabel_draws`. Both sides then name the components the same way.
+
+A proper posterior needs proper priors: ``kappa > 0`` and, unless ``known_sd`` is given, a
+covariance prior (``iw_*`` or ``ig_*``). A mixture with a flat prior on a mean or a
+covariance has an improper posterior (a component can wander off or collapse onto a point),
+so ``check`` refuses such a spec with a message naming the keys; ``fit`` (maximum likelihood)
+does not need them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .data import DataSource, numeric_columns
+from .errors import DataError, SpecError
+from .spec import SamplingConfig, Section, Spec
+
+__all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
+
+#: Covariance structures (as in inference.em and scikit-learn).
+COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
+
+#: Relabelling tries every ordering of the components: K! of them, at most this many (K <= 6).
+MAX_PERMUTATIONS = 720
+
+
+@dataclass(frozen=True, eq=False)
+class GaussianMixture:
+    """A Gaussian mixture: its columns, priors and EM settings.
+
+    Parameters
+    ----------
+    features : tuple of str
+        The data columns, in order (D of them).
+    n_components : int
+        K.
+    covariance : str
+        One of :data:`COVARIANCE_KINDS` (ignored when ``known_sd`` is given).
+    concentration : float
+        Dirichlet concentration of the weights (>= 1; 1 is flat), the same for every
+        component (an exchangeable prior, so that relabelling does not change it).
+    prior_mean : numpy.ndarray
+        ``m0``, shape (D,).
+    kappa : float
+        ``means | Sigma ~ N(m0, Sigma / kappa)``; 0 is a flat prior on the means.
+    iw_dof, iw_scale : float, numpy.ndarray or None
+        Inverse-Wishart prior of each covariance (``full`` / ``tied``); ``iw_scale`` (D, D).
+    ig_shape, ig_scale : float, numpy.ndarray or None
+        Inverse-gamma prior of each variance (``diag``: ``ig_scale`` shape (D,);
+        ``spherical``: a scalar).
+    n_init, max_iter, tol, seed : EM settings (see :func:`inference.em.fit_em`).
+    init_means : numpy.ndarray or None
+        One deterministic start, shape (K, D).
+    known_sd : float or None
+        The simplified model: every component has covariance ``known_sd**2 I``.
+    equal_weights : bool
+        Hold the weights at 1/K.
+    """
+
+    features: tuple[str, ...]
+    n_components: int
+    covariance: str = "full"
+    concentration: float = 1.0
+    prior_mean: np.ndarray | None = None
+    kappa: float = 0.0
+    iw_dof: float | None = None
+    iw_scale: np.ndarray | None = None
+    ig_shape: float | None = None
+    ig_scale: np.ndarray | float | None = None
+    n_init: int = 5
+    max_iter: int = 500
+    tol: float = 1e-8
+    seed: int = 0
+    init_means: np.ndarray | None = None
+    known_sd: float | None = None
+    equal_weights: bool = False
+
+    name = "gaussian_mixture"
+
+    def __post_init__(self):
+        d = len(self.features)
+        if self.covariance not in COVARIANCE_KINDS:
+            raise ValueError(f"covariance must be one of {', '.join(COVARIANCE_KINDS)}; "
+                             f"got {self.covariance!r}")
+        m0 = np.zeros(d) if self.prior_mean is None else np.asarray(self.prior_mean, float)
+        object.__setattr__(self, "prior_mean", np.broadcast_to(m0, (d,)).astype(float))
+
+    # ----------------------------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        """D, the number of features."""
+        return len(self.features)
+
+    @property
+    def kind(self) -> str:
+        """The covariance structure fitted: ``"known"`` when ``known_sd`` is given."""
+        return "known" if self.known_sd is not None else self.covariance
+
+    @property
+    def has_cov_prior(self) -> bool:
+        """Whether a covariance prior (inverse-Wishart or inverse-gamma) is given."""
+        return self.iw_dof is not None or self.ig_shape is not None
+
+    @property
+    def is_map(self) -> bool:
+        """True when some prior differs from flat (EM then maximises the posterior)."""
+        return (self.concentration != 1.0 or self.kappa > 0 or self.has_cov_prior)
+
+    @property
+    def cov_var(self) -> str | None:
+        """The name of the compared covariance variable: ``covariances`` (full / tied),
+        ``variances`` (diag / spherical), None (known sd)."""
+        return {"full": "covariances", "tied": "covariances", "diag": "variances",
+                "spherical": "variances", "known": None}[self.kind]
+
+    def em_prior(self):
+        """The :class:`inference.em.MixturePrior` arguments, as a dict (None for ML)."""
+        if not self.is_map:
+            return None
+        return {"concentration": self.concentration, "mean": self.prior_mean,
+                "kappa": self.kappa, "iw_dof": self.iw_dof, "iw_scale": self.iw_scale,
+                "ig_shape": self.ig_shape, "ig_scale": self.ig_scale}
+
+    # ----------------------------------------------------------------------------------------
+    def data_matrix(self, source: DataSource) -> np.ndarray:
+        """Every row of ``source`` as an ``(n, D)`` float64 matrix, validated.
+
+        Raises
+        ------
+        DataError
+            A missing column, a value that is not a finite number (naming file, column and
+            row), fewer rows than components, or a constant column (whose variance would be
+            0 in every component; only allowed with ``known_sd``).
+        """
+        blocks = [numeric_columns(batch, list(self.features)) for batch in source.batches()]
+        X = np.vstack(blocks)
+        n = X.shape[0]
+        if self.n_components > n:
+            raise DataError(f"n_components = {self.n_components} is more than the {n} row(s) "
+                            f"of data: every component needs at least one row",
+                            path=source.label)
+        if self.known_sd is None and n > 1:
+            constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+            if constant.size:
+                col = self.features[int(constant[0])]
+                raise DataError(f"constant column (every row is {X[0, constant[0]]:g}): its "
+                                f"variance would be 0 in every component; drop it from "
+                                f"[data] features", path=source.label, column=col)
+        return X
+
+    def require_proper(self, path=None) -> None:
+        """Raise a :class:`SpecError` when the declared posterior would be improper."""
+        if not self.kappa > 0:
+            raise SpecError("check needs a proper prior on the means: give kappa > 0 (with a "
+                            "flat prior a component's mean can wander off and the mixture's "
+                            "posterior is improper)", path=path, key="prior.kappa")
+        if self.known_sd is None and not self.has_cov_prior:
+            keys = "iw_dof and iw_scale" if self.covariance in ("full", "tied") else \
+                "ig_shape and ig_scale"
+            raise SpecError(f"check needs a proper prior on the covariances: give {keys} "
+                            f"(with a flat prior a component can collapse onto one point and "
+                            f"the posterior is improper)", path=path,
+                            key="prior." + keys.split()[0])
+
+    def declare(self, source: DataSource, fit=None):
+        """The PyMC model on every row of ``source``.
+
+        ``fit`` (an :class:`inference.AnalyticFit` of this model), when given, supplies the
+        reference means for relabelling (the EM solution); otherwise the reference is
+        :meth:`reference_means` of the data, to which the EM glue aligns its components too.
+        """
+        X = self.data_matrix(source)
+        self.require_proper(getattr(source, "label", None))
+        reference = None
+        if fit is not None and getattr(fit, "state", None) is not None:
+            reference = np.asarray(fit.state.means, dtype=np.float64)
+        return self.pymc_model(X, reference=reference)
+
+    def reference_means(self, X: np.ndarray) -> np.ndarray:
+        """Deterministic k-means centres of ``X`` (K, D), sorted by their first coordinate:
+        the labels that sampled components and EM components are both aligned to."""
+        return _kmeans(np.asarray(X, dtype=np.float64), self.n_components)[0]
+
+    def pymc_model(self, X: np.ndarray, reference: np.ndarray | None = None):
+        """The PyMC declaration on data ``X`` (n, D); see the module docstring.
+
+        In one dimension the means are ordered. In several, the sampled variables carry the
+        suffix ``_raw`` and the deterministics ``weights``, ``means``, ``covariances`` /
+        ``variances`` are the same draws relabelled: per draw, the permutation of the
+        components (among all K!) whose means are closest to ``reference`` (default
+        :meth:`reference_means`).
+        """
+        import itertools
+
+        import pymc as pm
+        import pytensor.tensor as pt
+        from pytensor.tensor.slinalg import solve_triangular
+
+        X = np.asarray(X, dtype=np.float64)
+        n, D = X.shape
+        K = self.n_components
+        kind = self.kind
+        centres, labels = _kmeans(X, K)
+        if reference is None:
+            reference = centres
+        reference = np.asarray(reference, dtype=np.float64).reshape(K, D)
+        relabel = D > 1 and K > 1
+        if relabel and math.factorial(K) > MAX_PERMUTATIONS:
+            raise SpecError(f"relabelling the draws tries all K! orderings of the components; "
+                            f"K = {K} gives {math.factorial(K)}, more than {MAX_PERMUTATIONS}",
+                            key="n_components")
+        raw = "_raw" if relabel else ""
+        # starting point: the k-means clusters
+        spread = np.array([np.cov(X[labels == k].T, ddof=0).reshape(D, D)
+                           if np.sum(labels == k) > D else np.cov(X.T, ddof=0).reshape(D, D)
+                           for k in range(K)])
+        spread = spread + 1e-3 * np.mean(np.diagonal(spread, axis1=1, axis2=2)) * np.eye(D)
+        counts = np.bincount(labels, minlength=K) + 1.0
+        coords = {"component": [str(k) for k in range(K)], "feature": list(self.features),
+                  "feature_": list(self.features)}
+        with pm.Model(coords=coords) as model:
+            # ---- covariances: Cholesky factors, or per-dimension variances
+            out = {}
+            if kind == "known":
+                var = np.full((K, D), self.known_sd ** 2)
+                chols = [self.known_sd * np.eye(D)] * K
+            elif kind in ("diag", "spherical"):
+                dims = ("component", "feature") if kind == "diag" else ("component",)
+                v0 = np.diagonal(spread, axis1=1, axis2=2)
+                variances = pm.InverseGamma("variances" + raw, alpha=self.ig_shape,
+                                            beta=self.ig_scale, dims=dims,
+                                            initval=v0 if kind == "diag" else v0.mean(axis=1))
+                out["variances"] = (variances, dims)
+                var = variances if kind == "diag" else pt.repeat(variances[:, None], D, axis=1)
+                chols = None
+            else:
+                n_cov = 1 if kind == "tied" else K
+                tri = np.tril_indices(D, -1)
+                S0 = spread if kind == "full" else np.mean(spread, axis=0, keepdims=True)
+                L0 = np.linalg.cholesky(S0)
+                log_diag = pm.Flat("chol_log_diag" + raw, shape=(n_cov, D),
+                                   initval=np.log(np.diagonal(L0, axis1=1, axis2=2)))
+                if D > 1:
+                    off = pm.Flat("chol_offdiag" + raw, shape=(n_cov, len(tri[0])),
+                                  initval=L0[:, tri[0], tri[1]])
+                psi_chol = np.linalg.cholesky(np.asarray(self.iw_scale, dtype=np.float64))
+                jac = D - np.arange(D) + 1.0  # (D - i + 2) for the 1-based row i
+                chol_list, logp_cov = [], 0.0
+                for c in range(n_cov):
+                    L = pt.diag(pt.exp(log_diag[c]))
+                    if D > 1:
+                        L = pt.set_subtensor(L[tri], off[c])
+                    chol_list.append(L)
+                    # inverse-Wishart log density of Sigma = L L' (normaliser left out), ...
+                    Linv_psi = solve_triangular(L, psi_chol, lower=True)
+                    logp_cov += (-(self.iw_dof + D + 1.0) * pt.sum(log_diag[c])
+                                 - 0.5 * pt.sum(Linv_psi ** 2))
+                    # ... plus the log Jacobian of (log diag L, offdiag L) -> Sigma.
+                    logp_cov += pt.sum(jac * log_diag[c])
+                pm.Potential("covariance_prior", logp_cov)
+                chols = chol_list if kind == "full" else chol_list * K
+                covs = pt.stack([L @ L.T for L in chols])
+                cdims = ("component", "feature", "feature_")
+                if relabel:
+                    out["covariances"] = (covs, cdims)
+                else:
+                    pm.Deterministic("covariances", covs, dims=cdims)
+                var = None
+            # ---- means | Sigma ~ N(m0, Sigma / kappa)
+            m0 = self.prior_mean
+            sqrt_k = math.sqrt(self.kappa)
+            if D == 1:
+                from pymc.distributions.transforms import ordered
+
+                sd = (pt.sqrt(var[:, 0]) if chols is None
+                      else pt.stack([L[0, 0] for L in chols]))
+                init = np.sort(reference[:, 0])
+                if K > 1 and np.any(np.diff(init) <= 0):
+                    init = init + np.arange(K) * 1e-3 * (np.std(X) + 1.0)
+                mu = pm.Normal("means_ordered", mu=m0[0], sigma=sd / sqrt_k, shape=K,
+                               transform=ordered, initval=init)
+                means = pm.Deterministic("means", mu[:, None], dims=("component", "feature"))
+            elif chols is None:
+                means = pm.Normal("means" + raw, mu=m0, sigma=pt.sqrt(var) / sqrt_k,
+                                  dims=("component", "feature"), initval=centres)
+            else:
+                means = pm.MvNormal("means" + raw, mu=m0, chol=pt.stack(chols) / sqrt_k,
+                                    dims=("component", "feature"), initval=centres)
+            # ---- weights
+            if self.equal_weights:
+                log_w = np.full(K, -math.log(K))
+            else:
+                weights = pm.Dirichlet("weights" + raw, a=np.full(K, self.concentration),
+                                       dims="component", initval=counts / counts.sum())
+                out["weights"] = (weights, ("component",))
+                log_w = pt.log(weights)
+            # ---- likelihood, the assignments summed out
+            Xc = pt.as_tensor_variable(X)
+            terms = []
+            for k in range(K):
+                diff = Xc - means[k]
+                if chols is None:
+                    quad = pt.sum(diff ** 2 / var[k], axis=1)
+                    half_logdet = 0.5 * pt.sum(pt.log(var[k]))
+                else:
+                    z = solve_triangular(chols[k], diff.T, lower=True)
+                    quad = pt.sum(z ** 2, axis=0)
+                    half_logdet = pt.sum(pt.log(pt.diag(chols[k])))
+                terms.append(log_w[k] - 0.5 * quad - half_logdet
+                             - 0.5 * D * math.log(2 * math.pi))
+            logp = pt.stack(terms, axis=1)
+            pm.Potential("log_likelihood", pt.sum(pm.math.logsumexp(logp, axis=1)))
+            # ---- relabelled draws (several dimensions)
+            if relabel:
+                perms = np.array(list(itertools.permutations(range(K))), dtype=np.int64)
+                cost = pt.sum((means[perms] - reference[None]) ** 2, axis=(1, 2))
+                perm = pt.as_tensor_variable(perms)[pt.argmin(cost)]
+                pm.Deterministic("means", means[perm], dims=("component", "feature"))
+                for name, (value, dims) in out.items():
+                    pm.Deterministic(name, value[perm], dims=dims)
+        return model
+
+
+def _kmeans(X: np.ndarray, K: int, iterations: int = 50):
+    """Deterministic k-means: farthest-point start from the row farthest from the data mean,
+    then Lloyd steps. Returns the centres (K, D), sorted by their first coordinate, and the
+    label of each row."""
+    n = X.shape[0]
+    first = int(np.argmax(np.sum((X - X.mean(axis=0)) ** 2, axis=1)))
+    idx = [first]
+    d2 = np.sum((X - X[first]) ** 2, axis=1)
+    for _ in range(1, K):
+        nxt = int(np.argmax(d2))
+        idx.append(nxt)
+        d2 = np.minimum(d2, np.sum((X - X[nxt]) ** 2, axis=1))
+    centres = X[idx].copy()
+    labels = np.zeros(n, dtype=np.int64)
+    for _ in range(iterations):
+        dist = np.sum((X[:, None, :] - centres[None]) ** 2, axis=2)
+        labels = np.argmin(dist, axis=1)
+        new = np.array([X[labels == k].mean(axis=0) if np.any(labels == k) else centres[k]
+                        for k in range(K)])
+        if np.allclose(new, centres):
+            break
+        centres = new
+    order = np.lexsort(centres.T[::-1])
+    rank = np.empty(K, dtype=np.int64)
+    rank[order] = np.arange(K)
+    return centres[order], rank[labels]
+
+
+def relabel_draws(means: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Per draw, the permutation of components closest to the reference means.
+
+    Parameters
+    ----------
+    means : numpy.ndarray
+        Drawn means, shape (S, K, D).
+    reference : numpy.ndarray
+        The EM means, shape (K, D).
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer array (S, K): ``perm[s, k]`` is the drawn component that plays component
+        ``k`` of the reference, minimising ``sum_k |means[s, perm[s, k]] - reference[k]|^2``
+        (an assignment problem, solved exactly).
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    means = np.asarray(means, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    cost = np.sum((means[:, None, :, :] - reference[None, :, None, :]) ** 2, axis=-1)
+    perm = np.empty(means.shape[:2], dtype=np.int64)
+    for s in range(means.shape[0]):
+        _, cols = linear_sum_assignment(cost[s])
+        perm[s] = cols
+    return perm
+
+
+# --------------------------------------------------------------------------------------------
+# Spec
+# --------------------------------------------------------------------------------------------
+
+
+def _vector(section: Section, key: str, d: int, what: str, *, positive: bool = False):
+    value = section.array(key, None)
+    if value is None:
+        return None
+    if value.ndim == 0:
+        value = np.full(d, float(value))
+    elif value.shape != (d,):
+        raise section.error(key, f"expected a number or {d} numbers ({what}), got shape "
+                                 f"{value.shape}")
+    if positive and np.any(value <= 0):
+        raise section.error(key, f"expected positive numbers, got {value.tolist()}")
+    return value
+
+
+def _priors(prior: Section, kind: str, d: int, features, equal_weights: bool) -> dict:
+    out = {}
+    conc = prior.number("concentration", 1.0, minimum=1)
+    if equal_weights and conc != 1.0:
+        raise prior.error("concentration", "has no effect with [fit] equal_weights = true; "
+                                           "remove one of them")
+    out["concentration"] = float(conc)
+    out["prior_mean"] = _vector(prior, "mean", d, "one per feature: " + ", ".join(features))
+    out["kappa"] = float(prior.number("kappa", 0.0, minimum=0))
+    iw = {k: prior.raw(k, None) for k in ("iw_dof", "iw_scale")}
+    ig = {k: prior.raw(k, None) for k in ("ig_shape", "ig_scale")}
+    given_iw = [k for k, v in iw.items() if v is not None]
+    given_ig = [k for k, v in ig.items() if v is not None]
+    if kind == "known" and (given_iw or given_ig):
+        raise prior.error((given_iw + given_ig)[0], "a covariance prior has no effect with "
+                                                    "[fit] known_sd; remove it")
+    if given_iw:
+        if kind not in ("full", "tied"):
+            raise prior.error(given_iw[0], f"the inverse-Wishart prior applies to covariance "
+                                           f"'full' or 'tied', not {kind!r}; use ig_shape and "
+                                           f"ig_scale")
+        if len(given_iw) == 1:
+            missing = ({"iw_dof", "iw_scale"} - set(given_iw)).pop()
+            raise prior.error(missing, f"is required with {given_iw[0]}")
+        dof = prior.number("iw_dof")
+        if not dof > d - 1:
+            raise prior.error("iw_dof", f"expected a number > D - 1 = {d - 1}, got {dof!r}")
+        scale = prior.array("iw_scale")
+        if scale.ndim == 0:
+            if not scale > 0:
+                raise prior.error("iw_scale", f"expected a positive number, got {float(scale)}")
+            scale = float(scale) * np.eye(d)
+        elif scale.ndim == 1 and scale.shape == (d,) and np.all(scale > 0):
+            scale = np.diag(scale)
+        elif scale.shape != (d, d):
+            raise prior.error("iw_scale", f"expected a positive number, {d} positive numbers "
+                                          f"or a {d} x {d} matrix, got shape {scale.shape}")
+        else:
+            if not np.allclose(scale, scale.T, rtol=1e-12, atol=0):
+                raise prior.error("iw_scale", "matrix is not symmetric")
+            try:
+                np.linalg.cholesky(scale)
+            except np.linalg.LinAlgError:
+                raise prior.error("iw_scale", "matrix is not positive definite") from None
+        out["iw_dof"], out["iw_scale"] = float(dof), scale
+    if given_ig:
+        if kind not in ("diag", "spherical"):
+            raise prior.error(given_ig[0], f"the inverse-gamma prior applies to covariance "
+                                           f"'diag' or 'spherical', not {kind!r}; use iw_dof "
+                                           f"and iw_scale")
+        if len(given_ig) == 1:
+            missing = ({"ig_shape", "ig_scale"} - set(given_ig)).pop()
+            raise prior.error(missing, f"is required with {given_ig[0]}")
+        shape = prior.number("ig_shape", positive=True)
+        if kind == "diag":
+            scale = _vector(prior, "ig_scale", d, "one per feature", positive=True)
+        else:
+            scale = prior.number("ig_scale", positive=True)
+        out["ig_shape"], out["ig_scale"] = float(shape), scale
+    return out
+
+
+def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
+    """Build a :class:`~models.spec.Spec` for ``model = "gaussian_mixture"``.
+
+    Keys (documented in docs/models/gaussian_mixture.md): ``n_components``, ``covariance``;
+    ``[data] path, features``; ``[prior] concentration, mean, kappa, iw_dof, iw_scale,
+    ig_shape, ig_scale``; ``[fit] n_init, max_iter, tol, seed, init_means, known_sd,
+    equal_weights``; ``[sampling]``.
+    """
+    K = top.number("n_components", integer=True, minimum=1)
+    covariance = top.string("covariance", "full", choices=COVARIANCE_KINDS)
+
+    data = top.subsection("data")
+    source = DataSource(data.string("path"), base=path.parent)
+    features = data.strings("features", None)
+    data.finish()
+    columns = source.columns()
+    if features is None:
+        features = columns
+    for f in features:
+        if f not in columns:
+            raise SpecError(f"column {f!r} is not in {source.files()[0]}; it has: "
+                            f"{', '.join(columns)}", path=path, key="data.features")
+    if not features:
+        raise SpecError("no features", path=path, key="data.features")
+    d = len(features)
+
+    fit = top.subsection("fit")
+    n_init = fit.number("n_init", 5, integer=True, minimum=1)
+    max_iter = fit.number("max_iter", 500, integer=True, minimum=0)
+    tol = float(fit.number("tol", 1e-8, minimum=0))
+    seed = fit.number("seed", 0, integer=True, minimum=0)
+    known_sd = fit.number("known_sd", None, positive=True)
+    equal_weights = fit.boolean("equal_weights", False)
+    init = fit.array("init_means", None)
+    if init is not None:
+        if init.ndim == 1 and d == 1:
+            init = init[:, None]
+        if init.shape != (K, d):
+            raise fit.error("init_means", f"expected {K} x {d} numbers (one mean per component"
+                                          f"{'' if d == 1 else ', each a list of ' + str(d)}), "
+                                          f"got shape {init.shape}")
+        if "n_init" in fit.table and n_init != 1:
+            raise fit.error("n_init", "init_means gives one deterministic start; n_init must "
+                                      "be 1 or absent")
+        n_init = 1
+    fit.finish()
+
+    kind = "known" if known_sd is not None else covariance
+    prior = top.subsection("prior")
+    priors = _priors(prior, kind, d, features, equal_weights)
+    prior.finish()
+
+    sampling = SamplingConfig.from_section(top.subsection("sampling"))
+    model = GaussianMixture(features=tuple(features), n_components=int(K),
+                            covariance=covariance, n_init=int(n_init), max_iter=int(max_iter),
+                            tol=tol, seed=int(seed), init_means=init,
+                            known_sd=None if known_sd is None else float(known_sd),
+                            equal_weights=equal_weights, **priors)
+    return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
