@@ -125,7 +125,7 @@ def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
     ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
     ax.set_yticks(rows, list(names), fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return figure_uri(fig)
 
