@@ -26,10 +26,12 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
-from scipy import linalg, stats
+from scipy import linalg
 from scipy.special import gammaln
 
 from models.errors import NotIdentifiedError
+
+from .dist import Dist
 
 __all__ = [
     "GaussianPosterior",
@@ -251,13 +253,13 @@ class GaussianPosterior(_LinearPosteriorMixin):
         return np.sqrt(np.diag(self._scale_matrix))
 
     def marginals(self) -> list:
-        """Frozen ``scipy.stats.norm`` of each coefficient."""
-        return [stats.norm(m, s) for m, s in zip(self.mean, self.sd, strict=True)]
+        """The normal marginal of each coefficient (:class:`~inference.result.Dist`)."""
+        return [Dist("norm", m, s) for m, s in zip(self.mean, self.sd, strict=True)]
 
     def predictive(self, X: np.ndarray):
-        """Posterior predictive of new responses at rows ``X``: a frozen ``scipy.stats.norm``."""
+        """Posterior predictive of new responses at rows ``X``: a vector normal ``Dist``."""
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        return stats.norm(X @ self.mean, np.sqrt(self.noise_var + self._row_variances(X)))
+        return Dist("norm", X @ self.mean, np.sqrt(self.noise_var + self._row_variances(X)))
 
     @property
     def log_evidence(self) -> float | None:
@@ -364,19 +366,19 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         return np.sqrt(self.scale / self.shape * np.diag(self._scale_matrix))
 
     def marginals(self) -> list:
-        """Frozen ``scipy.stats.t`` of each theta_j."""
-        return [stats.t(self.df, m, s) for m, s in zip(self.mean, self.t_scale, strict=True)]
+        """The Student-t marginal of each theta_j (:class:`~inference.result.Dist`)."""
+        return [Dist("t", self.df, m, s) for m, s in zip(self.mean, self.t_scale, strict=True)]
 
     def noise_marginal(self):
-        """Frozen ``scipy.stats.invgamma`` of sigma2."""
+        """The InvGamma(a, b) marginal of sigma2 (:class:`~inference.result.Dist`)."""
         self._check_shape()
-        return stats.invgamma(self.shape, scale=self.scale)
+        return Dist("invgamma", self.shape, scale=self.scale)
 
     def predictive(self, X: np.ndarray):
         """Posterior predictive at rows ``X``: a frozen Student-t with 2a degrees of freedom."""
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
         spread = np.sqrt(self.scale / self.shape * (1.0 + self._row_variances(X)))
-        return stats.t(self.df, X @ self.mean, spread)
+        return Dist("t", self.df, X @ self.mean, spread)
 
     @property
     def log_evidence(self) -> float | None:

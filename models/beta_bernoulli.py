@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Batch, DataSource
-from .errors import DataError, SpecError
+from .errors import BayescheckError, DataError, SpecError
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = [
@@ -213,6 +213,21 @@ class BetaBernoulli:
         """The validated 0/1 outcomes of one batch (see :func:`bernoulli_labels`)."""
         return bernoulli_labels(batch, self.target)
 
+    def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
+        """A copy of ``frame`` whose target holds one simulation's outcomes (calibration).
+
+        From the row-wise declaration the outcomes themselves; from the one on totals, the
+        simulated number of successes as that many ones (the order of exchangeable outcomes
+        does not matter).
+        """
+        out = frame.copy()
+        if "y" in observed:
+            out[self.target] = np.asarray(observed["y"], dtype=np.int64)
+        else:
+            k = int(observed["successes"])
+            out[self.target] = (np.arange(len(out)) < k).astype(np.int64)
+        return out
+
     def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``: parameter ``p``."""
         y = np.concatenate([self.outcomes(batch) for batch in source.batches()])
@@ -294,6 +309,25 @@ class DirichletCategorical:
                             f"column {self.target!r}; declare the others with [data] "
                             f"categories", path=where or None)
         return cats
+
+    def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
+        """A copy of ``frame`` whose target holds one simulation's labels (calibration).
+
+        Needs the categories declared, so that every simulated data set, whichever labels it
+        happens to contain, has the same label set as the declaration.
+        """
+        if self.categories is None:
+            raise BayescheckError("calibrate needs [data] categories for "
+                                  "dirichlet_categorical, so that every simulation has the "
+                                  "declared label set")
+        cats = np.asarray(self.categories, dtype=object)
+        if "y" in observed:
+            labels = cats[np.asarray(observed["y"], dtype=np.int64)]
+        else:
+            labels = np.repeat(cats, np.asarray(observed["counts"], dtype=np.int64))
+        out = frame.copy()
+        out[self.target] = labels
+        return out
 
     def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``: parameter ``pi`` (dims ``category``)."""

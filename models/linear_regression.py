@@ -109,6 +109,12 @@ class LinearRegression:
         joint = self.joint_design(batch)
         return joint[:, :-1], joint[:, -1]
 
+    def simulated_frame(self, frame, observed: dict):
+        """A copy of ``frame`` whose target holds one simulation's ``y`` (for calibration)."""
+        out = frame.copy()
+        out[self.target] = observed["y"]
+        return out
+
     def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source`` (NUTS needs the rows together)."""
         parts = [self.design(batch) for batch in source.batches()]

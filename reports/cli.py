@@ -57,6 +57,15 @@ def _parser() -> argparse.ArgumentParser:
                                              "[decision], else zero-one loss)")
     r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
 
+    k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
+                                         "the declared model")
+    k.add_argument("spec", type=Path)
+    k.add_argument("--simulations", type=int, default=1000)
+    k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"])
+    k.add_argument("--seed", type=int, default=0)
+    k.add_argument("--out", type=Path)
+    k.add_argument("--quiet", action="store_true")
+
     d = sub.add_parser("demo", help="check every example and write an index page")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--examples", type=Path, default=EXAMPLES)
@@ -177,6 +186,26 @@ def _print_check(result) -> None:
     print(f"report: {result.out / 'report.html'}")
 
 
+def _cmd_calibrate(args) -> int:
+    from models.spec import load_spec
+
+    from .calibrate import EXIT_CODES, run_calibration
+
+    _positive("seed", args.seed)
+    spec = load_spec(args.spec)
+    out = args.out or _default_out(args.spec)
+    result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
+                             engine=args.engine, progress=not args.quiet)
+    print(f"{spec.model.name}: calibration {result.verdict.upper()} ({result.simulations} "
+          f"simulations, {args.engine} engine; a parameter fails below p = "
+          f"{result.threshold:.3g})")
+    for p in result.parameters:
+        print(f"  {p.name:<24} {p.verdict:<5} chi-square p {p.p_value:.3g}  KS p "
+              f"{p.ks_p_value:.3g}")
+    print(f"report: {out / 'calibration.html'}")
+    return EXIT_CODES[result.verdict]
+
+
 def _cmd_demo(args) -> int:
     from models.spec import load_spec
 
@@ -218,8 +247,8 @@ def _cmd_demo(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = _parser().parse_args(argv)
-    commands = {"fit": _cmd_fit, "check": _cmd_check, "predict": _cmd_predict,
-                "demo": _cmd_demo}
+    commands = {"fit": _cmd_fit, "check": _cmd_check, "calibrate": _cmd_calibrate,
+                "predict": _cmd_predict, "demo": _cmd_demo}
     try:
         return commands[args.command](args)
     except BayescheckError as exc:

@@ -189,3 +189,30 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
     axes.flat[0].legend(fontsize=8)
     fig.tight_layout()
     return figure_uri(fig)
+
+
+def calibration_figure(result) -> str:
+    """Rank histograms of a calibration run, with the 99 % band of each bin's count under
+    uniformity (binomial), one panel per parameter (the first :data:`MAX_PANELS`)."""
+    from scipy import stats
+
+    plt = _plt()
+    shown = result.parameters[:MAX_PANELS]
+    cols = min(3, len(shown))
+    rows = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.6 * rows), squeeze=False)
+    n, bins = result.simulations, result.bins
+    lo, hi = stats.binom(n, 1 / bins).ppf([0.005, 0.995])
+    for ax, p in zip(axes.flat, shown, strict=False):
+        ax.axhspan(lo, hi, color="#e0e0e0", label="99 % band (uniform)")
+        ax.bar(np.arange(bins) + 0.5, p.counts, width=1.0,
+               color="#9ecae1" if p.verdict == "pass" else "#ef9a9a", edgecolor="white")
+        ax.axhline(n / bins, color="#636363", lw=1)
+        ax.set_title(f"{p.name}  (p = {p.p_value:.3g}, {p.verdict})", fontsize=10)
+        ax.set_xlabel("rank bin of the truth", fontsize=8)
+        ax.tick_params(labelsize=8)
+    for ax in list(axes.flat)[len(shown):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=8)
+    fig.tight_layout()
+    return figure_uri(fig)

@@ -1,0 +1,160 @@
+"""``calibrate``: simulation-based calibration of a spec's engine against its declaration.
+
+Parameters and data are drawn from the declared PyMC model (``pm.sample_prior_predictive``)
+on the spec's own design (its features, its number of rows); each simulated data set is fitted
+by the analytic engine (default) or by NUTS, and the posterior CDF at the true value, or the
+rank of the truth among NUTS draws, is tested for uniformity (:mod:`inference.calibration`).
+A model family takes part by giving its model object a method
+``simulated_frame(frame, observed) -> DataFrame``, which writes one simulation's observed
+values into a copy of the spec's data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from inference.calibration import CalibrationResult, default_bins, uniformity
+from inference.dispatch import fit
+from models.data import DataSource
+from models.errors import BayescheckError
+from models.spec import Spec
+
+from .check import write_json
+from .html import render_calibration
+from .plots import calibration_figure
+
+__all__ = ["EXIT_CODES", "run_calibration"]
+
+EXIT_CODES = {"pass": 0, "fail": 1}
+
+
+def _truths(prior, marginals, index: int) -> dict[str, float]:
+    out = {}
+    for m in marginals:
+        da = prior[m.var]
+        if m.coords:
+            da = da.sel(m.coords)
+        out[m.name] = float(np.asarray(da.values).reshape(-1)[index])
+    return out
+
+
+def _observed(prior_predictive, index: int) -> dict[str, np.ndarray]:
+    return {name: np.asarray(prior_predictive[name].values).reshape(
+        -1, *prior_predictive[name].shape[2:])[index] for name in prior_predictive.data_vars}
+
+
+def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, seed: int = 0,
+                    engine: str = "analytic", fit_model=None, draws: int = 199,
+                    alpha: float = 0.01, progress: bool = False) -> CalibrationResult:
+    """Run simulation-based calibration and write ``calibration.json`` / ``calibration.html``.
+
+    Parameters
+    ----------
+    spec : models.Spec
+        Its model is declared in PyMC to simulate; its data give the design.
+    out : str or pathlib.Path
+        Output folder.
+    simulations : int
+        Number of simulated data sets (Talts et al. suggest 100 to 1000).
+    seed : int
+        Seed of the prior-predictive simulations (and of NUTS).
+    engine : {"analytic", "nuts"}
+        What computes each posterior.
+    fit_model : object, optional
+        A model object for the engine that differs from the declared one (tests use it to
+        show that a mismatch between declaration and engine fails).
+    draws : int
+        Draws per chain kept from NUTS when ``engine="nuts"`` (ranks are taken among
+        ``draws`` thinned draws, so there are ``draws + 1`` rank levels).
+    alpha : float
+        Family-wise false-alarm rate.
+    progress : bool
+        Print progress and a time estimate to stderr.
+
+    Returns
+    -------
+    CalibrationResult
+    """
+    import pymc as pm
+
+    if not hasattr(spec.model, "simulated_frame"):
+        raise BayescheckError(f"calibrate does not support model {spec.model.name!r} yet")
+    if simulations < 10:
+        raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    frame = spec.data.read_all()
+    declared = spec.model.declare(spec.data)
+    prior = pm.sample_prior_predictive(draws=simulations, model=declared, random_seed=seed)
+    engine_model = fit_model or spec.model
+    oracle = fit(spec).marginals  # names and variables of the parameters
+    # Each simulation's algebra is small: multithreaded BLAS would only spin on it.
+    limits = threadpool_limits(1) if engine == "analytic" else contextlib.nullcontext()
+    with limits:
+        u, levels = _simulate(spec, engine_model, frame, prior, oracle, engine=engine,
+                              draws=draws, seed=seed, progress=progress)
+    bins = default_bins(simulations)
+    if levels is not None:
+        bins = max(b for b in range(1, bins + 1) if levels % b == 0)
+    result = uniformity(u, bins=bins, alpha=alpha, discrete_levels=levels)
+    seconds = time.perf_counter() - started
+    write_json(out / "calibration.json", {"model": spec.model.name, "engine": engine,
+                                          "seed": seed, "seconds": seconds,
+                                          **result.to_json()})
+    figure = calibration_figure(result)
+    (out / "calibration.html").write_text(render_calibration({
+        "model": spec.model.name, "engine": engine, "result": result, "figure": figure,
+        "seconds": seconds, "spec_path": spec.path or "(Python)"}), encoding="utf-8")
+    return result
+
+
+def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, seed, progress):
+    """The u value (posterior CDF, or normalised rank) of every parameter in every simulation."""
+    simulations = prior.prior.sizes["draw"] * prior.prior.sizes["chain"]
+    u = {m.name: np.empty(simulations) for m in oracle}
+    levels = None
+    report_every = max(1, simulations // 20)
+    started = time.perf_counter()
+    for s in range(simulations):
+        sim = spec.model.simulated_frame(frame, _observed(prior.prior_predictive, s))
+        sim_spec = replace(spec, model=engine_model, data=DataSource.from_frame(sim), path=None)
+        truth = _truths(prior.prior, oracle, s)
+        if engine == "analytic":
+            for m in fit(sim_spec).marginals:
+                u[m.name][s] = float(m.dist.cdf(truth[m.name]))
+        else:
+            ranks, levels = _nuts_ranks(sim_spec, truth, draws=draws, seed=seed + s)
+            for name, r in ranks.items():
+                u[name][s] = r / levels
+        if progress and (s + 1) % report_every == 0:
+            spent = time.perf_counter() - started
+            left = spent / (s + 1) * (simulations - s - 1)
+            print(f"simulation {s + 1}/{simulations}, {spent:.1f} s, about {left:.0f} s left",
+                  file=sys.stderr, flush=True)
+    return u, levels
+
+
+def _nuts_ranks(spec: Spec, truth: dict[str, float], *, draws: int, seed: int):
+    """Rank of each true value among ``draws`` NUTS draws thinned to be nearly independent."""
+    from inference.compare import draws_from_idata
+    from inference.nuts import sample_nuts
+
+    marginals = fit(spec).marginals
+    sample = sample_nuts(spec.model.declare(spec.data), draws=draws * 2, tune=500, chains=2,
+                         seed=seed)
+    all_draws = draws_from_idata(sample.idata, marginals)
+    ranks = {}
+    for name, x in all_draws.items():
+        flat = x.reshape(-1)
+        kept = flat[:: max(1, math.ceil(flat.size / draws))][:draws]
+        ranks[name] = int(np.sum(kept < truth[name]))
+    return ranks, draws + 1

@@ -1,0 +1,94 @@
+"""Simulation-based calibration end to end: a correct engine passes, an engine that
+disagrees with the declaration fails (variance where a standard deviation was meant, a Beta
+prior with a and b swapped, a noise sd off by 1.5), and bad input exits 2.
+
+Designs are small (few rows, small covariates) so that the prior shapes the posterior and
+a prior mismatch is visible in a few hundred simulations; seeds are fixed.
+"""
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from models import load_spec
+from reports.calibrate import run_calibration
+from reports.cli import main
+
+LR_SPEC = """model = "linear_regression"
+[data]
+path = "d.csv"
+target = "y"
+[prior]
+cov = 0.25     # prior sd 0.5
+[likelihood]
+noise_sd = 1.0
+"""
+
+
+def regression_spec(tmp_path, rows, scale):
+    rng = np.random.default_rng(0)
+    X = scale * rng.normal(size=(rows, 2))
+    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": rng.normal(size=rows)}).to_csv(
+        tmp_path / "d.csv", index=False)
+    (tmp_path / "lr.toml").write_text(LR_SPEC)
+    return load_spec(tmp_path / "lr.toml")
+
+
+@pytest.fixture
+def lr_spec(tmp_path):
+    """Six rows of small covariates: the prior dominates the posterior."""
+    return regression_spec(tmp_path, rows=6, scale=0.3)
+
+
+@pytest.fixture
+def coin_spec(tmp_path):
+    (tmp_path / "c.csv").write_text("y\n1\n0\n0\n1\n0\n0\n0\n1\n")
+    (tmp_path / "bb.toml").write_text('model = "beta_bernoulli"\n[data]\npath = "c.csv"\n'
+                                      'target = "y"\n[prior]\na = 2.0\nb = 5.0\n')
+    return load_spec(tmp_path / "bb.toml")
+
+
+def test_correct_regression_engine_passes(lr_spec, tmp_path):
+    result = run_calibration(lr_spec, tmp_path / "out", simulations=300, seed=1)
+    assert result.verdict == "pass"
+    saved = json.loads((tmp_path / "out" / "calibration.json").read_text())
+    assert saved["verdict"] == "pass" and saved["simulations"] == 300
+    assert [p["name"] for p in saved["parameters"]] == ["theta[x1]", "theta[x2]"]
+    assert "PASS" in (tmp_path / "out" / "calibration.html").read_text()
+
+
+def test_variance_used_where_the_declaration_has_a_standard_deviation_fails(lr_spec, tmp_path):
+    # declared sd 0.5 (variance 0.25); the engine takes 0.5 as the variance
+    wrong = replace(lr_spec.model, prior_cov=0.5 * np.eye(2))
+    result = run_calibration(lr_spec, tmp_path / "out", simulations=300, seed=1,
+                             fit_model=wrong)
+    assert result.verdict == "fail"
+
+
+def test_noise_sd_off_by_one_and_a_half_fails(tmp_path):
+    # Thirty rows of unit covariates: the likelihood, and so the noise, shapes the posterior.
+    spec = regression_spec(tmp_path, rows=30, scale=1.0)
+    wrong = replace(spec.model, noise_sd=1.5)
+    result = run_calibration(spec, tmp_path / "out", simulations=300, seed=1,
+                             fit_model=wrong)
+    assert result.verdict == "fail"
+
+
+def test_beta_prior_correct_passes_swapped_fails(coin_spec, tmp_path):
+    assert run_calibration(coin_spec, tmp_path / "a", simulations=300, seed=1).verdict == "pass"
+    swapped = replace(coin_spec.model, a=coin_spec.model.b, b=coin_spec.model.a)
+    result = run_calibration(coin_spec, tmp_path / "b", simulations=300, seed=1,
+                             fit_model=swapped)
+    assert result.verdict == "fail"
+
+
+def test_cli_exit_codes(lr_spec, tmp_path, capsys):
+    spec = str(tmp_path / "lr.toml")
+    assert main(["calibrate", spec, "--simulations", "100", "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    assert main(["calibrate", spec, "--simulations", "5", "--quiet"]) == 2
+    assert "--simulations must be at least 10" in capsys.readouterr().err
+    assert main(["calibrate", str(tmp_path / "missing.toml")]) == 2
