@@ -11,7 +11,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHES = ["bench_linear_regression.py", "bench_ard.py", "bench_mixture.py",
-           "bench_naive_bayes.py"]
+           "bench_naive_bayes.py", "bench_calibration.py"]
 
 
 def main() -> int:
