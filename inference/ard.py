@@ -33,6 +33,8 @@ __all__ = ["fit_ard", "INTERVAL_LEVEL"]
 
 #: Central interval drawn for each weight in the report.
 INTERVAL_LEVEL = 0.9
+#: Above this many features the report's weight figure draws the relevant ones only.
+MAX_DRAWN_WEIGHTS = 60
 
 
 def _design_notes(model: ARD, X: np.ndarray, label: str) -> list[str]:
@@ -41,8 +43,8 @@ def _design_notes(model: ARD, X: np.ndarray, label: str) -> list[str]:
     n, m = X.shape
     if n < m:
         notes.append(f"more features ({m}) than rows ({n}): the weights are not identified "
-                     f"by the data alone; ARD keeps at most {n} of them and the rest are "
-                     f"pruned")
+                     f"by the data alone; at the type-II ML optimum at most {n} of them are "
+                     f"kept")
     norms = np.einsum("ij,ij->j", X, X)
     zero = [f for f, v in zip(model.features, norms, strict=True) if v == 0.0]
     if zero:
@@ -86,6 +88,10 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
 
     features = list(model.features)
     relevant = [features[i] for i in sbl.relevant]
+    if sbl.noise_var <= 1e-8 * float(np.mean(y**2)) or len(relevant) >= len(y):
+        notes.append(f"sigma2 ({sbl.noise_var:.3g}) collapsed: the {len(relevant)} kept weights "
+                     f"interpolate the {len(y)} rows (type-II ML over-fits here); a larger "
+                     f"[fit] relevance_threshold (\"ric\") keeps fewer weights")
     pruned = [f for f in features if f not in set(relevant)]
     posterior = sbl.posterior()
     mean = sbl.mean
@@ -119,14 +125,19 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
              f"{'converged' if sbl.converged else 'NOT converged (max_iter reached)'}",
              f"relevant: {', '.join(relevant) or '(none)'} ({len(relevant)} of {len(features)})",
              f"sigma2 {sbl.noise_var:.6g}", *notes]
+    shown = (np.arange(len(features)) if len(features) <= MAX_DRAWN_WEIGHTS
+             else sbl.relevant[:MAX_DRAWN_WEIGHTS])
+    caption = (f"Posterior mean and {round(100 * INTERVAL_LEVEL)} % interval of each weight "
+               f"given the type-II ML estimates of alpha and sigma2; pruned weights (alpha "
+               f"infinite) are exactly 0 (open circles).")
+    if len(shown) < len(features):
+        caption += (f" {len(features)} weights: only the relevant ones are drawn"
+                    f"{f' (the first {len(shown)})' if len(shown) < len(relevant) else ''}.")
     plots = [
-        {"kind": "intervals", "title": "Weights",
-         "caption": f"Posterior mean and {round(100 * INTERVAL_LEVEL)} % interval of each "
-                    f"weight given the type-II ML estimates of alpha and sigma2; pruned "
-                    f"weights (alpha infinite) are exactly 0 (open circles).",
-         "names": features, "mean": mean.tolist(),
-         "lower": (mean - z * sd).tolist(), "upper": (mean + z * sd).tolist(),
-         "zero": [f in set(pruned) for f in features]},
+        {"kind": "intervals", "title": "Weights", "caption": caption,
+         "names": [features[i] for i in shown], "mean": mean[shown].tolist(),
+         "lower": (mean - z * sd)[shown].tolist(), "upper": (mean + z * sd)[shown].tolist(),
+         "zero": [features[i] in set(pruned) for i in shown]},
         {"kind": "series", "title": "Log evidence per iteration",
          "caption": f"{sbl.method}: log p(y | alpha, sigma2) after each iteration "
                     f"(0 = the starting point).",

@@ -155,6 +155,12 @@ def test_zero_and_constant_columns_and_more_features_than_rows(tmp_path):
         assert 1 <= len(result.parameters["w"]["relevant"]) <= 12
         assert "x0" in result.parameters["w"]["relevant"]
         assert np.all(np.isfinite(result.parameters["w"]["mean"]))
+    # exact type-II ML interpolates a wide design: said plainly, no crash
+    noisy = _frame(n=12, m=30, nonzero=(1.0,), noise=1.0, seed=3)
+    path = _write(tmp_path, noisy, "", name="noisy.toml")
+    result = fit(load_spec(path))
+    if len(result.parameters["w"]["relevant"]) >= 12 or result.parameters["sigma2"]["value"] < 1e-6:
+        assert any("collapsed" in n and "relevance_threshold" in n for n in result.notes)
 
 
 def test_every_weight_pruned_cannot_be_checked_conditionally():
