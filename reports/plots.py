@@ -144,9 +144,14 @@ def fit_figure(entry: dict) -> dict:
 def estimates_figure(comparison, draws) -> str:
     """Point estimates against the sampled posterior: for each row of an
     :class:`inference.compare.EstimateComparison`, the posterior median and central interval
-    (bar), the posterior mean (open circle) and the estimate (cross, red when the row fails)."""
+    (bar), the posterior mean (open circle) and the estimate (cross, red when the row fails).
+    Beyond 60 rows, the failing ones and then the farthest from their posterior are drawn."""
     plt = _plt()
     rows = comparison.parameters
+    if len(rows) > 60:
+        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        rows = sorted(rows, key=lambda r: (order[r.verdict],
+                                           -abs(np.nan_to_num(r.distance_sd))))[:60]
     n = len(rows)
     fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.3 * n))
     y = np.arange(n)[::-1]
