@@ -10,11 +10,12 @@ from models.spec import Spec
 from .ard import fit_ard
 from .bayes_rule_fit import fit_bayes_rule
 from .beta_bernoulli import fit_beta_bernoulli, fit_dirichlet_categorical
+from .gaussian_mixture import fit_gaussian_mixture, posterior_checks
 from .linear_regression import fit_linear_regression
 from .naive_bayes_fit import fit_naive_bayes_spec
 from .result import AnalyticFit
 
-__all__ = ["ENGINES", "fit"]
+__all__ = ["ENGINES", "ESTIMATE_CHECKS", "fit"]
 
 #: ``model`` value -> analytic engine.
 ENGINES: dict[str, Callable[..., AnalyticFit]] = {
@@ -24,6 +25,13 @@ ENGINES: dict[str, Callable[..., AnalyticFit]] = {
     "naive_bayes": fit_naive_bayes_spec,
     "bayes_rule": fit_bayes_rule,
     "ard": fit_ard,
+    "gaussian_mixture": fit_gaussian_mixture,
+}
+
+#: ``model`` value -> a family's own criteria added to the point-estimate comparison:
+#: ``hook(fit, comparison, idata, spec)`` edits the EstimateComparison in place and returns it.
+ESTIMATE_CHECKS: dict[str, Callable] = {
+    "gaussian_mixture": posterior_checks,
 }
 
 

@@ -278,58 +278,74 @@ class GaussianMixture:
                 var = variances if kind == "diag" else pt.repeat(variances[:, None], D, axis=1)
                 chols = None
             else:
+                # Sampled through the Cholesky factor U of the precision Lambda = Sigma^-1 =
+                # U U' (log-diagonal and free lower triangle): the likelihood then needs only
+                # products, no solves. Sigma ~ InvWishart(nu0, Psi0) is the same statement as
+                # Lambda ~ Wishart(nu0, Psi0^-1), density |Lambda|^((nu0-D-1)/2)
+                # exp(-tr(Psi0 Lambda)/2); the log Jacobian of (log diag U, offdiag U) ->
+                # Lambda is D log 2 + sum_i (D - i + 2) log U_ii (1-based i).
                 n_cov = 1 if kind == "tied" else K
                 tri = np.tril_indices(D, -1)
                 S0 = spread if kind == "full" else np.mean(spread, axis=0, keepdims=True)
-                L0 = np.linalg.cholesky(S0)
-                log_diag = pm.Flat("chol_log_diag" + raw, shape=(n_cov, D),
-                                   initval=np.log(np.diagonal(L0, axis1=1, axis2=2)))
+                U0 = np.linalg.cholesky(np.linalg.inv(S0))
+                log_diag = pm.Flat("prec_chol_log_diag" + raw, shape=(n_cov, D),
+                                   initval=np.log(np.diagonal(U0, axis1=1, axis2=2)))
                 if D > 1:
-                    off = pm.Flat("chol_offdiag" + raw, shape=(n_cov, len(tri[0])),
-                                  initval=L0[:, tri[0], tri[1]])
+                    off = pm.Flat("prec_chol_offdiag" + raw, shape=(n_cov, len(tri[0])),
+                                  initval=U0[:, tri[0], tri[1]])
                 psi_chol = np.linalg.cholesky(np.asarray(self.iw_scale, dtype=np.float64))
-                jac = D - np.arange(D) + 1.0  # (D - i + 2) for the 1-based row i
-                chol_list, logp_cov = [], 0.0
+                jac = D - np.arange(D) + 1.0
+                prec_chols, logp_cov = [], 0.0
                 for c in range(n_cov):
-                    L = pt.diag(pt.exp(log_diag[c]))
+                    U = pt.diag(pt.exp(log_diag[c]))
                     if D > 1:
-                        L = pt.set_subtensor(L[tri], off[c])
-                    chol_list.append(L)
-                    # inverse-Wishart log density of Sigma = L L' (normaliser left out), ...
-                    Linv_psi = solve_triangular(L, psi_chol, lower=True)
-                    logp_cov += (-(self.iw_dof + D + 1.0) * pt.sum(log_diag[c])
-                                 - 0.5 * pt.sum(Linv_psi ** 2))
-                    # ... plus the log Jacobian of (log diag L, offdiag L) -> Sigma.
-                    logp_cov += pt.sum(jac * log_diag[c])
+                        U = pt.set_subtensor(U[tri], off[c])
+                    prec_chols.append(U)
+                    logp_cov += ((self.iw_dof - D - 1.0) * pt.sum(log_diag[c])
+                                 - 0.5 * pt.sum((psi_chol.T @ U) ** 2)
+                                 + pt.sum(jac * log_diag[c]))
                 pm.Potential("covariance_prior", logp_cov)
-                chols = chol_list if kind == "full" else chol_list * K
-                covs = pt.stack([L @ L.T for L in chols])
+                if kind == "tied":
+                    prec_chols = prec_chols * K
+                # Sigma_k = W W' with W = U^-T (a triangular solve against the identity),
+                # only for the draws, not in the gradient.
+                eye = np.eye(D)
+                covs = pt.stack([(lambda W: W @ W.T)(solve_triangular(U.T, eye, lower=False))
+                                 for U in prec_chols])
                 cdims = ("component", "feature", "feature_")
                 if relabel:
                     out["covariances"] = (covs, cdims)
                 else:
                     pm.Deterministic("covariances", covs, dims=cdims)
                 var = None
+                chols = None
             # ---- means | Sigma ~ N(m0, Sigma / kappa)
             m0 = self.prior_mean
             sqrt_k = math.sqrt(self.kappa)
             if D == 1:
                 from pymc.distributions.transforms import ordered
 
-                sd = (pt.sqrt(var[:, 0]) if chols is None
-                      else pt.stack([L[0, 0] for L in chols]))
+                if kind in ("full", "tied"):
+                    sd = pt.stack([1.0 / U[0, 0] for U in prec_chols])
+                elif chols is None:
+                    sd = pt.sqrt(var[:, 0])
+                else:
+                    sd = np.full(K, self.known_sd)
                 init = np.sort(reference[:, 0])
                 if K > 1 and np.any(np.diff(init) <= 0):
                     init = init + np.arange(K) * 1e-3 * (np.std(X) + 1.0)
                 mu = pm.Normal("means_ordered", mu=m0[0], sigma=sd / sqrt_k, shape=K,
                                transform=ordered, initval=init)
                 means = pm.Deterministic("means", mu[:, None], dims=("component", "feature"))
-            elif chols is None:
-                means = pm.Normal("means" + raw, mu=m0, sigma=pt.sqrt(var) / sqrt_k,
-                                  dims=("component", "feature"), initval=centres)
+            elif kind in ("full", "tied"):
+                means = pm.Flat("means" + raw, dims=("component", "feature"), initval=centres)
+                pm.Potential("means_prior", sum(
+                    -0.5 * self.kappa * pt.sum(pt.dot(U.T, means[k] - m0) ** 2)
+                    + pt.sum(pt.log(pt.diag(U))) for k, U in enumerate(prec_chols)))
             else:
-                means = pm.MvNormal("means" + raw, mu=m0, chol=pt.stack(chols) / sqrt_k,
-                                    dims=("component", "feature"), initval=centres)
+                sd = pt.sqrt(var) if chols is None else self.known_sd
+                means = pm.Normal("means" + raw, mu=m0, sigma=sd / sqrt_k,
+                                  dims=("component", "feature"), initval=centres)
             # ---- weights
             if self.equal_weights:
                 log_w = np.full(K, -math.log(K))
@@ -343,13 +359,15 @@ class GaussianMixture:
             terms = []
             for k in range(K):
                 diff = Xc - means[k]
-                if chols is None:
+                if kind in ("full", "tied"):
+                    quad = pt.sum(pt.dot(diff, prec_chols[k]) ** 2, axis=1)
+                    half_logdet = -pt.sum(pt.log(pt.diag(prec_chols[k])))
+                elif kind == "known":
+                    quad = pt.sum(diff ** 2, axis=1) / self.known_sd ** 2
+                    half_logdet = D * math.log(self.known_sd)
+                else:
                     quad = pt.sum(diff ** 2 / var[k], axis=1)
                     half_logdet = 0.5 * pt.sum(pt.log(var[k]))
-                else:
-                    z = solve_triangular(chols[k], diff.T, lower=True)
-                    quad = pt.sum(z ** 2, axis=0)
-                    half_logdet = pt.sum(pt.log(pt.diag(chols[k])))
                 terms.append(log_w[k] - 0.5 * quad - half_logdet
                              - 0.5 * D * math.log(2 * math.pi))
             logp = pt.stack(terms, axis=1)

@@ -1,0 +1,321 @@
+"""Connecting :class:`models.GaussianMixture` to the EM engine of :mod:`inference.em`, and the
+mixture-specific part of its cross-check.
+
+The fit reads every row, runs :func:`inference.em.fit_em` (maximum likelihood, or MAP-EM when
+the spec gives priors) and names the components the way the PyMC declaration does: sorted by
+mean in one dimension (the declaration orders the means), aligned to
+:meth:`models.GaussianMixture.reference_means` in several (the declaration relabels its draws
+against the same reference). The point estimates compared with the posterior are the
+coordinates in which MAP-EM is the mode: ``weights``, ``means``, ``covariances`` (full / tied;
+lower triangle) or ``variances`` (diag / spherical).
+
+:func:`posterior_checks` adds to the generic point-estimate comparison
+(:func:`inference.compare.compare_estimates`: the estimate inside the posterior's central
+interval) what this family claims besides:
+
+* closeness to the posterior mode: ``|estimate - mode| / sd <= max_mode_sd`` for each
+  parameter, with the mode of each marginal estimated from the draws by a kernel density
+  (:func:`marginal_mode`); the joint mode that EM finds and the marginal modes differ by
+  O(1/sqrt(n)) posterior sds, well inside the threshold;
+* the E-step responsibilities at the estimate against the posterior mean of the assignment
+  probabilities, computed per draw from the sampled parameters (on at most ``max_rows`` rows
+  and ``max_draws`` draws): every ``|gamma_ik - E[gamma_ik]|`` within
+  ``max(resp_atol, max_mode_sd * sd(gamma_ik))``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.errors import DataError
+from models.gaussian_mixture import GaussianMixture, relabel_draws
+from models.spec import Spec
+
+from .em import MixturePrior, fit_em
+from .em import responsibilities as em_responsibilities
+from .result import AnalyticFit, PointEstimate
+
+__all__ = ["fit_gaussian_mixture", "marginal_mode", "posterior_checks"]
+
+
+def _order(model: GaussianMixture, X: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """The EM components in the order the declaration names them."""
+    if X.shape[1] == 1:
+        return np.argsort(means[:, 0], kind="stable")
+    return relabel_draws(means[None], model.reference_means(X))[0]
+
+
+def _reordered(result, order):
+    return result._replace(weights=result.weights[order], means=result.means[order],
+                           covariances=result.covariances[order])
+
+
+def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = False,
+                         progress: bool = False) -> AnalyticFit:
+    """Fit a :class:`models.GaussianMixture` by EM.
+
+    ``posterior.json`` holds ``weights``, ``means``, ``sds`` and ``covariances`` (or
+    ``variances``) at the estimate, and under ``"fit"``: ``log_likelihood`` (the total over
+    the data at the estimate), ``objective`` (log-likelihood plus log prior for MAP),
+    ``n_iter``, ``converged``, ``restart_log_likelihoods`` (each start's final
+    log-likelihood), the objective per iteration of the best start and the responsibilities
+    of the first rows.
+    """
+    model: GaussianMixture = spec.model
+    started = time.perf_counter()
+    X = model.data_matrix(spec.data)
+    prior = MixturePrior(**model.em_prior()) if model.is_map else None
+    try:
+        result = fit_em(X, n_components=model.n_components, covariance=model.covariance,
+                        max_iter=model.max_iter, tol=model.tol, n_init=model.n_init,
+                        seed=model.seed, init_means=model.init_means, known_sd=model.known_sd,
+                        equal_weights=model.equal_weights, prior=prior)
+    except ValueError as exc:  # the spec and data were validated; what is left is the data's
+        raise DataError(f"EM cannot fit these data: {exc}", path=spec.data.label) from None
+    result = _reordered(result, _order(model, X, result.means))
+    K, D = result.means.shape
+    comps = [str(k) for k in range(K)]
+    features = list(model.features)
+    estimate = "MAP" if model.is_map else "ML"
+    parameters = {
+        "weights": {"estimate": result.weights.tolist(), "components": comps,
+                    "fixed": model.equal_weights, "kind": estimate},
+        "means": {"estimate": result.means.tolist(), "components": comps,
+                  "features": features, "kind": estimate},
+        "sds": {"estimate": result.sds.tolist(), "components": comps, "features": features,
+                "fixed": model.known_sd is not None},
+    }
+    if model.cov_var == "variances":
+        var = np.diagonal(result.covariances, axis1=1, axis2=2)
+        parameters["variances"] = {"estimate": (var if model.covariance == "diag"
+                                                else var[:, 0]).tolist(), "kind": estimate}
+    if model.known_sd is None:
+        parameters["covariances"] = {"estimate": result.covariances.tolist(),
+                                     "covariance": model.covariance, "kind": estimate}
+    gamma = em_responsibilities(X, result)
+    info = {
+        "estimate": estimate, "log_likelihood": result.log_likelihood,
+        "objective": result.objective, "n_iter": result.n_iter,
+        "converged": result.converged,
+        "restart_log_likelihoods": result.restart_log_likelihoods.tolist(),
+        "restart_objectives": result.restart_objectives.tolist(),
+        "best_restart": result.best_restart, "history": result.history.tolist(),
+        "reg_covar": result.reg_covar, "messages": list(result.messages),
+        "responsibilities_first_rows": gamma[:20].tolist(),
+    }
+    notes = [f"{estimate} by EM: {result.n_iter} iteration(s), "
+             f"{'converged' if result.converged else 'stopped at max_iter'}; "
+             f"log-likelihood {result.log_likelihood:.6f}"]
+    for k in range(K):
+        mean = ", ".join(f"{v:.6g}" for v in result.means[k])
+        sds = ", ".join(f"{v:.4g}" for v in result.sds[k])
+        notes.append(f"component {k}: weight {result.weights[k]:.4f}  mean ({mean})  "
+                     f"sd ({sds})")
+    if len(result.restart_log_likelihoods) > 1:
+        notes.append("final log-likelihood of each start: " + ", ".join(
+            f"{v:.4f}" for v in result.restart_log_likelihoods))
+    notes.extend(result.messages)
+    return AnalyticFit(
+        model=model.name, parameters=parameters, marginals=[],
+        n_rows=int(X.shape[0]), seconds=time.perf_counter() - started, state=result,
+        notes=notes, info=info, estimates=_estimates(model, result),
+        plots=[{"kind": "series", "title": "EM objective per iteration",
+                "caption": f"{'Log-likelihood plus log prior' if model.is_map else 'Log-likelihood'}"
+                           f" after each M step of the best start (it never decreases).",
+                "values": result.history.tolist(), "xlabel": "iteration",
+                "ylabel": "objective"},
+               {"kind": "mixture", "title": "The data with the fitted components",
+                "caption": f"The {X.shape[0]} rows (at most 5000 drawn) and the {estimate} "
+                           f"mixture: each weighted component"
+                           + (" density and their sum." if D == 1 else
+                              " as its 1- and 2-sd ellipses (first two features)."),
+                "points": X[np.unique(np.linspace(0, X.shape[0] - 1, min(5000, X.shape[0]))
+                                      .astype(int))],
+                "weights": result.weights, "means": result.means,
+                "covariances": result.covariances, "features": features}],
+    )
+
+
+def _estimates(model: GaussianMixture, result) -> list[PointEstimate]:
+    K, D = result.means.shape
+    feats = list(model.features)
+    out = []
+    if not model.equal_weights:
+        out += [PointEstimate(f"weights[{k}]", "weights", {"component": str(k)},
+                              float(result.weights[k])) for k in range(K)]
+    out += [PointEstimate(f"means[{k}, {f}]", "means", {"component": str(k), "feature": f},
+                          float(result.means[k, j]))
+            for k in range(K) for j, f in enumerate(feats)]
+    if model.cov_var == "covariances":
+        cov = result.covariances
+        out += [PointEstimate(f"covariances[{k}, {feats[i]}, {feats[j]}]", "covariances",
+                              {"component": str(k), "feature": feats[i], "feature_": feats[j]},
+                              float(cov[k, i, j]))
+                for k in range(K if model.covariance == "full" else 1)
+                for i in range(D) for j in range(i + 1)]
+    elif model.cov_var == "variances":
+        var = np.diagonal(result.covariances, axis1=1, axis2=2)
+        if model.covariance == "diag":
+            out += [PointEstimate(f"variances[{k}, {f}]", "variances",
+                                  {"component": str(k), "feature": f}, float(var[k, j]))
+                    for k in range(K) for j, f in enumerate(feats)]
+        else:
+            out += [PointEstimate(f"variances[{k}]", "variances", {"component": str(k)},
+                                  float(var[k, 0])) for k in range(K)]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Mixture-specific checks on the draws
+# --------------------------------------------------------------------------------------------
+
+
+def marginal_mode(x: np.ndarray, grid_size: int = 512) -> float:
+    """The mode of a marginal posterior from its draws: the maximum of a Gaussian kernel
+    density estimate (Scott's bandwidth) on a grid between the 0.5 % and 99.5 % quantiles.
+    A mode is hard to estimate where the density is flat: at 4000 draws of a normal posterior
+    its error is a few tenths of a posterior sd, which the threshold of the check allows."""
+    from scipy.stats import gaussian_kde
+
+    x = np.asarray(x, dtype=np.float64).ravel()
+    if x.size < 2 or np.ptp(x) == 0:
+        return float(np.mean(x))
+    lo, hi = np.quantile(x, [0.005, 0.995])
+    grid = np.linspace(lo, hi, grid_size)
+    return float(grid[int(np.argmax(gaussian_kde(x)(grid)))])
+
+
+def _stack(posterior, var: str) -> np.ndarray:
+    da = posterior[var]
+    other = [d for d in da.dims if d not in ("chain", "draw")]
+    return np.asarray(da.transpose("chain", "draw", *other).values, dtype=np.float64)
+
+
+def _draw_responsibilities(X, weights, means, covs) -> np.ndarray:
+    """gamma (S, n, K) from S draws of weights (S, K), means (S, K, D), covs (S, K, D, D)."""
+    L = np.linalg.cholesky(covs)  # (S, K, D, D)
+    diff = X[None, None, :, :] - means[:, :, None, :]  # (S, K, n, D)
+    z = np.linalg.solve(L, np.swapaxes(diff, -1, -2))  # (S, K, D, n): triangular systems
+    quad = np.sum(z ** 2, axis=2)  # (S, K, n)
+    half_logdet = np.sum(np.log(np.diagonal(L, axis1=2, axis2=3)), axis=2)  # (S, K)
+    logp = (np.log(weights)[:, :, None] - half_logdet[:, :, None] - 0.5 * quad)
+    logp -= logp.max(axis=1, keepdims=True)
+    p = np.exp(logp)
+    p /= p.sum(axis=1, keepdims=True)
+    return np.swapaxes(p, 1, 2)  # (S, n, K)
+
+
+def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
+                     max_mode_sd: float = 2.0, resp_atol: float = 0.05, max_rows: int = 500,
+                     max_draws: int = 1000):
+    """Add the mixture's own criteria to a point-estimate comparison, in place.
+
+    Parameters
+    ----------
+    fit : AnalyticFit
+        From :func:`fit_gaussian_mixture` (its ``state`` is the aligned EM result).
+    comparison : inference.compare.EstimateComparison
+        From :func:`inference.compare.compare_estimates` on ``fit.estimates``.
+    idata : xarray.DataTree
+        The draws of the declared model (already relabelled by the declaration).
+    spec : models.Spec
+        The spec (its data are read again for the responsibilities).
+    max_mode_sd : float
+        Largest accepted distance of an estimate from the marginal posterior mode, in
+        posterior sds; also the number of sds a responsibility may differ from its posterior
+        mean.
+    resp_atol : float
+        Responsibilities closer than this to their posterior mean always agree (posterior sds
+        near 0 where the assignment is certain).
+    max_rows, max_draws : int
+        Rows (evenly spaced) and draws (thinned) used for the responsibilities.
+
+    Returns
+    -------
+    The comparison, with each row's ``sampled["mode"]`` and ``sampled["mode_distance_sd"]``
+    and one more row, ``responsibilities``; its verdict recomputed.
+    """
+    from .compare import EstimateCheck
+
+    X = spec.model.data_matrix(spec.data)
+    posterior = idata.posterior
+    by_name = {e.name: e for e in fit.estimates}
+    for row in comparison.parameters:
+        e = by_name.get(row.name)
+        if e is None:
+            continue
+        da = posterior[e.var].sel(e.coords) if e.coords else posterior[e.var]
+        x = np.asarray(da.values, dtype=np.float64).ravel()
+        mode = marginal_mode(x)
+        sd = row.sampled["sd"]
+        dist = (row.estimate - mode) / sd if sd > 0 else math.nan
+        row.sampled["mode"] = mode
+        row.sampled["mode_distance_sd"] = dist
+        if not abs(dist) <= max_mode_sd and row.verdict != "inconclusive":
+            row.reasons.append(f"estimate {row.estimate:.4g} is {dist:+.2f} posterior sds from "
+                               f"the posterior mode {mode:.4g} (at most {max_mode_sd:g})")
+            row.verdict = "fail"
+
+    # responsibilities: E-step at the estimate against the posterior mean, per draw
+    result = fit.state
+    K, D = result.means.shape
+    rows = np.unique(np.linspace(0, X.shape[0] - 1, min(max_rows, X.shape[0])).astype(int))
+    Xs = X[rows]
+    means = _stack(posterior, "means").reshape(-1, K, D)
+    S = means.shape[0]
+    keep = np.unique(np.linspace(0, S - 1, min(max_draws, S)).astype(int))
+    means = means[keep]
+    weights = (_stack(posterior, "weights").reshape(-1, K)[keep] if "weights" in posterior
+               else np.full((keep.size, K), 1.0 / K))
+    covs = _draw_covariances(posterior, fit, keep, K, D)
+    gamma_draws = _draw_responsibilities(Xs, weights, means, covs)
+    gamma_mean = gamma_draws.mean(axis=0)
+    gamma_sd = gamma_draws.std(axis=0, ddof=1)
+    gamma_em = em_responsibilities(Xs, result)
+    diff = gamma_em - gamma_mean
+    allowed = np.maximum(resp_atol, max_mode_sd * gamma_sd)
+    worst = np.unravel_index(int(np.argmax(np.abs(diff) / allowed)), diff.shape)
+    i, k = int(worst[0]), int(worst[1])
+    ok = bool(np.all(np.abs(diff) <= allowed))
+    check = EstimateCheck(
+        name="responsibilities", estimate=float(gamma_em[i, k]), nonzero=None,
+        sampled={"mean": float(gamma_mean[i, k]), "sd": float(gamma_sd[i, k]),
+                 "lower": math.nan, "upper": math.nan, "support_lower": math.nan,
+                 "support_upper": math.nan, "max_abs_difference": float(np.max(np.abs(diff))),
+                 "rows_compared": int(rows.size), "draws_used": int(keep.size),
+                 "worst_row": int(rows[i]) + 1, "worst_component": k},
+        distance_sd=float(diff[i, k] / gamma_sd[i, k]) if gamma_sd[i, k] > 0 else math.nan,
+        inside=ok, zero_excluded=False, r_hat=math.nan, ess_bulk=math.nan, ess_tail=math.nan)
+    if not comparison.diagnostics.healthy:
+        check.verdict = "inconclusive"
+    elif ok:
+        check.verdict = "pass"
+    else:
+        check.verdict = "fail"
+        check.reasons.append(
+            f"E-step responsibility of row {rows[i] + 1}, component {k}: {gamma_em[i, k]:.4f} "
+            f"vs posterior mean {gamma_mean[i, k]:.4f} (sd {gamma_sd[i, k]:.3g}); "
+            f"allowed {allowed[i, k]:.3g}")
+    comparison.parameters.append(check)
+    if comparison.diagnostics.healthy:
+        comparison.verdict = ("fail" if any(r.verdict == "fail" for r in comparison.parameters)
+                              else "pass")
+    return comparison
+
+
+def _draw_covariances(posterior, fit, keep, K, D) -> np.ndarray:
+    model_kind = fit.state.covariance
+    n = keep.size
+    if model_kind == "known":
+        return np.broadcast_to(fit.state.covariances[0], (n, K, D, D)).copy()
+    if "covariances" in posterior:
+        return _stack(posterior, "covariances").reshape(-1, K, D, D)[keep]
+    var = _stack(posterior, "variances")
+    var = var.reshape(var.shape[0] * var.shape[1], *var.shape[2:])[keep]
+    if var.ndim == 2:  # spherical: (S, K)
+        var = np.repeat(var[:, :, None], D, axis=2)
+    return var[..., None] * np.eye(D)

@@ -1,0 +1,201 @@
+"""gaussian_mixture through the spec path: the source material's worked step, posterior.json,
+alignment of the components with the declaration, bad input exits 2 naming what is wrong,
+and the PyMC declaration's log density against an independent scipy derivation."""
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from inference.dispatch import fit
+from inference.gaussian_mixture import marginal_mode
+from models import load_spec
+from models.errors import DataError, SpecError
+from reports.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "gaussian_mixture"
+
+
+def _one_step(x, means, sd, kappa=0.0, m0=0.0):
+    """One EM step of the source material's model by hand: equal weights, shared known sd.
+
+    E step: gamma_ik = N(x_i | mu_k, sd) / sum_j N(x_i | mu_j, sd) (the weights cancel);
+    M step: mu_k = (sum_i gamma_ik x_i + kappa m0) / (sum_i gamma_ik + kappa).
+    """
+    x = np.asarray(x, float)[:, None]
+    dens = np.exp(-0.5 * ((x - np.asarray(means)[None]) / sd) ** 2)
+    gamma = dens / dens.sum(axis=1, keepdims=True)
+    return (gamma * x).sum(0) + kappa * m0, gamma.sum(0) + kappa
+
+
+def test_worked_step_reproduces_the_source(tmp_path):
+    spec = load_spec(EXAMPLES / "worked_step.toml")
+    result = fit(spec)
+    num, den = _one_step([0, 3, 7, 10], [2.0, 8.0], 2.0, kappa=0.001, m0=5.0)
+    means = np.array(result.parameters["means"]["estimate"])[:, 0]
+    np.testing.assert_allclose(means, num / den, rtol=1e-12)
+    assert means == pytest.approx([1.60, 8.40], abs=0.005)
+    assert result.info["n_iter"] == 1
+    # the same step without the prior (maximum likelihood) is the source's exact formula
+    ml = tmp_path / "ml.toml"
+    text = (EXAMPLES / "worked_step.toml").read_text().replace("kappa = 0.001", "kappa = 0.0")
+    ml.write_text(text.replace('path = "worked_step.csv"',
+                               f'path = "{EXAMPLES / "worked_step.csv"}"'))
+    ml_fit = fit(load_spec(ml))
+    num, den = _one_step([0, 3, 7, 10], [2.0, 8.0], 2.0)
+    got = np.array(ml_fit.parameters["means"]["estimate"])[:, 0]
+    np.testing.assert_allclose(got, num / den, rtol=1e-12)
+    assert got == pytest.approx([1.5976, 8.4024], abs=1e-4)
+    assert ml_fit.info["estimate"] == "ML"
+
+
+def test_fit_cli_writes_posterior_json(tmp_path, capsys):
+    code = main(["fit", str(EXAMPLES / "blobs.toml"), "--out", str(tmp_path), "--quiet"])
+    assert code == 0
+    post = json.loads((tmp_path / "posterior.json").read_text())
+    assert post["model"] == "gaussian_mixture"
+    params = post["parameters"]
+    assert set(params) >= {"weights", "means", "sds", "covariances"}
+    assert sum(params["weights"]["estimate"]) == pytest.approx(1.0)
+    info = post["fit"]
+    assert len(info["restart_log_likelihoods"]) == 5
+    assert info["log_likelihood"] == pytest.approx(max(info["restart_log_likelihoods"]))
+    assert np.all(np.diff(info["history"]) >= -1e-9 * abs(info["history"][-1]))
+    assert "log-likelihood" in capsys.readouterr().out
+
+
+def test_components_are_named_as_the_declaration_names_them():
+    spec = load_spec(EXAMPLES / "blobs.toml")
+    result = fit(spec)
+    X = spec.model.data_matrix(spec.data)
+    ref = spec.model.reference_means(X)
+    means = np.array(result.parameters["means"]["estimate"])
+    np.testing.assert_allclose(means, ref, atol=0.3)  # matched component by component
+    names = [e.name for e in result.estimates]
+    assert names[:3] == ["weights[0]", "weights[1]", "weights[2]"]
+    assert "covariances[0, x2, x1]" in names and "covariances[0, x1, x2]" not in names
+
+
+def test_one_dimensional_components_sorted_by_mean(tmp_path):
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.normal(5, 1, 60), rng.normal(-5, 1, 40)])
+    pd.DataFrame({"x": x}).to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('model = "gaussian_mixture"\nn_components = 2\n'
+                                     'covariance = "diag"\n[data]\npath = "d.csv"\n')
+    result = fit(load_spec(tmp_path / "s.toml"))
+    means = np.array(result.parameters["means"]["estimate"])[:, 0]
+    assert means[0] < means[1]
+    assert result.parameters["weights"]["estimate"] == pytest.approx([0.4, 0.6], abs=1e-6)
+
+
+def _write(tmp_path, body, data=None):
+    if data is not None:
+        data.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('model = "gaussian_mixture"\n' + body)
+    return tmp_path / "s.toml"
+
+
+@pytest.mark.parametrize("body, key, match", [
+    ('n_components = 2\ncovariance = "banana"\n[data]\npath = "d.csv"\n', "covariance",
+     "expected one of 'full', 'diag', 'spherical', 'tied', got 'banana'"),
+    ('n_components = 0\n[data]\npath = "d.csv"\n', "n_components", ">= 1"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[fit]\nbogus = 1\n', "fit.bogus",
+     "valid keys here are: equal_weights, init_means, known_sd, max_iter, n_init, seed, tol"),
+    ('n_components = 2\ncovariance = "diag"\n[data]\npath = "d.csv"\n[prior]\niw_dof = 3\n'
+     'iw_scale = 1\n', "prior.iw_dof", "inverse-Wishart prior applies to covariance 'full'"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\niw_dof = 3\n', "prior.iw_scale",
+     "is required with iw_dof"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\nconcentration = 0.5\n',
+     "prior.concentration", ">= 1"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[fit]\ninit_means = [1, 2, 3]\n',
+     "fit.init_means", "expected 2 x 2 numbers"),
+    ('n_components = 2\n[data]\npath = "d.csv"\nfeatures = ["a", "zz"]\n', "data.features",
+     "column 'zz' is not in"),
+])
+def test_bad_spec_names_the_key(tmp_path, body, key, match):
+    path = _write(tmp_path, body, pd.DataFrame({"a": [0.0, 1, 2, 5], "b": [1.0, 0, 3, 2]}))
+    with pytest.raises(SpecError, match=match) as info:
+        load_spec(path)
+    assert info.value.key == key
+    assert str(path) in str(info.value)
+
+
+def test_bad_data_exits_2_naming_what_is_wrong(tmp_path, capsys):
+    frame = pd.DataFrame({"a": [0.0, 1, 2, 5], "b": [1.0, 0, 3, 2]})
+    cases = [
+        ("n_components = 5\n", frame, "n_components = 5 is more than the 4 row"),
+        ("n_components = 2\n", frame.assign(b=[1.0, np.nan, 3, 2]),
+         "column 'b', row 2: missing value (NaN)"),
+        ("n_components = 2\n", frame.assign(b=3.0),
+         "column 'b': constant column (every row is 3)"),
+    ]
+    for body, data, message in cases:
+        path = _write(tmp_path, body + '[data]\npath = "d.csv"\n', data)
+        for command in ("fit", "check"):
+            code = main([command, str(path), "--out", str(tmp_path / "out"), "--quiet"])
+            err = capsys.readouterr().err
+            assert code == 2, (command, message, err)
+            assert message in err and "d.csv" in err
+
+
+def test_check_refuses_an_improper_prior(tmp_path, capsys):
+    data = pd.DataFrame({"a": [0.0, 1, 2, 5, 8, 9], "b": [1.0, 0, 3, 2, 7, 8]})
+    path = _write(tmp_path, 'n_components = 2\n[data]\npath = "d.csv"\n', data)
+    assert main(["check", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "prior.kappa" in capsys.readouterr().err
+    path = _write(tmp_path, 'n_components = 2\n[data]\npath = "d.csv"\n[prior]\nkappa = 0.1\n')
+    assert main(["check", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert "prior.iw_dof" in capsys.readouterr().err
+
+
+def test_data_errors_are_bayescheck_errors(tmp_path):
+    path = _write(tmp_path, 'n_components = 9\n[data]\npath = "d.csv"\n',
+                  pd.DataFrame({"a": [0.0, 1, 2]}))
+    with pytest.raises(DataError, match="more than the 3 row"):
+        fit(load_spec(path))
+
+
+def test_marginal_mode():
+    rng = np.random.default_rng(0)
+    assert marginal_mode(rng.normal(3.0, 1.0, 4000)) == pytest.approx(3.0, abs=0.4)
+    # gamma(3, 1) has its mode at 2 (mean 3)
+    assert marginal_mode(rng.gamma(3.0, 1.0, 4000)) == pytest.approx(2.0, abs=0.5)
+    assert marginal_mode([2.0, 2.0]) == 2.0
+
+
+def test_declared_log_density_against_scipy():
+    """The declaration's log density (full covariance, one component, equal weights) equals,
+    up to a constant, the independent derivation: likelihood + normal prior of the mean given
+    Sigma + inverse-Wishart log density of Sigma + log |dSigma / dtheta|, with theta the
+    sampled (log-diagonal, off-diagonal) Cholesky factor U of the precision Sigma^-1 = U U'
+    and |dSigma / dtheta| = |Sigma|^(D+1) 2^D prod_i U_ii^(D-i+2)."""
+    from models.gaussian_mixture import GaussianMixture
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(15, 2)) @ np.array([[1.0, 0.4], [0.0, 0.7]])
+    model = GaussianMixture(features=("a", "b"), n_components=1, equal_weights=True,
+                            prior_mean=np.array([0.5, -0.5]), kappa=0.3, iw_dof=4.0,
+                            iw_scale=np.array([[1.0, 0.2], [0.2, 2.0]]))
+    pm_model = model.pymc_model(X)
+    logp = pm_model.compile_logp()
+    D, values = 2, []
+    for _ in range(4):
+        log_diag = rng.normal(scale=0.3, size=(1, D))
+        off = rng.normal(scale=0.3, size=(1, 1))
+        mu = rng.normal(size=(1, D))
+        U = np.diag(np.exp(log_diag[0]))
+        U[1, 0] = off[0, 0]
+        sigma = np.linalg.inv(U @ U.T)
+        ours = logp({"prec_chol_log_diag": log_diag, "prec_chol_offdiag": off, "means": mu})
+        theirs = (stats.multivariate_normal(mu[0], sigma).logpdf(X).sum()
+                  + stats.multivariate_normal(model.prior_mean, sigma / model.kappa)
+                  .logpdf(mu[0])
+                  + stats.invwishart(df=model.iw_dof, scale=model.iw_scale).logpdf(sigma)
+                  + (D + 1) * np.linalg.slogdet(sigma)[1] + D * math.log(2)
+                  + sum((D - i + 1) * log_diag[0, i] for i in range(D)))
+        values.append(float(ours) - float(theirs))
+    assert np.ptp(values) < 1e-8, values
