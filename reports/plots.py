@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 __all__ = ["FIT_PLOTS", "estimates_figure", "figure_uri", "fit_figure", "intervals_figure",
-           "marginals_figure", "rank_figure", "series_figure", "trace_figure",
+           "marginals_figure", "mixture_figure", "rank_figure", "series_figure",
+           "trace_figure",
            "trajectory_figure"]
 
 #: More parameters than this are not drawn one panel each.
@@ -130,8 +131,55 @@ def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
     return figure_uri(fig)
 
 
+def mixture_figure(points, weights, means, covariances, features, **_) -> str:
+    """Data with the fitted Gaussian mixture: in 1-D a histogram with each weighted component
+    density and their sum; in 2-D or more a scatter of the first two features with each
+    component's 1- and 2-sd ellipses (marginal of those two features), labelled by weight."""
+    plt = _plt()
+    X = np.asarray(points, dtype=np.float64)
+    w, mu, cov = (np.asarray(v, dtype=np.float64) for v in (weights, means, covariances))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    if X.shape[1] == 1:
+        lo, hi = X.min(), X.max()
+        pad = 0.15 * (hi - lo) + 3 * np.sqrt(cov[:, 0, 0].max())
+        grid = np.linspace(lo - pad, hi + pad, 400)
+        bins = max(1, min(60, X.shape[0] // 2))
+        ax.hist(X[:, 0], bins=bins, density=True, color="#d9d9d9", label="data")
+        if X.shape[0] <= 50:
+            ax.plot(X[:, 0], np.zeros(X.shape[0]), "|", color="#252525", ms=14)
+        total = np.zeros_like(grid)
+        for k in range(w.size):
+            sd = np.sqrt(cov[k, 0, 0])
+            dens = w[k] * np.exp(-0.5 * ((grid - mu[k, 0]) / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
+            total += dens
+            ax.plot(grid, dens, color=colors[k % len(colors)], lw=1.2,
+                    label=f"component {k} (weight {w[k]:.2f}, mean {mu[k, 0]:.3g})")
+        ax.plot(grid, total, color="#111111", lw=1.8, label="mixture")
+        ax.set_xlabel(features[0], fontsize=9)
+    else:
+        ax.scatter(X[:, 0], X[:, 1], s=6, color="#969696", alpha=0.6, label="data")
+        t = np.linspace(0, 2 * np.pi, 200)
+        circle = np.stack([np.cos(t), np.sin(t)])
+        for k in range(w.size):
+            L = np.linalg.cholesky(cov[k][:2, :2])
+            c = colors[k % len(colors)]
+            for r, ls in ((1.0, "-"), (2.0, "--")):
+                e = mu[k, :2, None] + r * (L @ circle)
+                ax.plot(e[0], e[1], color=c, ls=ls, lw=1.4)
+            ax.plot(mu[k, 0], mu[k, 1], "x", color=c, ms=8, mew=2,
+                    label=f"component {k} (weight {w[k]:.2f})")
+        ax.set_xlabel(features[0], fontsize=9)
+        ax.set_ylabel(features[1], fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
 #: ``kind`` of an ``AnalyticFit.plots`` entry -> the function drawing it from the entry's data.
-FIT_PLOTS = {"series": series_figure, "intervals": intervals_figure}
+FIT_PLOTS = {"series": series_figure, "intervals": intervals_figure,
+             "mixture": mixture_figure}
 
 
 def fit_figure(entry: dict) -> dict:
@@ -156,6 +204,10 @@ def estimates_figure(comparison, draws) -> str:
     fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.3 * n))
     y = np.arange(n)[::-1]
     for yi, r in zip(y, rows, strict=True):
+        if r.name not in draws:  # a summary row without draws of its own (responsibilities)
+            ax.plot(r.estimate, yi, "x", color="#d62728" if r.verdict == "fail" else "#111111",
+                    ms=7, mew=2)
+            continue
         med = float(np.median(np.asarray(draws[r.name])))
         ax.hlines(yi, r.sampled["lower"], r.sampled["upper"], color="#9ecae1", lw=4)
         ax.plot(med, yi, "|", color="#08519c", ms=10)
