@@ -124,8 +124,9 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         n_rows=int(X.shape[0]), seconds=time.perf_counter() - started, state=result,
         notes=notes, info=info, estimates=_estimates(model, result),
         plots=[{"kind": "series", "title": "EM objective per iteration",
-                "caption": f"{'Log-likelihood plus log prior' if model.is_map else 'Log-likelihood'}"
-                           f" after each M step of the best start (it never decreases).",
+                "caption": ("Log-likelihood plus log prior" if model.is_map else
+                            "Log-likelihood") + " after each M step of the best start (it "
+                                                "never decreases).",
                 "values": result.history.tolist(), "xlabel": "iteration",
                 "ylabel": "objective"},
                {"kind": "mixture", "title": "The data with the fitted components",

@@ -238,7 +238,7 @@ class GaussianMixture:
 
         import pymc as pm
         import pytensor.tensor as pt
-        from pytensor.tensor.slinalg import solve_triangular
+        from pytensor.tensor.linalg import solve_triangular
 
         X = np.asarray(X, dtype=np.float64)
         n, D = X.shape
