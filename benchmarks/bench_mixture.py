@@ -74,8 +74,15 @@ def run_ours(X, k, start, iters):
     weights, means, covs, _ = start
     t0 = time.perf_counter()
     res = fit_em(
-        X, n_components=k, covariance="full", max_iter=iters, tol=0.0,
-        init_means=means, init_weights=weights, init_covariances=covs, reg_covar=REG_COVAR,
+        X,
+        n_components=k,
+        covariance="full",
+        max_iter=iters,
+        tol=0.0,
+        init_means=means,
+        init_weights=weights,
+        init_covariances=covs,
+        reg_covar=REG_COVAR,
     )
     elapsed = time.perf_counter() - t0
     assert res.n_iter == iters
@@ -89,8 +96,14 @@ def run_sklearn(X, k, start, iters, blas_threads=None):
 
     weights, means, _, precs = start
     gm = GaussianMixture(
-        n_components=k, covariance_type="full", max_iter=iters, tol=0.0, reg_covar=REG_COVAR,
-        weights_init=weights, means_init=means, precisions_init=precs,
+        n_components=k,
+        covariance_type="full",
+        max_iter=iters,
+        tol=0.0,
+        reg_covar=REG_COVAR,
+        weights_init=weights,
+        means_init=means,
+        precisions_init=precs,
     )
     with warnings.catch_warnings(), threadpool_limits(blas_threads, user_api="blas"):
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -117,7 +130,10 @@ def bench_case(name, n, d, k, iters, repeats, seed):
     t_sk1 = float(np.median(theirs1_t))
     return {
         "case": name,
-        "n": n, "d": d, "k": k, "iters": iters,
+        "n": n,
+        "d": d,
+        "k": k,
+        "iters": iters,
         "ours_ms_per_iter": 1e3 * t_ours / iters,
         "sk_ms_per_iter": 1e3 * t_sk / iters,
         "sk1_ms_per_iter": 1e3 * t_sk1 / iters,
@@ -127,7 +143,9 @@ def bench_case(name, n, d, k, iters, repeats, seed):
         "ll_sk": ll_sk,
         "ll_sk_own": ll_sk_own,
         "rel_diff": abs(ll_ours - ll_sk) / abs(ll_sk),
-        "ours_all": ours_t, "sk_all": theirs_t, "sk1_all": theirs1_t,
+        "ours_all": ours_t,
+        "sk_all": theirs_t,
+        "sk1_all": theirs1_t,
     }
 
 

@@ -118,6 +118,8 @@ _BATCH_ELEMENTS = 2**16
 
 def _auto_batch(K: int, D: int) -> int:
     return int(min(max(_BATCH_ELEMENTS // (K * D), 1024), 65536))
+
+
 _LOG_2PI = math.log(2.0 * math.pi)
 # Added to every responsibility count, as scikit-learn does, so an empty component divides
 # by a tiny positive number instead of zero (its mean then stays where it was).
@@ -554,11 +556,15 @@ _COLLAPSED = (
 def _cholesky(cov: np.ndarray, kind: str) -> np.ndarray:
     """Lower factors (K, D, D) from covariances in their natural shape for ``kind``."""
     if kind in ("diag", "spherical"):
-        bad = np.flatnonzero(~np.all((cov > 0) & np.isfinite(cov), axis=-1)
-                             if kind == "diag" else ~((cov > 0) & np.isfinite(cov)))
+        bad = np.flatnonzero(
+            ~np.all((cov > 0) & np.isfinite(cov), axis=-1)
+            if kind == "diag"
+            else ~((cov > 0) & np.isfinite(cov))
+        )
         if bad.size:
-            raise ValueError(f"variance of component(s) {bad.tolist()} is not positive: "
-                             + _COLLAPSED)
+            raise ValueError(
+                f"variance of component(s) {bad.tolist()} is not positive: " + _COLLAPSED
+            )
         sd = np.sqrt(cov)
         if kind == "diag":
             return sd[:, :, None] * np.eye(sd.shape[1])
@@ -664,8 +670,14 @@ def m_step(
     """
     K, D = state.means.shape
     cfg = _config(
-        covariance, K, D, reg_covar=reg_covar, prior=prior, known_sd=known_sd,
-        equal_weights=equal_weights, hard=False,
+        covariance,
+        K,
+        D,
+        reg_covar=reg_covar,
+        prior=prior,
+        known_sd=known_sd,
+        equal_weights=equal_weights,
+        hard=False,
     )
     return _m_step(stats, state, cfg)
 
@@ -737,17 +749,18 @@ def _as_data(X) -> np.ndarray:
 
 def _config(kind, K, D, *, reg_covar, prior, known_sd, equal_weights, hard) -> _Config:
     if kind not in COVARIANCE_KINDS and kind != "known":
-        raise ValueError(
-            f"covariance must be one of {', '.join(COVARIANCE_KINDS)}; got {kind!r}"
-        )
+        raise ValueError(f"covariance must be one of {', '.join(COVARIANCE_KINDS)}; got {kind!r}")
     if known_sd is not None:
         kind = "known"
     p = MixturePrior() if prior is None else prior
     if not isinstance(p, MixturePrior):
         raise ValueError(f"prior must be a MixturePrior or None; got {type(p).__name__}")
 
-    alpha = np.broadcast_to(np.asarray(p.concentration, dtype=np.float64), (K,)).copy() \
-        if np.ndim(p.concentration) == 0 else np.asarray(p.concentration, dtype=np.float64)
+    alpha = (
+        np.broadcast_to(np.asarray(p.concentration, dtype=np.float64), (K,)).copy()
+        if np.ndim(p.concentration) == 0
+        else np.asarray(p.concentration, dtype=np.float64)
+    )
     if alpha.shape != (K,):
         raise ValueError(
             f"prior concentration must be a scalar or have {K} entries; got shape {alpha.shape}"
@@ -788,8 +801,11 @@ def _config(kind, K, D, *, reg_covar, prior, known_sd, equal_weights, hard) -> _
             raise ValueError(f"iw_dof must be > D - 1 = {D - 1}; got {nu0}")
         psi0 = np.asarray(p.iw_scale, dtype=np.float64)
         psi0 = psi0 * np.eye(D) if psi0.ndim == 0 else psi0
-        if psi0.shape != (D, D) or not np.allclose(psi0, psi0.T, rtol=0, atol=0) \
-                or not _is_pd(psi0):
+        if (
+            psi0.shape != (D, D)
+            or not np.allclose(psi0, psi0.T, rtol=0, atol=0)
+            or not _is_pd(psi0)
+        ):
             raise ValueError(
                 f"iw_scale must be a positive scalar or a symmetric positive definite {D}x{D} "
                 f"matrix; got {p.iw_scale!r}"
@@ -806,8 +822,12 @@ def _config(kind, K, D, *, reg_covar, prior, known_sd, equal_weights, hard) -> _
         b0 = np.asarray(p.ig_scale, dtype=np.float64)
         if kind == "diag":
             b0 = np.full(D, float(b0)) if b0.ndim == 0 else b0
-        if not a0 > 0 or b0.shape not in ((), (D,)) or (kind == "spherical" and b0.ndim) \
-                or not np.all(b0 > 0):
+        if (
+            not a0 > 0
+            or b0.shape not in ((), (D,))
+            or (kind == "spherical" and b0.ndim)
+            or not np.all(b0 > 0)
+        ):
             raise ValueError(
                 f"ig_shape must be > 0 and ig_scale > 0 (a scalar, or {D} values for 'diag'); "
                 f"got ig_shape={p.ig_shape!r}, ig_scale={p.ig_scale!r}"
@@ -1013,8 +1033,14 @@ def fit_em(
         if not (np.isfinite(known_sd) and known_sd > 0):
             raise ValueError(f"known_sd must be a positive finite number; got {known_sd!r}")
     cfg = _config(
-        covariance, K, D, reg_covar=reg_covar, prior=prior, known_sd=known_sd,
-        equal_weights=equal_weights, hard=hard,
+        covariance,
+        K,
+        D,
+        reg_covar=reg_covar,
+        prior=prior,
+        known_sd=known_sd,
+        equal_weights=equal_weights,
+        hard=hard,
     )
 
     messages = []
@@ -1040,15 +1066,40 @@ def fit_em(
         stack.enter_context(_blas_single_thread())
         pool = stack.enter_context(_Pool(n_threads))
         return _fit(
-            X, K, cfg, messages, max_iter=max_iter, tol=tol, n_init=n_init, seed=seed,
-            init_means=init_means, init_weights=init_weights,
-            init_covariances=init_covariances, known_sd=known_sd, batch_size=batch_size,
+            X,
+            K,
+            cfg,
+            messages,
+            max_iter=max_iter,
+            tol=tol,
+            n_init=n_init,
+            seed=seed,
+            init_means=init_means,
+            init_weights=init_weights,
+            init_covariances=init_covariances,
+            known_sd=known_sd,
+            batch_size=batch_size,
             pool=pool,
         )
 
 
-def _fit(X, K, cfg, messages, *, max_iter, tol, n_init, seed, init_means, init_weights,
-         init_covariances, known_sd, batch_size, pool) -> EMResult:
+def _fit(
+    X,
+    K,
+    cfg,
+    messages,
+    *,
+    max_iter,
+    tol,
+    n_init,
+    seed,
+    init_means,
+    init_weights,
+    init_covariances,
+    known_sd,
+    batch_size,
+    pool,
+) -> EMResult:
     D = X.shape[1]
     known_chol = None
     if known_sd is not None:
@@ -1074,8 +1125,11 @@ def _fit(X, K, cfg, messages, *, max_iter, tol, n_init, seed, init_means, init_w
         weights = None if state is None else state.weights
         if init_weights is not None:
             weights = np.asarray(init_weights, dtype=np.float64)
-            if weights.shape != (K,) or np.any(weights <= 0) \
-                    or not np.isclose(weights.sum(), 1.0, rtol=0, atol=1e-12):
+            if (
+                weights.shape != (K,)
+                or np.any(weights <= 0)
+                or not np.isclose(weights.sum(), 1.0, rtol=0, atol=1e-12)
+            ):
                 raise ValueError(
                     f"init_weights must be {K} positive numbers summing to 1; got {init_weights!r}"
                 )

@@ -41,10 +41,16 @@ def rounding_allowance(total: float) -> float:
 def blobs(seed=0, n=(120, 80, 100), d=2):
     rng = np.random.default_rng(seed)
     centres = np.array([[0.0, 0.0], [4.0, 1.0], [1.0, 5.0], [6.0, 6.0]])[: len(n), :d]
-    scales = [np.array([[1.0, 0.0], [0.6, 0.8]]), np.array([[0.5, 0.0], [-0.3, 0.9]]),
-              np.array([[1.2, 0.0], [0.2, 0.4]]), np.eye(2)][: len(n)]
-    parts = [c + rng.standard_normal((m, 2))[:, :d] @ s[:d, :d].T
-             for c, s, m in zip(centres, scales, n, strict=True)]
+    scales = [
+        np.array([[1.0, 0.0], [0.6, 0.8]]),
+        np.array([[0.5, 0.0], [-0.3, 0.9]]),
+        np.array([[1.2, 0.0], [0.2, 0.4]]),
+        np.eye(2),
+    ][: len(n)]
+    parts = [
+        c + rng.standard_normal((m, 2))[:, :d] @ s[:d, :d].T
+        for c, s, m in zip(centres, scales, n, strict=True)
+    ]
     return np.concatenate(parts)
 
 
@@ -74,8 +80,9 @@ def precisions(cov, kind):
 
 def mixture_loglik(X, w, mu, cov):
     """Independent log-likelihood from scipy.stats: sum_i log sum_k w_k N(x_i | mu_k, S_k)."""
-    comp = np.stack([np.log(w[k]) + stats.multivariate_normal(mu[k], cov[k]).logpdf(X)
-                     for k in range(len(w))])
+    comp = np.stack(
+        [np.log(w[k]) + stats.multivariate_normal(mu[k], cov[k]).logpdf(X) for k in range(len(w))]
+    )
     return float(logsumexp(comp, axis=0).sum())
 
 
@@ -94,8 +101,15 @@ def test_worked_step_matches_e_and_m_formulas():
     # M step: mu_k = sum_i gamma_ik x_i / sum_i gamma_ik.
     expected = (gamma * data[:, None]).sum(axis=0) / gamma.sum(axis=0)
 
-    res = fit_em(data, n_components=2, init_means=[2.0, 8.0], known_sd=sd,
-                 equal_weights=True, max_iter=1, tol=0.0)
+    res = fit_em(
+        data,
+        n_components=2,
+        init_means=[2.0, 8.0],
+        known_sd=sd,
+        equal_weights=True,
+        max_iter=1,
+        tol=0.0,
+    )
     assert res.n_iter == 1
     # Same formulas in another order (log space): a few ulps of the means.
     assert_allclose(res.means[:, 0], expected, rtol=8 * EPS)
@@ -108,8 +122,16 @@ def test_worked_step_matches_e_and_m_formulas():
 
 def test_worked_step_hard_is_kmeans():
     data = np.array([0.0, 3.0, 7.0, 10.0])
-    res = fit_em(data, n_components=2, init_means=[2.0, 8.0], known_sd=2.0,
-                 equal_weights=True, max_iter=1, tol=0.0, hard=True)
+    res = fit_em(
+        data,
+        n_components=2,
+        init_means=[2.0, 8.0],
+        known_sd=2.0,
+        equal_weights=True,
+        max_iter=1,
+        tol=0.0,
+        hard=True,
+    )
     # Nearest mean: {0, 3} -> 2 and {7, 10} -> 8; the new means are the cluster averages.
     # Up to the engine's 10-eps guard on the counts and the shift by the old means: ulps.
     assert_allclose(res.means[:, 0], [1.5, 8.5], rtol=4 * EPS)
@@ -118,8 +140,16 @@ def test_worked_step_hard_is_kmeans():
 def test_kmeans_lloyd_iterations():
     X = blobs(3)
     init = X[[0, 130, 250]]
-    res = fit_em(X, n_components=3, init_means=init, known_sd=1.0, equal_weights=True,
-                 hard=True, max_iter=4, tol=0.0)
+    res = fit_em(
+        X,
+        n_components=3,
+        init_means=init,
+        known_sd=1.0,
+        equal_weights=True,
+        hard=True,
+        max_iter=4,
+        tol=0.0,
+    )
     centres = init.copy()
     for _ in range(4):  # Lloyd's algorithm written out
         lab = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
@@ -145,8 +175,15 @@ def proper_prior(kind, d=2, k=3):
 @pytest.mark.parametrize("map_fit", [False, True], ids=["ml", "map"])
 def test_objective_never_decreases(kind, map_fit):
     X = blobs(1)
-    res = fit_em(X, n_components=3, covariance=kind, max_iter=200, tol=0.0, seed=5,
-                 prior=proper_prior(kind) if map_fit else None)
+    res = fit_em(
+        X,
+        n_components=3,
+        covariance=kind,
+        max_iter=200,
+        tol=0.0,
+        seed=5,
+        prior=proper_prior(kind) if map_fit else None,
+    )
     steps = np.diff(res.history)
     assert steps.min() >= -rounding_allowance(res.objective)
     assert res.history[-1] > res.history[0]
@@ -171,8 +208,12 @@ def sklearn_start(X, kind, k=3):
     weights = np.array([0.3, 0.3, 0.4])[:k]
     d = X.shape[1]
     full = np.stack([np.eye(d) * (1.0 + 0.5 * j) + 0.2 * (1 - np.eye(d)) for j in range(k)])
-    cov = {"full": full, "tied": full[0], "diag": np.diagonal(full, axis1=1, axis2=2),
-           "spherical": full[:, 0, 0]}[kind]
+    cov = {
+        "full": full,
+        "tied": full[0],
+        "diag": np.diagonal(full, axis1=1, axis2=2),
+        "spherical": full[:, 0, 0],
+    }[kind]
     return weights, means, cov
 
 
@@ -185,22 +226,42 @@ def test_same_trajectory_as_sklearn(kind):
     X = blobs(4)
     weights, means, cov = sklearn_start(X, kind)
     iters, reg = 40, 1e-6
-    gm = GaussianMixture(3, covariance_type=kind, max_iter=iters, tol=0.0, reg_covar=reg,
-                         weights_init=weights, means_init=means,
-                         precisions_init=precisions(cov, kind))
+    gm = GaussianMixture(
+        3,
+        covariance_type=kind,
+        max_iter=iters,
+        tol=0.0,
+        reg_covar=reg,
+        weights_init=weights,
+        means_init=means,
+        precisions_init=precisions(cov, kind),
+    )
     with warnings.catch_warnings(), threadpool_limits(1):  # tiny data: BLAS threads only slow
         warnings.simplefilter("ignore", ConvergenceWarning)
         gm.fit(X)
-    res = fit_em(X, n_components=3, covariance=kind, max_iter=iters, tol=0.0, reg_covar=reg,
-                 init_means=means, init_weights=weights, init_covariances=cov)
+    res = fit_em(
+        X,
+        n_components=3,
+        covariance=kind,
+        max_iter=iters,
+        tol=0.0,
+        reg_covar=reg,
+        init_means=means,
+        init_weights=weights,
+        init_covariances=cov,
+    )
     assert res.n_iter == gm.n_iter_ == iters
     # The same arithmetic in a different order; EM contracts towards its fixed point, so the
     # rounding differences (~1e-16 per step) do not grow beyond a few hundred ulps.
     tol = 1e-12
     assert_allclose(res.weights, gm.weights_, rtol=tol)
     assert_allclose(res.means, gm.means_, rtol=tol, atol=tol * np.abs(X).max())
-    assert_allclose(natural(res.covariances, kind), gm.covariances_, rtol=tol,
-                    atol=tol * np.abs(gm.covariances_).max())
+    assert_allclose(
+        natural(res.covariances, kind),
+        gm.covariances_,
+        rtol=tol,
+        atol=tol * np.abs(gm.covariances_).max(),
+    )
     assert res.log_likelihood == pytest.approx(gm.score(X) * len(X), rel=tol)
 
 
@@ -210,13 +271,27 @@ def test_converges_to_sklearn_fixed_point():
 
     X = blobs(4)
     weights, means, cov = sklearn_start(X, "full")
-    gm = GaussianMixture(3, covariance_type="full", max_iter=5000, tol=1e-13, reg_covar=1e-6,
-                         weights_init=weights, means_init=means,
-                         precisions_init=precisions(cov, "full"))
+    gm = GaussianMixture(
+        3,
+        covariance_type="full",
+        max_iter=5000,
+        tol=1e-13,
+        reg_covar=1e-6,
+        weights_init=weights,
+        means_init=means,
+        precisions_init=precisions(cov, "full"),
+    )
     with threadpool_limits(1):
         gm.fit(X)
-    res = fit_em(X, n_components=3, max_iter=5000, tol=1e-13, init_means=means,
-                 init_weights=weights, init_covariances=cov)
+    res = fit_em(
+        X,
+        n_components=3,
+        max_iter=5000,
+        tol=1e-13,
+        init_means=means,
+        init_weights=weights,
+        init_covariances=cov,
+    )
     assert res.converged and gm.converged_
     # Both stop once the mean log-likelihood moves by < 1e-13 per iteration: the two
     # log-likelihoods then differ by at most about tol * n / (1 - EM's rate); 1e-9 relative.
@@ -246,8 +321,16 @@ def test_flat_prior_map_is_ml(kind):
     ml = fit_em(X, n_components=3, covariance=kind, seed=2, max_iter=60, tol=0.0)
     # Dirichlet(1), kappa0 = 0 and no covariance prior: the log prior is constant, and the MAP
     # M step reduces to the ML one term by term (denominators nu0 + D + 1 + N = N exactly).
-    flat = fit_em(X, n_components=3, covariance=kind, seed=2, max_iter=60, tol=0.0,
-                  prior=MixturePrior(), reg_covar=1e-6)
+    flat = fit_em(
+        X,
+        n_components=3,
+        covariance=kind,
+        seed=2,
+        max_iter=60,
+        tol=0.0,
+        prior=MixturePrior(),
+        reg_covar=1e-6,
+    )
     assert_array_equal(flat.means, ml.means)
     assert_array_equal(flat.covariances, ml.covariances)
     assert_array_equal(flat.history, ml.history)
@@ -255,11 +338,17 @@ def test_flat_prior_map_is_ml(kind):
 
 def test_batch_statistics_add_up():
     X = blobs(8)
-    state = EMState(np.array([0.2, 0.5, 0.3]), X[[0, 100, 200]],
-                    np.linalg.cholesky(np.stack([np.eye(2) * s for s in (1.0, 2.0, 0.5)])))
+    state = EMState(
+        np.array([0.2, 0.5, 0.3]),
+        X[[0, 100, 200]],
+        np.linalg.cholesky(np.stack([np.eye(2) * s for s in (1.0, 2.0, 0.5)])),
+    )
     whole = batch_statistics(X, state, covariance="full")
     cuts = [0, 7, 150, 151, len(X)]
-    parts = [batch_statistics(X[a:b], state, covariance="full") for a, b in zip(cuts, cuts[1:])]
+    parts = [
+        batch_statistics(X[a:b], state, covariance="full")
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
     total = parts[0]
     for p in parts[1:]:
         total = combine_statistics(total, p)
@@ -294,17 +383,22 @@ def test_log_likelihood_and_responsibilities_against_scipy():
     ref = mixture_loglik(X, res.weights, res.means, res.covariances)
     assert res.log_likelihood == pytest.approx(ref, rel=1e-12)
     assert log_likelihood(X, res.weights, res.means, res.covariances) == pytest.approx(
-        ref, rel=1e-12)
-    comp = np.stack([np.log(res.weights[k])
-                     + stats.multivariate_normal(res.means[k], res.covariances[k]).logpdf(X)
-                     for k in range(3)], axis=1)
+        ref, rel=1e-12
+    )
+    comp = np.stack(
+        [
+            np.log(res.weights[k])
+            + stats.multivariate_normal(res.means[k], res.covariances[k]).logpdf(X)
+            for k in range(3)
+        ],
+        axis=1,
+    )
     gamma = np.exp(comp - logsumexp(comp, axis=1, keepdims=True))
     assert_allclose(responsibilities(X, res), gamma, rtol=1e-10, atol=1e-14)
 
 
 def log_posterior_scipy(X, w, mu, cov, kind, prior):
     """log p(X | theta) + log p(theta), all densities from scipy.stats (normalised)."""
-    d = X.shape[1]
     lp = mixture_loglik(X, w, mu, cov)
     lp += stats.dirichlet(prior.concentration).logpdf(w)
     for k in range(len(w)):
@@ -312,8 +406,7 @@ def log_posterior_scipy(X, w, mu, cov, kind, prior):
         if kind == "full" or (kind == "tied" and k == 0):
             lp += stats.invwishart(df=prior.iw_dof, scale=prior.iw_scale).logpdf(cov[k])
         elif kind == "diag":
-            lp += stats.invgamma(prior.ig_shape, scale=prior.ig_scale).logpdf(
-                np.diag(cov[k])).sum()
+            lp += stats.invgamma(prior.ig_shape, scale=prior.ig_scale).logpdf(np.diag(cov[k])).sum()
         elif kind == "spherical":
             lp += stats.invgamma(prior.ig_shape, scale=prior.ig_scale).logpdf(cov[k][0, 0])
     return lp
@@ -358,8 +451,7 @@ def perturbations(w, mu, cov, kind, h):
 def test_map_estimate_is_the_mode_of_the_scipy_posterior(kind):
     X = blobs(10, n=(25, 20, 15))
     prior = proper_prior(kind)
-    res = fit_em(X, n_components=3, covariance=kind, prior=prior, max_iter=5000, tol=1e-15,
-                 seed=3)
+    res = fit_em(X, n_components=3, covariance=kind, prior=prior, max_iter=5000, tol=1e-15, seed=3)
     assert res.reg_covar == 0.0
     w, mu, cov = res.weights, res.means, res.covariances
     best = log_posterior_scipy(X, w, mu, cov, kind, prior)
@@ -367,8 +459,9 @@ def test_map_estimate_is_the_mode_of_the_scipy_posterior(kind):
     # difference between start and end agrees with scipy's.
     start = fit_em(X, n_components=3, covariance=kind, prior=prior, max_iter=0, seed=3)
     assert start.history[0] == res.history[0]
-    ref_gain = best - log_posterior_scipy(X, start.weights, start.means, start.covariances,
-                                          kind, prior)
+    ref_gain = best - log_posterior_scipy(
+        X, start.weights, start.means, start.covariances, kind, prior
+    )
     assert res.objective - start.objective == pytest.approx(ref_gain, rel=1e-9)
     # The mode: every coordinate moved by 1e-3 of its scale lowers the posterior density.
     # A wrong M-step denominator (e.g. N + D + 1 instead of N + D + 2 with N ~ 20) moves the
@@ -388,8 +481,16 @@ def test_ml_estimate_moved_is_worse():
 def test_known_sd_map_means():
     data = np.array([0.0, 3.0, 7.0, 10.0])
     prior = MixturePrior(mean=5.0, kappa=2.0)
-    res = fit_em(data, n_components=2, init_means=[2.0, 8.0], known_sd=2.0,
-                 equal_weights=True, max_iter=1, tol=0.0, prior=prior)
+    res = fit_em(
+        data,
+        n_components=2,
+        init_means=[2.0, 8.0],
+        known_sd=2.0,
+        equal_weights=True,
+        max_iter=1,
+        tol=0.0,
+        prior=prior,
+    )
     num = np.exp(-((data[:, None] - np.array([2.0, 8.0])) ** 2) / 8.0)
     g = num / num.sum(axis=1, keepdims=True)
     # mu_k ~ N(m0, sd^2 / kappa0): posterior mode (sum g x + kappa0 m0) / (sum g + kappa0).
@@ -405,8 +506,12 @@ def test_one_dimensional_input():
     order = np.argsort(res.means[:, 0])
     assert_allclose(res.means[order, 0], [-2, 3], atol=0.2)
     assert_allclose(res.sds[order, 0], [0.5, 1.0], atol=0.15)
-    ref = float(logsumexp(np.log(res.weights) + stats.norm(
-        res.means[:, 0], res.sds[:, 0]).logpdf(x[:, None]), axis=1).sum())
+    ref = float(
+        logsumexp(
+            np.log(res.weights) + stats.norm(res.means[:, 0], res.sds[:, 0]).logpdf(x[:, None]),
+            axis=1,
+        ).sum()
+    )
     assert res.log_likelihood == pytest.approx(ref, rel=1e-12)
 
 
@@ -428,8 +533,9 @@ def test_nan_names_row_and_column():
 
 
 def test_unknown_covariance_kind():
-    with pytest.raises(ValueError, match="covariance must be one of full, diag, spherical, "
-                                         "tied; got 'banana'"):
+    with pytest.raises(
+        ValueError, match="covariance must be one of full, diag, spherical, tied; got 'banana'"
+    ):
         fit_em(blobs(0), n_components=2, covariance="banana")
 
 
