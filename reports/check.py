@@ -217,8 +217,9 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
 
 
 def _write_rows_csv(path: Path, rows: list[dict]) -> None:
+    fields = list(dict.fromkeys(k for row in rows for k in row))  # rows may differ in keys
     with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(fh, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
 
