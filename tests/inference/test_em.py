@@ -580,3 +580,28 @@ def test_collapsed_component_without_floor_is_an_error(kind):
     res = fit_em(x, n_components=2, covariance=kind, init_means=[0.0, 5.0])  # default floor
     assert_allclose(res.covariances[:, 0, 0], 1e-6, rtol=1e-9)
     assert np.isfinite(res.log_likelihood)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_translation_equivariance_far_from_the_origin(kind):
+    # EM commutes with a shift of the data. Far from the origin, moments formed as raw sums
+    # (sum x^2 - n xbar^2) lose about eps * offset^2 / var ~ 1e-8 of each variance (scikit-learn's
+    # diag / spherical / tied formulas move the means by ~1e-9 here); moments about the
+    # current means lose only the representation error of x + offset, half an ulp of 1e4.
+    rng = np.random.default_rng(14)
+    X = np.concatenate([rng.normal(c, s, (400, 4)) for c, s in ((0, 1), (3, 0.7), (-2, 1.5))])
+    offset = 1e4
+    start = fit_em(X, n_components=3, covariance=kind, seed=1, max_iter=0)
+    cov0 = natural(start.covariances, kind)
+    common = dict(
+        n_components=3,
+        covariance=kind,
+        max_iter=40,
+        tol=0.0,
+        init_weights=start.weights,
+        init_covariances=cov0,
+    )
+    a = fit_em(X, init_means=start.means, **common)
+    b = fit_em(X + offset, init_means=start.means + offset, **common)
+    assert_allclose(b.means - offset, a.means, rtol=0, atol=100 * np.spacing(offset))
+    assert_allclose(b.covariances, a.covariances, rtol=0, atol=100 * np.spacing(offset))
