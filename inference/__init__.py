@@ -11,7 +11,7 @@ _EXPORTS = {
     "Comparison": "compare", "Diagnostics": "compare", "ParameterCheck": "compare",
     "Thresholds": "compare", "compare_draws": "compare", "compare_idata": "compare",
     "draws_from_idata": "compare",
-    "ENGINES": "dispatch", "fit": "dispatch",
+    "ENGINES": "dispatch", "engine": "dispatch", "fit": "dispatch",
     "GaussianPosterior": "linear_gaussian", "NormalInverseGammaPosterior": "linear_gaussian",
     "RegressionStats": "linear_gaussian", "regression_stats": "linear_gaussian",
     "SampleResult": "nuts", "sample_nuts": "nuts",

@@ -3,36 +3,47 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
 
 from models.spec import Spec
 
-from .ard import fit_ard
-from .bayes_rule_fit import fit_bayes_rule
-from .beta_bernoulli import fit_beta_bernoulli, fit_dirichlet_categorical
-from .gaussian_mixture import fit_gaussian_mixture, posterior_checks
-from .linear_regression import fit_linear_regression
-from .naive_bayes_fit import fit_naive_bayes_spec
 from .result import AnalyticFit
 
-__all__ = ["ENGINES", "ESTIMATE_CHECKS", "fit"]
+__all__ = ["ENGINES", "ESTIMATE_CHECKS", "engine", "estimate_check", "fit"]
 
-#: ``model`` value -> analytic engine.
-ENGINES: dict[str, Callable[..., AnalyticFit]] = {
-    "linear_regression": fit_linear_regression,
-    "beta_bernoulli": fit_beta_bernoulli,
-    "dirichlet_categorical": fit_dirichlet_categorical,
-    "naive_bayes": fit_naive_bayes_spec,
-    "bayes_rule": fit_bayes_rule,
-    "ard": fit_ard,
-    "gaussian_mixture": fit_gaussian_mixture,
+#: ``model`` value -> its analytic engine, as ``"module:function"`` inside this package.
+#: Resolved on first use, so a fit imports only its own engine's dependencies.
+ENGINES: dict[str, str] = {
+    "linear_regression": "linear_regression:fit_linear_regression",
+    "beta_bernoulli": "beta_bernoulli:fit_beta_bernoulli",
+    "dirichlet_categorical": "beta_bernoulli:fit_dirichlet_categorical",
+    "naive_bayes": "naive_bayes_fit:fit_naive_bayes_spec",
+    "bayes_rule": "bayes_rule_fit:fit_bayes_rule",
+    "ard": "ard:fit_ard",
+    "gaussian_mixture": "gaussian_mixture:fit_gaussian_mixture",
 }
 
 #: ``model`` value -> a family's own criteria added to the point-estimate comparison:
 #: ``hook(fit, comparison, idata, spec)`` edits the EstimateComparison in place and returns it.
-ESTIMATE_CHECKS: dict[str, Callable] = {
-    "gaussian_mixture": posterior_checks,
+ESTIMATE_CHECKS: dict[str, str] = {
+    "gaussian_mixture": "gaussian_mixture:posterior_checks",
 }
+
+
+def _resolve(target: str) -> Callable:
+    module, name = target.split(":")
+    return getattr(import_module(f".{module}", __package__), name)
+
+
+def engine(model: str) -> Callable[..., AnalyticFit]:
+    """The analytic engine of ``model`` (a ``model = ...`` value)."""
+    return _resolve(ENGINES[model])
+
+
+def estimate_check(model: str) -> Callable | None:
+    """The family's own point-estimate criteria of ``model``, if it has any."""
+    return _resolve(ESTIMATE_CHECKS[model]) if model in ESTIMATE_CHECKS else None
 
 
 def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
@@ -56,6 +67,6 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
     """
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-    return ENGINES[spec.model.name](spec, out=None if out is None else Path(out), resume=resume,
-                                    progress=progress)
+    return engine(spec.model.name)(spec, out=None if out is None else Path(out),
+                                   resume=resume, progress=progress)
 

@@ -17,7 +17,7 @@ from inference.compare import (
     compare_idata,
     draws_from_idata,
 )
-from inference.dispatch import ESTIMATE_CHECKS, fit
+from inference.dispatch import estimate_check, fit
 from inference.nuts import SampleResult, sample_nuts
 from inference.result import AnalyticFit
 from models.spec import Spec
@@ -159,7 +159,7 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         sampled = time.perf_counter()
         estimates = compare_estimates_idata(result.estimates, est_sample.idata,
                                             thresholds=thresholds)
-        family_check = ESTIMATE_CHECKS.get(result.model)
+        family_check = estimate_check(result.model)
         if family_check is not None:  # a family's own criteria (mixture: mode, responsibilities)
             estimates = family_check(result, estimates, est_sample.idata, spec)
         timings.update({"NUTS for the estimates (compile + sample)": est_sample.seconds,
