@@ -7,7 +7,7 @@ from importlib import import_module
 
 _EXPORTS = {
     "EXIT_CODES": "check", "CheckResult": "check", "run_check": "check", "write_json": "check",
-    "main": "cli", "render_index": "html", "render_report": "html",
+    "main": "cli", "render_index": "html", "render_report": "html", "render_run": "report",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -6,7 +6,7 @@ import csv
 import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inference.compare import (
@@ -22,16 +22,7 @@ from inference.nuts import SampleResult, sample_nuts
 from inference.result import AnalyticFit
 from models.spec import Spec
 
-from .html import render_report
-from .plots import (
-    MAX_PANELS,
-    estimates_figure,
-    fit_figure,
-    marginals_figure,
-    rank_figure,
-    trace_figure,
-    trajectory_figure,
-)
+from .report import render_run, report_data, write_report_data
 
 __all__ = ["CheckResult", "EXIT_CODES", "run_check", "write_json"]
 
@@ -55,6 +46,7 @@ class CheckResult:
     timings: dict
     estimates_sample: SampleResult | None = None
     estimates: EstimateComparison | None = None
+    predictive: dict = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -139,10 +131,16 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     # A model with discrete parameters names the sampler it needs (NUTS cannot move them).
     sampler = getattr(spec.model, "sampler", None) or sampler
 
+    predictive = {}
+
     def run(pymc_model):
-        return sample_nuts(pymc_model, draws=sampling.draws, tune=sampling.tune,
-                           chains=sampling.chains, seed=sampling.seed, sampler=sampler,
-                           progress=progress)
+        sampled = sample_nuts(pymc_model, draws=sampling.draws, tune=sampling.tune,
+                              chains=sampling.chains, seed=sampling.seed, sampler=sampler,
+                              progress=progress)
+        if not predictive:  # the first run's model is the one the report checks against data
+            predictive.update(add_posterior_predictive(pymc_model, sampled.idata,
+                                                       seed=sampling.seed))
+        return sampled
 
     timings = {"analytic fit": fitted - started}
     sample = comparison = est_sample = estimates = None
@@ -167,7 +165,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                             est_sample.sampling_seconds or math.nan,
                         "estimates comparison": time.perf_counter() - sampled})
     compared = time.perf_counter()
-    check = CheckResult(result, sample, comparison, out, timings, est_sample, estimates)
+    check = CheckResult(result, sample, comparison, out, timings, est_sample, estimates,
+                        predictive)
 
     first = sample or est_sample
     _write_rows_csv(out / "comparison.csv", (comparison or estimates).rows())
@@ -176,12 +175,12 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         _write_rows_csv(out / "estimates.csv", estimates.rows())
         if sample is not None:
             est_sample.idata.to_netcdf(out / "posterior_full.nc", engine="h5netcdf")
-    figures = [] if comparison is None else _figures(result, sample, comparison)
-    figures += [fit_figure(p) for p in result.plots]
-    if estimates is not None:
-        figures += _estimate_figures(result, est_sample, estimates)
-    timings["report"] = time.perf_counter() - compared
-    timings["total"] = time.perf_counter() - started
+    if spec.path:
+        spec_text = spec.path.read_text()
+        (out / "spec.toml").write_text(spec_text)
+    else:
+        spec_text = json.dumps(spec.raw, indent=2, default=str)
+    timings["writing files"] = time.perf_counter() - compared
     head = comparison.summary() if comparison is not None else {
         "parameters": [], "diagnostics": estimates.summary()["diagnostics"]}
     summary = {"model": result.model, **head, "verdict": check.verdict, "timings": timings,
@@ -190,29 +189,13 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                             "chains": sampling.chains, "seed": sampling.seed}}
     if estimates is not None:
         summary["estimates"] = estimates.summary()
+    # The report is drawn from the run's files, the same way `bayescheck report DIR` does.
+    rendering = time.perf_counter()
+    write_report_data(out, report_data(check, spec, sampling, spec_text))
+    render_run(out)
+    timings["report"] = time.perf_counter() - rendering
+    timings["total"] = time.perf_counter() - started
     write_json(out / "summary.json", summary)
-    spec_text = spec.path.read_text() if spec.path else json.dumps(spec.raw, indent=2,
-                                                                    default=str)
-    shown = comparison or estimates
-    html = render_report({
-        "model": result.model, "verdict": check.verdict, "spec_path": spec.path or "(Python)",
-        "data_label": spec.data.label if spec.data is not None else "none (in the spec)",
-        "n_rows": result.n_rows,
-        "n_batches": len(result.batches), "log_evidence": result.log_evidence,
-        "z_threshold": comparison.z_threshold if comparison else None,
-        "n_comparisons": comparison.n_comparisons if comparison else 0,
-        "thresholds": shown.thresholds, "rows": _clean(comparison.rows()) if comparison else [],
-        "stat_names": ["mean", "sd", "q05", "q50", "q95"],
-        "diagnostics": shown.diagnostics, "figures": figures, "timings": timings,
-        "sampler": first.sampler, "spec_text": spec_text,
-        "estimates": None if estimates is None else {
-            "rows": _clean(estimates.rows()), "level": estimates.level,
-            "support_level": estimates.support_level, "support": estimates.support(),
-            "verdict": estimates.verdict, "diagnostics": estimates.diagnostics,
-            "separate_sampler": comparison is not None},
-        "notes": result.notes,
-    })
-    (out / "report.html").write_text(html, encoding="utf-8")
     return check
 
 
@@ -224,48 +207,29 @@ def _write_rows_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def _figures(result: AnalyticFit, sample: SampleResult, comparison: Comparison) -> list[dict]:
-    verdicts = {p.name: p.verdict for p in comparison.parameters}
-    draws = draws_from_idata(sample.idata, result.marginals)
-    # Show the worst parameters when there are too many to draw.
-    worst = sorted(result.marginals, key=lambda m: -next(
-        (p.max_abs_z for p in comparison.parameters if p.name == m.name), 0.0))
-    marginals = result.marginals if len(result.marginals) <= MAX_PANELS else worst[:MAX_PANELS]
-    var_names = sorted({m.var for m in marginals})
-    figures = [{"title": "Marginal posteriors",
-                "caption": "NUTS draws (histogram) with the exact posterior density (red)"
-                           + (" and the prior (dashed)." if result.priors else "."),
-                "uri": marginals_figure(marginals, draws, verdicts,
-                                        {p.name: p.dist for p in result.priors})}]
-    trajectory = trajectory_figure(result.trajectory)
-    if trajectory:
-        figures.append({"title": "The stream, batch by batch",
-                        "caption": "Posterior mean and 90 % interval of each coefficient "
-                                   "after each batch; the last point is the final posterior.",
-                        "uri": trajectory})
-    if len(result.marginals) <= MAX_PANELS:
-        if comparison.diagnostics.chains >= 2:  # ranks compare chains with each other
-            figures.append({"title": "Rank plots",
-                            "caption": "Fractional-rank ECDF of each chain; uniform (flat) when "
-                                       "the chains mix.",
-                            "uri": rank_figure(sample.idata, var_names)})
-        figures.append({"title": "Traces", "caption": "Draws per chain and their densities.",
-                        "uri": trace_figure(sample.idata, var_names)})
-    return figures
+def add_posterior_predictive(pymc_model, idata, *, seed: int = 0,
+                             max_draws: int = 500) -> dict:
+    """Add ``posterior_predictive`` draws of the model's observed variables to ``idata``
+    (at most ``max_draws`` posterior draws, thinned evenly); return ``{"seconds"}``, or
+    ``{"skipped": why}`` when the model has no observed variable or the draws fail."""
+    import pymc as pm
 
-
-def _estimate_figures(result: AnalyticFit, sample: SampleResult,
-                      estimates: EstimateComparison) -> list[dict]:
-    draws = draws_from_idata(sample.idata, result.estimates)
-    pct = f"{100 * estimates.level:g} %"
-    figures = [{"title": "Point estimates against the full posterior",
-                "caption": f"NUTS posterior of the model without the estimates plugged in: "
-                           f"median and {pct} central interval (bars), posterior mean (open "
-                           f"circle), and the analytic point estimate (red cross).",
-                "uri": estimates_figure(estimates, draws)}]
-    var_names = sorted({e.var for e in result.estimates})
-    if len(result.estimates) <= MAX_PANELS:
-        figures.append({"title": "Traces (full posterior)",
-                        "caption": "Draws per chain and their densities.",
-                        "uri": trace_figure(sample.idata, var_names)})
-    return figures
+    observed = [rv.name for rv in pymc_model.observed_RVs]
+    if not observed:
+        return {"skipped": "the model has no observed variable (the data enter through "
+                           "sufficient statistics or a potential), so there is nothing to "
+                           "predict"}
+    started = time.perf_counter()
+    try:
+        total = idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"]
+        step = max(1, math.ceil(total / max_draws / idata.posterior.sizes["chain"]))
+        thinned = idata.posterior.isel(draw=slice(None, None, step))
+        with pymc_model:
+            pp = pm.sample_posterior_predictive(thinned, var_names=observed,
+                                                random_seed=seed, progressbar=False)
+        idata["posterior_predictive"] = pp["posterior_predictive"]
+        if "observed_data" not in idata.children and "observed_data" in pp.children:
+            idata["observed_data"] = pp["observed_data"]
+    except Exception as exc:  # noqa: BLE001 - the check stands without this figure
+        return {"skipped": f"posterior predictive draws failed: {type(exc).__name__}: {exc}"}
+    return {"seconds": time.perf_counter() - started}

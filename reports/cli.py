@@ -66,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--out", type=Path)
     k.add_argument("--quiet", action="store_true")
 
+    o = sub.add_parser("report", help="re-draw DIR/report.html from a finished check's files "
+                                      "(no sampling)")
+    o.add_argument("dir", type=Path, help="the --out folder of a finished 'bayescheck check'")
+
     d = sub.add_parser("demo", help="check every example and write an index page")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--examples", type=Path, default=EXAMPLES)
@@ -206,6 +210,20 @@ def _cmd_calibrate(args) -> int:
     return EXIT_CODES[result.verdict]
 
 
+def _cmd_report(args) -> int:
+    import json
+
+    from .check import EXIT_CODES
+    from .report import render_run
+
+    started = time.perf_counter()
+    render_run(args.dir)
+    verdict = json.loads((args.dir / "report.json").read_text())["verdict"]
+    print(f"{verdict.upper()}: wrote {args.dir / 'report.html'} in "
+          f"{time.perf_counter() - started:.2f} s")
+    return EXIT_CODES[verdict]
+
+
 def _cmd_demo(args) -> int:
     from models.spec import load_spec
 
@@ -248,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = _parser().parse_args(argv)
     commands = {"fit": _cmd_fit, "check": _cmd_check, "calibrate": _cmd_calibrate,
-                "predict": _cmd_predict, "demo": _cmd_demo}
+                "predict": _cmd_predict, "report": _cmd_report, "demo": _cmd_demo}
     try:
         return commands[args.command](args)
     except BayescheckError as exc:

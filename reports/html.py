@@ -35,7 +35,7 @@ def _fmt(value, digits: int = 4) -> str:
 
 def render_report(context: dict) -> str:
     """Render ``report.html`` from the structured results in ``context``."""
-    context = {**context, "verdict_sentence": VERDICT_SENTENCES[context["verdict"]]}
+    context = {"verdict_sentence": VERDICT_SENTENCES[context["verdict"]], **context}
     return _environment().get_template("report.html.j2").render(**context)
 
 

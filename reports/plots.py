@@ -273,3 +273,121 @@ def calibration_figure(result) -> str:
     axes.flat[0].legend(fontsize=8)
     fig.tight_layout()
     return figure_uri(fig)
+
+
+# ----------------------------------------------------------------- report figures from files
+
+
+def curves_figure(curves, draws) -> str:
+    """Each NUTS marginal as a histogram with the analytic density (``curves[i]["pdf"]`` on
+    ``curves[i]["grid"]``, computed at check time) and the prior (``"prior"``, dashed) drawn
+    over it. ``draws`` maps a curve's ``name`` to its draws."""
+    plt = _plt()
+    shown = curves[:MAX_PANELS]
+    cols = min(3, len(shown))
+    rows = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
+    for ax, c in zip(axes.flat, shown, strict=False):
+        grid = np.asarray(c["grid"], dtype=np.float64)
+        x = np.asarray(draws[c["name"]]).ravel()
+        ax.hist(x, bins=60, range=(grid[0], grid[-1]), density=True, color="#9ecae1",
+                label="NUTS draws")
+        if c.get("pdf") is not None:
+            ax.plot(grid, np.asarray(c["pdf"], dtype=np.float64), color="#d62728", lw=1.8,
+                    label="exact posterior")
+        if c.get("prior") is not None:
+            ax.plot(grid, np.asarray(c["prior"], dtype=np.float64), color="#525252", lw=1.2,
+                    ls="--", label="prior")
+        ax.set_title(c["name"] + (f"  ({c['verdict']})" if c.get("verdict") else ""),
+                     fontsize=10)
+        ax.tick_params(labelsize=8)
+    for ax in list(axes.flat)[len(shown):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=8)
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+def forest_figure(rows) -> str:
+    """Analytic against sampled 5-95 % intervals and medians, one row per parameter, each on
+    the scale of its analytic sd around its analytic mean (so parameters of any size share
+    one axis)."""
+    plt = _plt()
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.42 * n))
+    y = np.arange(n)[::-1].astype(float)
+    for yi, r in zip(y, rows, strict=True):
+        mu, sd = r["analytic_mean"], r["analytic_sd"]
+        if mu is None or not sd:
+            continue
+
+        def scale(v):
+            return np.nan if v is None else (v - mu) / sd
+
+        ax.hlines(yi + 0.12, scale(r["analytic_q05"]), scale(r["analytic_q95"]),
+                  color="#d62728", lw=3, label="analytic" if yi == y[0] else None)
+        ax.plot(scale(r["analytic_q50"]), yi + 0.12, "|", color="#d62728", ms=10)
+        ax.hlines(yi - 0.12, scale(r["sampled_q05"]), scale(r["sampled_q95"]),
+                  color="#08519c", lw=3, label="NUTS" if yi == y[0] else None)
+        ax.plot(scale(r["sampled_q50"]), yi - 0.12, "|", color="#08519c", ms=10)
+    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
+    ax.set_yticks(y, [f"{r['name']} ({r['verdict']})" for r in rows], fontsize=8)
+    ax.set_xlabel("(value − analytic mean) / analytic sd", fontsize=9)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+def z_histogram_figure(z, threshold: float) -> str:
+    """Histogram of every z score of the cross-check with the standard normal density and
+    the +-threshold lines."""
+    from scipy import stats
+
+    plt = _plt()
+    z = np.asarray([v for v in z if v is not None and np.isfinite(v)], dtype=np.float64)
+    fig, ax = plt.subplots(figsize=(6.0, 3.0))
+    top = max(4.0, threshold + 0.5, float(np.abs(z).max()) if z.size else 0.0)
+    ax.hist(z, bins=40, range=(-top, top), density=True, color="#9ecae1", label="z scores")
+    grid = np.linspace(-top, top, 300)
+    ax.plot(grid, stats.norm.pdf(grid), color="#525252", lw=1.2, label="N(0, 1)")
+    for s in (-threshold, threshold):
+        ax.axvline(s, color="#d62728", ls="--", lw=1)
+    ax.set_xlabel(f"z (fail beyond ±{threshold:.3g})", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
+def energy_figure(idata) -> str:
+    """Marginal energy against energy-transition distributions (arviz_plots.plot_energy)."""
+    import arviz_plots as azp
+
+    pc = azp.plot_energy(idata, backend="matplotlib")
+    fig = pc.viz["figure"]
+    return figure_uri(fig.item() if hasattr(fig, "item") else fig)
+
+
+def pair_figure(draws: dict) -> str:
+    """Pair plot (arviz_plots.plot_pair) of ``draws`` (name -> ``(chain, draw)`` array)."""
+    import arviz_base as azb
+    import arviz_plots as azp
+
+    dt = azb.from_dict({"posterior": {k: np.asarray(v) for k, v in draws.items()}})
+    pc = azp.plot_pair(dt, backend="matplotlib")
+    fig = pc.viz["figure"]
+    return figure_uri(fig.item() if hasattr(fig, "item") else fig)
+
+
+def ppc_figure(idata, var_names) -> str:
+    """Posterior predictive draws against the observed data (arviz_plots.plot_ppc_dist);
+    ECDFs for integer data, densities otherwise."""
+    import arviz_plots as azp
+
+    discrete = all(np.issubdtype(idata.observed_data[v].dtype, np.integer)
+                   or idata.observed_data[v].dtype == bool for v in var_names)
+    pc = azp.plot_ppc_dist(idata, var_names=list(var_names), kind="ecdf" if discrete else "kde",
+                           num_samples=50, backend="matplotlib")
+    fig = pc.viz["figure"]
+    return figure_uri(fig.item() if hasattr(fig, "item") else fig)

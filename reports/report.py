@@ -1,0 +1,373 @@
+"""The report of a finished run, rendered from its files.
+
+``run_check`` writes the run folder; :func:`report_data` turns a check's results into one
+JSON-able dict (``report.json``: the tables, diagnostics, timings, spec text and the analytic
+curves the figures need), and :func:`render_run` builds ``report.html`` from that file and the
+sampled posteriors (``posterior.nc``, ``posterior_full.nc``) alone. ``bayescheck report DIR``
+calls :func:`render_run` again, so a report can be re-drawn without sampling.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from models.errors import BayescheckError
+
+__all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
+
+#: The structured content of a report, written at check time.
+REPORT_JSON = "report.json"
+#: More parameters than this are summarised (worst rows, histogram of z) in the report.
+MAX_ROWS = 20
+#: At most this many parameters go into the pair plot.
+MAX_PAIR = 6
+STAT_NAMES = ["mean", "sd", "q05", "q50", "q95"]
+
+
+def _json_default(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _clean(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _jsonable(value):
+    """Round-trip through JSON: numpy to lists, NaN and inf to None."""
+    return _clean(json.loads(json.dumps(value, default=_json_default)))
+
+
+def _curves(fit, sample, comparison) -> list[dict]:
+    """Analytic density (and prior) of the worst :data:`MAX_ROWS` marginals on a grid that
+    covers their draws."""
+    from inference.compare import draws_from_idata
+
+    order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
+    verdicts = {p.name: p.verdict for p in comparison.parameters}
+    marginals = sorted(fit.marginals, key=lambda m: order.get(m.name, 0))[:MAX_ROWS]
+    draws = draws_from_idata(sample.idata, marginals)
+    priors = {p.name: p.dist for p in fit.priors}
+    curves = []
+    for m in marginals:
+        x = np.asarray(draws[m.name]).ravel()
+        lo, hi = np.quantile(x, [0.001, 0.999])
+        pad = 0.1 * (hi - lo) or 1e-6
+        grid = np.linspace(lo - pad, hi + pad, 300)
+        pdf = m.dist.pdf(grid) if m.dist is not None else None
+        prior = priors.get(m.name)
+        prior_pdf = None
+        if prior is not None:
+            density = prior.pdf(grid)
+            prior_pdf = np.where(np.isfinite(density), density, np.nan)
+        curves.append({"name": m.name, "var": m.var, "coords": m.coords,
+                       "verdict": verdicts.get(m.name), "grid": grid, "pdf": pdf,
+                       "prior": prior_pdf})
+    return curves
+
+
+def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None) -> str:
+    """What the verdict means, in one sentence, for the checks that ran."""
+    parts = []
+    if exact is not None:
+        parts.append({"pass": "the closed-form posterior and the NUTS draws agree on every "
+                              "parameter within their Monte Carlo error",
+                      "fail": "at least one parameter's closed-form posterior disagrees with "
+                              "the NUTS draws by more than Monte Carlo error allows",
+                      "inconclusive": "the sampler's own diagnostics failed, so its draws "
+                                      "cannot judge the closed form"}[exact])
+    if estimates is not None:
+        parts.append({"pass": "every analytic point estimate lies where the full NUTS "
+                              "posterior puts it",
+                      "fail": "at least one analytic point estimate lies outside the full "
+                              "NUTS posterior's interval or disagrees on its support",
+                      "inconclusive": "the sampler's diagnostics failed on the full "
+                                      "posterior, so the point estimates cannot be judged"}
+                     [estimates])
+    if not parts:
+        return "nothing could be compared."
+    sentence = "; ".join(parts)
+    if verdict == "inconclusive" and "inconclusive" not in (exact, estimates):
+        sentence += "; no verdict"
+    elif verdict == "inconclusive":
+        sentence += "; no verdict."
+        return sentence[0].upper() + sentence[1:]
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+def _sampler_extras(idata) -> dict:
+    """Tree depth and max-depth hits, where the sampler reports them (names differ)."""
+    stats = idata.sample_stats if "sample_stats" in idata.children else None
+    out = {}
+    if stats is None:
+        return out
+    for name in ("depth", "tree_depth"):
+        if name in stats:
+            out["max_tree_depth"] = int(np.asarray(stats[name].values).max())
+    for name in ("maxdepth_reached", "reached_max_treedepth"):
+        if name in stats:
+            out["max_depth_hits"] = int(np.asarray(stats[name].values).sum())
+    return out
+
+
+def report_data(check, spec, sampling, spec_text: str) -> dict:
+    """Everything the report shows, as JSON-able data (the content of ``report.json``).
+
+    Parameters
+    ----------
+    check : reports.check.CheckResult
+    spec : models.Spec
+    sampling : models.spec.Sampling
+        The sampling settings that ran.
+    spec_text : str
+        The spec as the user wrote it.
+    """
+    fit, comparison, estimates = check.fit, check.comparison, check.estimates
+    shown = comparison or estimates
+    first = check.sample or check.estimates_sample
+    diagnostics = {**_asdict(shown.diagnostics), **_sampler_extras(first.idata)}
+    data = {
+        "model": fit.model, "verdict": check.verdict,
+        "verdict_sentence": _verdict_sentence(
+            check.verdict, comparison.verdict if comparison else None,
+            estimates.verdict if estimates else None),
+        "checks": {"exact": comparison.verdict if comparison else None,
+                   "estimates": estimates.verdict if estimates else None},
+        "spec_path": str(spec.path) if spec.path else "(Python)",
+        "data_label": spec.data.label if spec.data is not None else "none (in the spec)",
+        "n_rows": fit.n_rows, "n_batches": len(fit.batches), "log_evidence": fit.log_evidence,
+        "notes": list(fit.notes), "spec_text": spec_text,
+        "sampler": first.sampler,
+        "sampling": {"draws": sampling.draws, "tune": sampling.tune,
+                     "chains": sampling.chains, "seed": sampling.seed},
+        "thresholds": _asdict(shown.thresholds), "diagnostics": diagnostics,
+        "timings": check.timings,
+        "exact": None, "estimates": None,
+        "fit_plots": list(fit.plots), "trajectory": list(fit.trajectory),
+        "predictive": getattr(check, "predictive", None) or {},
+    }
+    if comparison is not None:
+        data["exact"] = {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
+                         "n_comparisons": comparison.n_comparisons,
+                         "curves": _curves(fit, check.sample, comparison),
+                         "has_priors": bool(fit.priors)}
+    if estimates is not None:
+        est_diag = {**_asdict(estimates.diagnostics),
+                    **_sampler_extras(check.estimates_sample.idata)}
+        data["estimates"] = {
+            "rows": estimates.rows(), "level": estimates.level,
+            "support_level": estimates.support_level, "support": estimates.support(),
+            "verdict": estimates.verdict, "diagnostics": est_diag,
+            "separate_sampler": comparison is not None,
+            "file": "posterior_full.nc" if comparison is not None else "posterior.nc",
+            "names": [{"name": e.name, "var": e.var, "coords": e.coords}
+                      for e in fit.estimates]}
+    return _jsonable(data)
+
+
+def _asdict(obj) -> dict:
+    from dataclasses import asdict
+
+    return asdict(obj)
+
+
+def write_report_data(out: Path, data: dict) -> None:
+    """Write ``report.json`` (strict JSON: NaN and inf as null)."""
+    text = json.dumps(_jsonable(data), indent=1, allow_nan=False)
+    (Path(out) / REPORT_JSON).write_text(text + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------ rendering
+
+
+def _draws(idata, names: list[dict]) -> dict[str, np.ndarray]:
+    out = {}
+    for n in names:
+        da = idata.posterior[n["var"]]
+        if n.get("coords"):
+            da = da.sel(n["coords"])
+        out[n["name"]] = np.asarray(da.transpose("chain", "draw").values, dtype=np.float64)
+    return out
+
+
+def _open(path: Path):
+    import xarray as xr
+
+    return xr.open_datatree(path, engine="h5netcdf")
+
+
+def _figure(figures: list, title: str, caption: str, draw, *args):
+    """Append a figure; a figure that cannot be drawn says why instead of breaking the
+    report."""
+    try:
+        figures.append({"title": title, "caption": caption, "uri": draw(*args)})
+    except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the report
+        figures.append({"title": title, "caption": caption, "uri": None,
+                        "error": f"not drawn: {type(exc).__name__}: {exc}"})
+
+
+def _exact_figures(data: dict, idata) -> list[dict]:
+    from . import plots
+
+    exact = data["exact"]
+    rows, curves = exact["rows"], exact["curves"]
+    n = len(rows)
+    figures = []
+    many = n > MAX_ROWS
+    draws = _draws(idata, curves)
+    _figure(figures, "Marginal posteriors",
+            ("NUTS draws (histogram) with the exact posterior density (red)"
+             + (" and the prior (dashed)" if exact["has_priors"] else "")
+             + (f"; the {len(curves)} worst of {n} parameters." if many else ".")),
+            plots.curves_figure, curves, draws)
+    _figure(figures, "Analytic against sampled intervals",
+            "5-95 % interval and median of the exact posterior (red) and of the NUTS draws "
+            "(blue), in analytic sds from the analytic mean"
+            + (f"; the {MAX_ROWS} worst of {n} parameters." if many else "."),
+            plots.forest_figure, rows[:MAX_ROWS])
+    if many:
+        z = [r.get(f"z_{s}") for r in rows for s in STAT_NAMES]
+        _figure(figures, "All z scores",
+                f"Every z of the {n} parameters × {len(STAT_NAMES)} statistics, with the "
+                "standard normal they follow when the closed form is right and the failure "
+                "threshold (dashed).", plots.z_histogram_figure, z, exact["z_threshold"])
+    return figures
+
+
+def _health_figures(data: dict, idata, names: list[dict], suffix: str = "") -> list[dict]:
+    """Rank, trace, energy and pair plots of one sampled posterior."""
+    from . import plots
+
+    figures = []
+    n = len(names)
+    var_names = sorted({x["var"] for x in names})
+    if n <= MAX_ROWS:
+        if idata.posterior.sizes.get("chain", 1) >= 2:
+            _figure(figures, "Rank plots" + suffix,
+                    "Fractional-rank ECDF of each chain; inside the band when the chains mix.",
+                    plots.rank_figure, idata, var_names)
+        _figure(figures, "Traces" + suffix, "Draws per chain and their densities.",
+                plots.trace_figure, idata, var_names)
+    if "sample_stats" in idata.children and "energy" in idata.sample_stats:
+        _figure(figures, "Energy" + suffix,
+                "Marginal energy against energy transitions; similar widths mean the "
+                "sampler explores the tails (E-BFMI).", plots.energy_figure, idata)
+    pair = names[:MAX_PAIR]
+    if len(pair) >= 2:
+        _figure(figures, "Pair plot" + suffix,
+                f"Joint draws of {'the' if n <= MAX_PAIR else f'the first {MAX_PAIR} of'} "
+                f"{n} parameters"
+                + (" (worst first)." if n > MAX_PAIR else "."),
+                plots.pair_figure, _draws(idata, pair))
+    return figures
+
+
+def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
+    from . import plots
+
+    if "posterior_predictive" not in idata.children or "observed_data" not in idata.children:
+        reason = (data.get("predictive") or {}).get("skipped") or \
+            "the sampled model has no posterior predictive draws"
+        return [], reason
+    names = [v for v in idata.posterior_predictive.ds.data_vars if v in idata.observed_data]
+    figures = []
+    _figure(figures, "Posterior predictive check",
+            "50 data sets drawn from the posterior predictive (thin) against the observed "
+            "data (thick).", plots.ppc_figure, idata, names)
+    return figures, None
+
+
+def render_run(out: str | Path) -> str:
+    """Render ``DIR/report.html`` from a finished run's files; return the HTML.
+
+    Reads ``report.json`` and the sampled posterior(s); never samples.
+    """
+    from . import plots
+    from .html import render_report
+
+    out = Path(out)
+    where = out / REPORT_JSON
+    try:
+        data = json.loads(where.read_text())
+    except FileNotFoundError:
+        raise BayescheckError(f"{where}: not found; is {out} the --out folder of a finished "
+                              f"'bayescheck check'?") from None
+    except (OSError, ValueError) as exc:
+        raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    figures, ppc_note = [], None
+    idata = _open(out / "posterior.nc")
+    try:
+        if data["exact"] is not None:
+            figures += _exact_figures(data, idata)
+            names = [{k: c[k] for k in ("name", "var", "coords")}
+                     for c in data["exact"]["curves"]]
+            figures += _health_figures(data, idata, names)
+            ppc_figs, ppc_note = _ppc(data, idata)
+            figures += ppc_figs
+        trajectory = plots.trajectory_figure(data["trajectory"])
+        if trajectory:
+            figures.append({"title": "The stream, batch by batch",
+                            "caption": "Posterior mean and 90 % interval of each coefficient "
+                                       "after each batch; the last point is the final "
+                                       "posterior.", "uri": trajectory})
+        for entry in data["fit_plots"]:
+            _figure(figures, entry["title"], entry.get("caption", ""),
+                    lambda e: plots.fit_figure(e)["uri"], entry)
+        est = data["estimates"]
+        if est is not None:
+            full = idata if est["file"] == "posterior.nc" else _open(out / est["file"])
+            figures += _estimate_figures(est, full)
+            suffix = " (full posterior)" if est["separate_sampler"] else ""
+            names = _worst_estimates(est)
+            figures += _health_figures(data, full, names, suffix)
+            if data["exact"] is None:
+                ppc_figs, ppc_note = _ppc(data, full)
+                figures += ppc_figs
+    finally:
+        idata.close()
+    html = render_report({**data, "figures": figures, "ppc_note": ppc_note,
+                          "max_rows": MAX_ROWS, "stat_names": STAT_NAMES})
+    (out / "report.html").write_text(html, encoding="utf-8")
+    return html
+
+
+def _worst_estimates(est: dict) -> list[dict]:
+    order = {r["name"]: i for i, r in enumerate(est["rows"])}
+    return sorted(est["names"], key=lambda n: order.get(n["name"], len(order)))
+
+
+def _estimate_figures(est: dict, idata) -> list[dict]:
+    from . import plots
+
+    draws = _draws(idata, est["names"])
+    rows = [SimpleNamespace(name=r["name"], verdict=r["verdict"], estimate=r["estimate"],
+                            distance_sd=r["distance_sd"] if r["distance_sd"] is not None
+                            else math.nan,
+                            sampled={"mean": r.get("posterior_mean"),
+                                     "lower": r.get("posterior_lower"),
+                                     "upper": r.get("posterior_upper")})
+            for r in est["rows"]]
+    pct = f"{100 * est['level']:g} %"
+    figures = []
+    _figure(figures, "Point estimates against the full posterior",
+            f"NUTS posterior of the model without the estimates plugged in: median and {pct} "
+            "central interval (bars), posterior mean (open circle), and the analytic point "
+            "estimate (cross, red when it fails).",
+            plots.estimates_figure, SimpleNamespace(parameters=rows), draws)
+    return figures
