@@ -6,7 +6,7 @@ Names are imported on first use, so ``bayescheck fit`` never pays for the plotti
 from importlib import import_module
 
 _EXPORTS = {
-    "EXIT_CODES": "check", "CheckResult": "check", "run_check": "check", "write_json": "check",
+    "EXIT_CODES": "check", "CheckResult": "check", "run_check": "check", "write_json": "writers",
     "main": "cli", "render_index": "html", "render_report": "html", "render_run": "report",
 }
 __all__ = sorted(_EXPORTS)

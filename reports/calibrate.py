@@ -27,9 +27,9 @@ from models.data import DataSource
 from models.errors import BayescheckError
 from models.spec import Spec
 
-from .check import write_json
 from .html import render_calibration
 from .plots import calibration_figure
+from .writers import write_json
 
 __all__ = ["EXIT_CODES", "run_calibration"]
 

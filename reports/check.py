@@ -23,6 +23,7 @@ from inference.result import AnalyticFit
 from models.spec import Spec
 
 from .report import render_run, report_data, write_report_data
+from .writers import write_json
 
 __all__ = ["CheckResult", "EXIT_CODES", "run_check", "write_json"]
 
@@ -64,22 +65,6 @@ def combine_verdicts(verdicts) -> str:
     if "inconclusive" in verdicts or not verdicts:
         return "inconclusive"
     return "pass"
-
-
-def _clean(value):
-    """JSON has no NaN or inf: write them as null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def write_json(path: Path, content: dict) -> None:
-    """Write ``content`` as strict JSON (NaN and inf become null)."""
-    Path(path).write_text(json.dumps(_clean(content), indent=2, allow_nan=False) + "\n")
 
 
 def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,

@@ -90,7 +90,7 @@ def _cmd_fit(args) -> int:
     from inference.dispatch import fit
     from models.spec import load_spec
 
-    from .check import write_json
+    from .writers import write_json
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)

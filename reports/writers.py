@@ -1,0 +1,25 @@
+"""Writing results as files: strict JSON (no NaN), shared by every command."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+__all__ = ["clean_json", "write_json"]
+
+
+def clean_json(value):
+    """Replace NaN and infinities, which JSON lacks, by None, in nested dicts and lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_json(v) for v in value]
+    return value
+
+
+def write_json(path: Path, content: dict) -> None:
+    """Write ``content`` as strict JSON (NaN and inf become null)."""
+    Path(path).write_text(json.dumps(clean_json(content), indent=2, allow_nan=False) + "\n")
