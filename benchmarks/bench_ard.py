@@ -265,32 +265,33 @@ def plots(results, out):
         import matplotlib.pyplot as plt
     except ImportError:
         return
-    methods = ["SBL fast (ric)", "sklearn ARDRegression", "sklearn Ridge(alpha=0.01)"]
+    colors = {
+        "SBL fast (ric)": "C0",
+        "sklearn ARDRegression": "C3",
+        "sklearn Ridge(alpha=0.01)": "C2",
+    }
     for key, ylabel, fname, logy in [
         ("mse", "coefficient MSE", "ard_error.png", True),
         ("nonzero", "weights with |w| > 1e-3", "ard_sparsity.png", False),
     ]:
-        fig, axes = plt.subplots(1, len(DENSITIES), figsize=(4 * len(DENSITIES), 3.4), sharey=True)
+        fig, axes = plt.subplots(1, len(DENSITIES), figsize=(4 * len(DENSITIES), 3.6), sharey=True)
         for ax, d in zip(axes, DENSITIES, strict=True):
-            for name in methods:
-                pts = [
-                    (s, sc[key])
-                    for dd, s, n, sc in results
-                    if dd == d and n == name and sc is not None
-                ]
+            for name, color in colors.items():
+                pts = [(s, sc[key]) for dd, s, n, sc in results if dd == d and n == name and sc]
                 if pts:
                     xs, ys = zip(*pts, strict=True)
-                    ax.plot(xs, ys, "o-" if len(pts) > 1 else "s", label=name)
+                    ax.plot(xs, ys, "o-" if len(pts) > 1 else "s", color=color, label=name)
             if key == "nonzero":
-                ax.axhline(K_TRUE, color="grey", lw=0.8, ls="--", label="true (30)")
+                ax.axhline(K_TRUE, color="grey", lw=0.8, ls="--", label="true support (30)")
             ax.set_xscale("log")
             if logy:
                 ax.set_yscale("log")
             ax.set_title(f"density {d}")
             ax.set_xlabel("noise sd")
         axes[0].set_ylabel(ylabel)
-        axes[-1].legend(fontsize=7)
-        fig.tight_layout()
+        handles = {h.get_label(): h for ax in axes for h in ax.get_lines()}
+        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=4, fontsize=8)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
         fig.savefig(os.path.join(out, fname), dpi=110)
         plt.close(fig)
 
