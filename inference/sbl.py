@@ -516,9 +516,14 @@ def _fixed_point_step(prob: _Problem, state: SBLState, *, rule: str, prune: floa
     return SBLState(alpha, noise, new_post, None), info
 
 
+def _y_scale(prob: _Problem) -> float:
+    """Mean square of y; 1.0 for an all-zero y (nothing sets a scale then)."""
+    return prob.yty / prob.n if prob.yty > 0 else 1.0
+
+
 def _noise_floor(prob: _Problem) -> float:
     # keeps sigma2 > 0 when the active set interpolates y (relative to the data scale)
-    return max(1e-12 * prob.yty / prob.n, np.finfo(np.float64).tiny)
+    return 1e-12 * _y_scale(prob)
 
 
 # --------------------------------------------------------------------------- fast (Tipping-Faul)
@@ -753,7 +758,7 @@ def fit_sbl(
         else float(relevance_threshold)
     )
     if not fixed:
-        noise_var = max(0.1 * prob.yty / prob.n, _noise_floor(prob))
+        noise_var = 0.1 * _y_scale(prob)
 
     if alpha_init is None:
         if method == "fast":

@@ -357,6 +357,14 @@ def test_more_features_than_rows_ric_finds_the_support(wide_problem):
     assert 0.05**2 < res.noise_var < 0.2**2
 
 
+@pytest.mark.parametrize("method", ["fast", "mackay"])
+def test_all_zero_target_keeps_nothing(method):
+    X, _, _ = make_problem(seed=14)
+    res = fit_sbl(X, np.zeros(len(X)), method=method)
+    assert res.converged and res.relevant.size == 0 and np.all(res.mean == 0.0)
+    assert res.cov.shape == (0, 0) and res.noise_var > 0
+
+
 def test_alpha_init_is_honoured():
     X, y, _ = make_problem(seed=13)
     start = np.full(X.shape[1], np.inf)
