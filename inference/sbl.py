@@ -717,6 +717,16 @@ def fit_sbl(
         Estimates, posterior of ``w`` given them (covariance over the relevant set only),
         log evidence per iteration, iteration count and convergence flag.
 
+    Notes
+    -----
+    Exactly duplicated columns make the evidence flat along a ridge (only the sum of their
+    prior variances matters), so ``"fast"`` may then run to ``max_iter`` and report
+    ``converged=False``; the posterior returned is still exact at the estimates. EM and
+    MacKay need many iterations when a weight is near the relevance boundary
+    (``theta_i ~ 0``). With ``M >= N`` and the noise estimated, type-II maximum likelihood
+    can drive the noise variance to its floor (``1e-12 * y'y / N``) by interpolating ``y``;
+    fix ``noise_var`` or use ``relevance_threshold`` there.
+
     Raises
     ------
     ValueError
