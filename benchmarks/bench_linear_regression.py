@@ -15,7 +15,7 @@ Rows (default n = 1,000,000 x d = 50, as in the issue):
   resident memory should not grow with n.
 
 Peak memory of in-memory methods is the tracemalloc peak of the call (beyond the data);
-of streamed runs the child's peak RSS (whole process, Python and libraries included).
+of streamed runs the child's peak RSS (VmHWM: whole process, Python and libraries included).
 Prints a markdown table and writes it to bench-output/linear_regression.md.
 """
 
@@ -79,10 +79,13 @@ def stream_fit(folder: Path, n_batches: int, noise_var: float, prior_var: float,
         'model = "linear_regression"\n[data]\npath = "batches/*.parquet"\ntarget = "y"\n'
         f"[prior]\nmean = 0.0\ncov = {float(prior_var)!r}\n[likelihood]\n"
         f"noise_sd = {float(noise_var) ** 0.5!r}\n")
-    code = ("import resource, sys, time; from reports.cli import main; t = time.perf_counter();"
+    # Peak RSS from VmHWM: getrusage's ru_maxrss survives exec, so a child forked from this
+    # (large) process would report the parent's high-water mark.
+    code = ("import re, time; from reports.cli import main; t = time.perf_counter();"
             f" rc = main(['fit', {str(sub / 'spec.toml')!r}, '--out', {str(sub / 'out')!r},"
-            " '--quiet']); print('RESULT', time.perf_counter() - t,"
-            " resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, rc)")
+            " '--quiet']); s = time.perf_counter() - t;"
+            " hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read());"
+            " print('RESULT', s, hwm.group(1), rc)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")]

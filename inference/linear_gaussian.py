@@ -252,8 +252,12 @@ class GaussianPosterior(_LinearPosteriorMixin):
         """Marginal posterior standard deviations."""
         return np.sqrt(np.diag(self._scale_matrix))
 
+    def marginal(self) -> Dist:
+        """All coefficients' normal marginals as one vectorised :class:`~inference.dist.Dist`."""
+        return Dist("norm", self.mean, self.sd)
+
     def marginals(self) -> list:
-        """The normal marginal of each coefficient (:class:`~inference.result.Dist`)."""
+        """The normal marginal of each coefficient (:class:`~inference.dist.Dist`)."""
         return [Dist("norm", m, s) for m, s in zip(self.mean, self.sd, strict=True)]
 
     def predictive(self, X: np.ndarray):
@@ -365,12 +369,16 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         """Scale of each theta_j's Student-t marginal, sqrt(b / a * (P^-1)_jj)."""
         return np.sqrt(self.scale / self.shape * np.diag(self._scale_matrix))
 
+    def marginal(self) -> Dist:
+        """All theta_j's Student-t marginals as one vectorised :class:`~inference.dist.Dist`."""
+        return Dist("t", self.df, self.mean, self.t_scale)
+
     def marginals(self) -> list:
-        """The Student-t marginal of each theta_j (:class:`~inference.result.Dist`)."""
+        """The Student-t marginal of each theta_j (:class:`~inference.dist.Dist`)."""
         return [Dist("t", self.df, m, s) for m, s in zip(self.mean, self.t_scale, strict=True)]
 
     def noise_marginal(self):
-        """The InvGamma(a, b) marginal of sigma2 (:class:`~inference.result.Dist`)."""
+        """The InvGamma(a, b) marginal of sigma2 (:class:`~inference.dist.Dist`)."""
         self._check_shape()
         return Dist("invgamma", self.shape, scale=self.scale)
 
