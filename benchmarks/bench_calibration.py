@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_calibration.py [--quick] [--replications R]
 
 - Time of 1,000 analytic simulations of examples/linear_regression/stream.toml.
-- False-alarm rate: R calibrations (different seeds) of a correct engine: the coin example
+- False-alarm rate: R calibrations (different seeds) of a correct engine: a coin
   (Beta-Bernoulli) and a small regression, 200 simulations each. The documented family-wise
   rate is 0.01; the table gives the observed rate with its exact (Clopper-Pearson) 95 %
   interval.
@@ -46,6 +46,15 @@ def regression_spec(folder: Path, rows: int, scale: float):
     return load_spec(folder / f"lr{rows}.toml")
 
 
+def coin_spec(folder: Path):
+    """Eight tosses under a Beta(2, 5) prior: asymmetric, so swapping a and b matters (the
+    example coin's Beta(10, 10) is symmetric and swapping changes nothing)."""
+    (folder / "c.csv").write_text("y\n1\n0\n0\n1\n0\n0\n0\n1\n")
+    (folder / "bb.toml").write_text('model = "beta_bernoulli"\n[data]\npath = "c.csv"\n'
+                                    'target = "y"\n[prior]\na = 2.0\nb = 5.0\n')
+    return load_spec(folder / "bb.toml")
+
+
 def rate(fails: int, n: int) -> str:
     lo = stats.beta.ppf(0.025, fails, n - fails + 1) if fails else 0.0
     hi = stats.beta.ppf(0.975, fails + 1, n - fails) if fails < n else 1.0
@@ -67,11 +76,11 @@ def main():
     run_calibration(spec, out, simulations=1000, seed=0)
     t_lr = time.perf_counter() - t
 
-    coin = load_spec(ROOT / "examples" / "beta_bernoulli" / "coin.toml")
+    coin = coin_spec(folder)
     small = regression_spec(folder, rows=6, scale=0.3)
     wide = regression_spec(folder, rows=30, scale=1.0)
     cases = [
-        ("coin, correct", coin, None, 200),
+        ("coin (Beta(2, 5), 8 tosses), correct", coin, None, 200),
         ("regression (6 rows), correct", small, None, 200),
         ("regression: variance used where the sd was declared", small,
          replace(small.model, prior_cov=0.5 * np.eye(2)), 300),
