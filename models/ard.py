@@ -22,13 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Batch, DataSource, numeric_columns
-from .errors import BayescheckError, SpecError
+from .data import Batch, DataSource
+from .design import data_columns, joint_design, read_design_section
+from .errors import BayescheckError
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["ARD", "ard_spec", "CHECK_MODES", "FIT_METHODS"]
 
-INTERCEPT = "intercept"
 #: ``[fit] method`` values (the engine's hyperparameter updates).
 FIT_METHODS = ("fast", "em", "mackay")
 #: ``[check] mode`` values.
@@ -91,15 +91,13 @@ class ARD:
     @property
     def data_columns(self) -> list[str]:
         """The feature columns read from the data (the intercept is made, not read)."""
-        return [f for f in self.features if not (self.intercept and f == INTERCEPT)]
+        return data_columns(self.features, self.intercept)
 
     def design(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
         """The validated design ``(rows, M)`` and response ``(rows,)`` of one batch."""
-        values = numeric_columns(batch, [*self.data_columns, self.target])
-        X = values[:, :-1]
-        if self.intercept:
-            X = np.column_stack([np.ones(len(values)), X])
-        return X, values[:, -1]
+        joint = joint_design(batch, target=self.target, features=self.features,
+                             intercept=self.intercept)
+        return joint[:, :-1], joint[:, -1]
 
     def read(self, source: DataSource) -> tuple[np.ndarray, np.ndarray]:
         """Every row of ``source`` (SBL needs the whole design in memory: ``n x M``)."""
@@ -204,36 +202,7 @@ def ard_spec(top: Section, path: Path) -> Spec:
     relevance_threshold``; ``[prior] alpha_shape, alpha_rate, noise_shape, noise_rate``;
     ``[check] mode``; ``[sampling]``.
     """
-    data = top.subsection("data")
-    source = DataSource(data.string("path"), base=path.parent)
-    target = data.string("target")
-    features = data.strings("features", None)
-    intercept = data.boolean("intercept", False)
-    data.finish()
-
-    columns = source.columns()
-    where = source.files()[0]
-    if target not in columns:
-        raise SpecError(f"column {target!r} is not in {where}; it has: {', '.join(columns)}",
-                        path=path, key="data.target")
-    if features is None:
-        features = [c for c in columns if c != target]
-    else:
-        for f in features:
-            if f not in columns:
-                raise SpecError(f"column {f!r} is not in {where}; it has: "
-                                f"{', '.join(columns)}", path=path, key="data.features")
-        if target in features:
-            raise SpecError(f"the target {target!r} is also listed as a feature",
-                            path=path, key="data.features")
-    if intercept:
-        if INTERCEPT in features:
-            raise SpecError("intercept = true adds a column named 'intercept', but the data "
-                            "already have one", path=path, key="data.intercept")
-        features = [INTERCEPT, *features]
-    if not features:
-        raise SpecError("no features: the data have only the target column",
-                        path=path, key="data.features")
+    source, target, features, intercept = read_design_section(top, path)
 
     fit = top.subsection("fit")
     method = fit.string("method", "fast", choices=FIT_METHODS)

@@ -12,14 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Batch, DataSource, numeric_columns
-from .errors import SpecError
+from .data import Batch, DataSource
+from .design import data_columns, joint_design, read_design_section
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["LinearRegression", "linear_regression_spec"]
-
-INTERCEPT = "intercept"
-
 
 @dataclass(frozen=True, eq=False)
 class LinearRegression:
@@ -85,24 +82,12 @@ class LinearRegression:
     @property
     def data_columns(self) -> list[str]:
         """The feature columns read from the data (the intercept is made, not read)."""
-        return [f for f in self.features if not (self.intercept and f == INTERCEPT)]
+        return data_columns(self.features, self.intercept)
 
     def joint_design(self, batch: Batch) -> np.ndarray:
-        """The design matrix with the response as its last column, validated.
-
-        Keeping X and y in one block lets the engine take X'X, X'y and y'y from a single
-        matrix product.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(rows, d + 1)``: the intercept column first when requested, then the
-            features in order, then the target.
-        """
-        values = numeric_columns(batch, [*self.data_columns, self.target])
-        if self.intercept:
-            values = np.column_stack([np.ones(len(values)), values])
-        return values
+        """One batch as ``[X | y]`` (see :func:`models.design.joint_design`)."""
+        return joint_design(batch, target=self.target, features=self.features,
+                            intercept=self.intercept)
 
     def design(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
         """The design matrix ``(rows, d)`` and the response ``(rows,)`` of one batch."""
@@ -185,35 +170,7 @@ def linear_regression_spec(top: Section, path: Path) -> Spec:
     Keys: ``[data] path, target, features, intercept``; ``[prior] mean, cov, flat,
     noise_shape, noise_scale``; ``[likelihood] noise_sd``; ``[sampling]``.
     """
-    data = top.subsection("data")
-    source = DataSource(data.string("path"), base=path.parent)
-    target = data.string("target")
-    features = data.strings("features", None)
-    intercept = data.boolean("intercept", False)
-    data.finish()
-
-    columns = source.columns()
-    if target not in columns:
-        raise SpecError(f"column {target!r} is not in {source.files()[0]}; it has: "
-                        f"{', '.join(columns)}", path=path, key="data.target")
-    if features is None:
-        features = [c for c in columns if c != target]
-    else:
-        for f in features:
-            if f not in columns:
-                raise SpecError(f"column {f!r} is not in {source.files()[0]}; it has: "
-                                f"{', '.join(columns)}", path=path, key="data.features")
-        if target in features:
-            raise SpecError(f"the target {target!r} is also listed as a feature",
-                            path=path, key="data.features")
-    if intercept:
-        if INTERCEPT in features:
-            raise SpecError("intercept = true adds a column named 'intercept', but the data "
-                            "already have one", path=path, key="data.intercept")
-        features = [INTERCEPT, *features]
-    if not features:
-        raise SpecError("no features: the data have only the target column",
-                        path=path, key="data.features")
+    source, target, features, intercept = read_design_section(top, path)
     d = len(features)
 
     likelihood = top.subsection("likelihood")

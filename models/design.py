@@ -1,0 +1,79 @@
+"""The columns of a regression: a target, feature columns, an optional intercept.
+
+Shared by every family whose data are a design matrix and a response (linear regression,
+ARD): how the ``[data]`` section names them, and how a batch becomes ``[X | y]``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .data import Batch, DataSource, numeric_columns
+from .errors import SpecError
+from .spec import Section
+
+__all__ = ["INTERCEPT", "data_columns", "joint_design", "read_design_section"]
+
+#: Name of the column of ones that ``intercept = true`` adds, first.
+INTERCEPT = "intercept"
+
+
+def data_columns(features, intercept: bool) -> list[str]:
+    """The feature columns read from the data (the intercept is made, not read)."""
+    return [f for f in features if not (intercept and f == INTERCEPT)]
+
+
+def joint_design(batch: Batch, *, target: str, features, intercept: bool) -> np.ndarray:
+    """One batch as ``[X | y]``, validated: shape ``(rows, d + 1)``, the intercept column
+    first when requested, then the features in order, then the target.
+
+    Keeping X and y in one block lets an engine take X'X, X'y and y'y from one product.
+    """
+    values = numeric_columns(batch, [*data_columns(features, intercept), target])
+    if intercept:
+        values = np.column_stack([np.ones(len(values)), values])
+    return values
+
+
+def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list[str], bool]:
+    """Read ``[data] path, target, features, intercept`` and check them against the data.
+
+    Returns
+    -------
+    source, target, features, intercept
+        ``features`` defaults to every column but the target and starts with
+        ``"intercept"`` when one is added.
+    """
+    data = top.subsection("data")
+    source = DataSource(data.string("path"), base=path.parent)
+    target = data.string("target")
+    features = data.strings("features", None)
+    intercept = data.boolean("intercept", False)
+    data.finish()
+
+    columns = source.columns()
+    where = source.files()[0]
+    if target not in columns:
+        raise SpecError(f"column {target!r} is not in {where}; it has: {', '.join(columns)}",
+                        path=path, key="data.target")
+    if features is None:
+        features = [c for c in columns if c != target]
+    else:
+        for f in features:
+            if f not in columns:
+                raise SpecError(f"column {f!r} is not in {where}; it has: "
+                                f"{', '.join(columns)}", path=path, key="data.features")
+        if target in features:
+            raise SpecError(f"the target {target!r} is also listed as a feature",
+                            path=path, key="data.features")
+    if intercept:
+        if INTERCEPT in features:
+            raise SpecError("intercept = true adds a column named 'intercept', but the data "
+                            "already have one", path=path, key="data.intercept")
+        features = [INTERCEPT, *features]
+    if not features:
+        raise SpecError("no features: the data have only the target column",
+                        path=path, key="data.features")
+    return source, target, list(features), intercept
