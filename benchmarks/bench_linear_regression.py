@@ -39,19 +39,28 @@ from inference.linear_gaussian import GaussianPosterior, regression_stats  # noq
 BATCH_ROWS = 10_000
 
 
-def timed(fn, repeats):
-    """Best wall time over ``repeats`` calls, then the tracemalloc peak of one more call
-    (tracing slows allocation, so it is kept out of the timed calls)."""
-    best, out = np.inf, None
+def timed_together(fns: dict, repeats: int) -> dict:
+    """Best wall time of each function over ``repeats`` rounds, the functions interleaved in
+    every round (so a busy spell of the machine hits all of them alike), then the tracemalloc
+    peak of one more call of each (tracing slows allocation, so it is kept out of timing).
+
+    Returns name -> (seconds, result, peak bytes).
+    """
+    best = dict.fromkeys(fns, np.inf)
+    results = {}
     for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return best, out, peak
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            results[name] = fn()
+            best[name] = min(best[name], time.perf_counter() - t)
+    out = {}
+    for name, fn in fns.items():
+        tracemalloc.start()
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out[name] = (best[name], results[name], peak)
+    return out
 
 
 def write_batches(folder: Path, X, y):
@@ -103,7 +112,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="100,000 rows, one repeat")
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--features", type=int, default=50)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     n = args.rows or (100_000 if args.quick else 1_000_000)
     repeats = 1 if args.quick else args.repeats
@@ -115,12 +124,17 @@ def main():
 
     from sklearn.linear_model import BayesianRidge
 
-    t_xtx, _, mem_xtx = timed(lambda: X.T @ X, repeats)
-    t_br, br, mem_br = timed(lambda: BayesianRidge(fit_intercept=False).fit(X, y), repeats)
+    br_fit = BayesianRidge(fit_intercept=False).fit(X, y)
+    prior = GaussianPosterior.from_prior(np.zeros(d), np.eye(d) / br_fit.lambda_,
+                                         noise_var=1.0 / br_fit.alpha_)
+    timings = timed_together({
+        "xtx": lambda: X.T @ X,
+        "br": lambda: BayesianRidge(fit_intercept=False).fit(X, y),
+        "ours": lambda: prior.update(regression_stats(X, y)).mean,
+    }, repeats)
+    (t_xtx, _, mem_xtx), (t_br, br, mem_br), (t_ours, post, mem_ours) = (
+        timings["xtx"], timings["br"], timings["ours"])
     noise_var, prior_var = 1.0 / br.alpha_, 1.0 / br.lambda_
-    prior = GaussianPosterior.from_prior(np.zeros(d), prior_var * np.eye(d),
-                                         noise_var=noise_var)
-    t_ours, post, mem_ours = timed(lambda: prior.update(regression_stats(X, y)).mean, repeats)
     rel = float(np.max(np.abs(post - br.coef_)) / np.max(np.abs(br.coef_)))
 
     work = ROOT / "bench-output" / "lr_work"
