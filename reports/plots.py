@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 
@@ -291,7 +292,7 @@ def curves_figure(curves, draws) -> str:
         grid = np.asarray(c["grid"], dtype=np.float64)
         x = np.asarray(draws[c["name"]]).ravel()
         ax.hist(x, bins=60, range=(grid[0], grid[-1]), density=True, color="#9ecae1",
-                label="NUTS draws")
+                histtype="stepfilled", label="NUTS draws")
         if c.get("pdf") is not None:
             ax.plot(grid, np.asarray(c["pdf"], dtype=np.float64), color="#d62728", lw=1.8,
                     label="exact posterior")
@@ -308,6 +309,10 @@ def curves_figure(curves, draws) -> str:
     return figure_uri(fig)
 
 
+def _standardise(v, *, mu: float, sd: float) -> float:
+    return np.nan if v is None else (v - mu) / sd
+
+
 def forest_figure(rows) -> str:
     """Analytic against sampled 5-95 % intervals and medians, one row per parameter, each on
     the scale of its analytic sd around its analytic mean (so parameters of any size share
@@ -320,10 +325,7 @@ def forest_figure(rows) -> str:
         mu, sd = r["analytic_mean"], r["analytic_sd"]
         if mu is None or not sd:
             continue
-
-        def scale(v):
-            return np.nan if v is None else (v - mu) / sd
-
+        scale = functools.partial(_standardise, mu=mu, sd=sd)
         ax.hlines(yi + 0.12, scale(r["analytic_q05"]), scale(r["analytic_q95"]),
                   color="#d62728", lw=3, label="analytic" if yi == y[0] else None)
         ax.plot(scale(r["analytic_q50"]), yi + 0.12, "|", color="#d62728", ms=10)
@@ -348,7 +350,8 @@ def z_histogram_figure(z, threshold: float) -> str:
     z = np.asarray([v for v in z if v is not None and np.isfinite(v)], dtype=np.float64)
     fig, ax = plt.subplots(figsize=(6.0, 3.0))
     top = max(4.0, threshold + 0.5, float(np.abs(z).max()) if z.size else 0.0)
-    ax.hist(z, bins=40, range=(-top, top), density=True, color="#9ecae1", label="z scores")
+    ax.hist(z, bins=40, range=(-top, top), density=True, color="#9ecae1",
+            histtype="stepfilled", label="z scores")
     grid = np.linspace(-top, top, 300)
     ax.plot(grid, stats.norm.pdf(grid), color="#525252", lw=1.2, label="N(0, 1)")
     for s in (-threshold, threshold):
@@ -374,7 +377,9 @@ def pair_figure(draws: dict) -> str:
     import arviz_base as azb
     import arviz_plots as azp
 
-    dt = azb.from_dict({"posterior": {k: np.asarray(v) for k, v in draws.items()}})
+    # A DataTree variable cannot hold "/" (path syntax): show it as a division slash.
+    dt = azb.from_dict({"posterior": {k.replace("/", "\u2215"): np.asarray(v)
+                                      for k, v in draws.items()}})
     pc = azp.plot_pair(dt, backend="matplotlib")
     fig = pc.viz["figure"]
     return figure_uri(fig.item() if hasattr(fig, "item") else fig)

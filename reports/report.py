@@ -250,12 +250,13 @@ def _exact_figures(data: dict, idata) -> list[dict]:
     return figures
 
 
-def _health_figures(data: dict, idata, names: list[dict], suffix: str = "") -> list[dict]:
-    """Rank, trace, energy and pair plots of one sampled posterior."""
+def _health_figures(data: dict, idata, names: list[dict], n: int,
+                    suffix: str = "") -> list[dict]:
+    """Rank, trace, energy and pair plots of one sampled posterior of ``n`` parameters
+    (``names``: the worst first)."""
     from . import plots
 
     figures = []
-    n = len(names)
     var_names = sorted({x["var"] for x in names})
     if n <= MAX_ROWS:
         if idata.posterior.sizes.get("chain", 1) >= 2:
@@ -317,7 +318,7 @@ def render_run(out: str | Path) -> str:
             figures += _exact_figures(data, idata)
             names = [{k: c[k] for k in ("name", "var", "coords")}
                      for c in data["exact"]["curves"]]
-            figures += _health_figures(data, idata, names)
+            figures += _health_figures(data, idata, names, len(data["exact"]["rows"]))
             ppc_figs, ppc_note = _ppc(data, idata)
             figures += ppc_figs
         trajectory = plots.trajectory_figure(data["trajectory"])
@@ -335,7 +336,7 @@ def render_run(out: str | Path) -> str:
             figures += _estimate_figures(est, full)
             suffix = " (full posterior)" if est["separate_sampler"] else ""
             names = _worst_estimates(est)
-            figures += _health_figures(data, full, names, suffix)
+            figures += _health_figures(data, full, names, len(names), suffix)
             if data["exact"] is None:
                 ppc_figs, ppc_note = _ppc(data, full)
                 figures += ppc_figs
