@@ -15,7 +15,6 @@ from inference.compare import (
     Thresholds,
     compare_estimates_idata,
     compare_idata,
-    draws_from_idata,
 )
 from inference.dispatch import estimate_check, fit
 from inference.nuts import SampleResult, sample_nuts

@@ -248,9 +248,15 @@ def _cmd_demo(args) -> int:
                             "report": None, "seconds": time.perf_counter() - started})
             codes.append(2)
             continue
+        checks = [f"exact marginals ({len(result.comparison.parameters)}): "
+                  f"{result.comparison.verdict}"] if result.comparison else []
+        if result.estimates is not None:
+            checks.append(f"point estimates ({len(result.estimates.parameters)}): "
+                          f"{result.estimates.verdict}")
         entries.append({"name": name, "model": result.fit.model, "verdict": result.verdict,
                         "report": f"{path.parent.name}/{path.stem}/report.html",
-                        "message": "", "seconds": time.perf_counter() - started})
+                        "checks": checks, "message": "",
+                        "seconds": time.perf_counter() - started})
         codes.append(EXIT_CODES[result.verdict])
         print(f"      {result.verdict}", file=sys.stderr)
     (args.out / "index.html").write_text(render_index(entries), encoding="utf-8")

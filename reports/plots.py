@@ -287,7 +287,7 @@ def curves_figure(curves, draws) -> str:
     shown = curves[:MAX_PANELS]
     cols = min(3, len(shown))
     rows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 2.5 * rows), squeeze=False)
     for ax, c in zip(axes.flat, shown, strict=False):
         grid = np.asarray(c["grid"], dtype=np.float64)
         x = np.asarray(draws[c["name"]]).ravel()
@@ -386,13 +386,17 @@ def pair_figure(draws: dict) -> str:
 
 
 def ppc_figure(idata, var_names) -> str:
-    """Posterior predictive draws against the observed data (arviz_plots.plot_ppc_dist);
-    ECDFs for integer data, densities otherwise."""
+    """Posterior predictive draws against the observed data: a rootogram
+    (arviz_plots.plot_ppc_rootogram) for integer or boolean data, else 50 predictive densities
+    against the data's (arviz_plots.plot_ppc_dist)."""
     import arviz_plots as azp
 
     discrete = all(np.issubdtype(idata.observed_data[v].dtype, np.integer)
                    or idata.observed_data[v].dtype == bool for v in var_names)
-    pc = azp.plot_ppc_dist(idata, var_names=list(var_names), kind="ecdf" if discrete else "kde",
-                           num_samples=50, backend="matplotlib")
+    if discrete:
+        pc = azp.plot_ppc_rootogram(idata, var_names=list(var_names), backend="matplotlib")
+    else:
+        pc = azp.plot_ppc_dist(idata, var_names=list(var_names), kind="kde", num_samples=50,
+                               backend="matplotlib")
     fig = pc.viz["figure"]
     return figure_uri(fig.item() if hasattr(fig, "item") else fig)

@@ -24,6 +24,8 @@ __all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
 REPORT_JSON = "report.json"
 #: More parameters than this are summarised (worst rows, histogram of z) in the report.
 MAX_ROWS = 20
+#: At most this many marginals are drawn one panel each (the worst first).
+MAX_CURVES = 12
 #: At most this many parameters go into the pair plot.
 MAX_PAIR = 6
 STAT_NAMES = ["mean", "sd", "q05", "q50", "q95"]
@@ -55,13 +57,13 @@ def _jsonable(value):
 
 
 def _curves(fit, sample, comparison) -> list[dict]:
-    """Analytic density (and prior) of the worst :data:`MAX_ROWS` marginals on a grid that
+    """Analytic density (and prior) of the worst :data:`MAX_CURVES` marginals on a grid that
     covers their draws."""
     from inference.compare import draws_from_idata
 
     order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
     verdicts = {p.name: p.verdict for p in comparison.parameters}
-    marginals = sorted(fit.marginals, key=lambda m: order.get(m.name, 0))[:MAX_ROWS]
+    marginals = sorted(fit.marginals, key=lambda m: order.get(m.name, 0))[:MAX_CURVES]
     draws = draws_from_idata(sample.idata, marginals)
     priors = {p.name: p.dist for p in fit.priors}
     curves = []
@@ -102,12 +104,7 @@ def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None) ->
                      [estimates])
     if not parts:
         return "nothing could be compared."
-    sentence = "; ".join(parts)
-    if verdict == "inconclusive" and "inconclusive" not in (exact, estimates):
-        sentence += "; no verdict"
-    elif verdict == "inconclusive":
-        sentence += "; no verdict."
-        return sentence[0].upper() + sentence[1:]
+    sentence = "; ".join(parts) + ("; no verdict" if verdict == "inconclusive" else "")
     return sentence[0].upper() + sentence[1:] + "."
 
 
@@ -166,6 +163,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         data["exact"] = {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
+                         "vars": sorted({m.var for m in fit.marginals}),
                          "has_priors": bool(fit.priors)}
     if estimates is not None:
         est_diag = {**_asdict(estimates.diagnostics),
@@ -234,7 +232,7 @@ def _exact_figures(data: dict, idata) -> list[dict]:
     _figure(figures, "Marginal posteriors",
             ("NUTS draws (histogram) with the exact posterior density (red)"
              + (" and the prior (dashed)" if exact["has_priors"] else "")
-             + (f"; the {len(curves)} worst of {n} parameters." if many else ".")),
+             + (f"; the {len(curves)} worst of {n} parameters." if len(curves) < n else ".")),
             plots.curves_figure, curves, draws)
     _figure(figures, "Analytic against sampled intervals",
             "5-95 % interval and median of the exact posterior (red) and of the NUTS draws "
@@ -250,14 +248,13 @@ def _exact_figures(data: dict, idata) -> list[dict]:
     return figures
 
 
-def _health_figures(data: dict, idata, names: list[dict], n: int,
+def _health_figures(data: dict, idata, names: list[dict], n: int, var_names: list[str],
                     suffix: str = "") -> list[dict]:
     """Rank, trace, energy and pair plots of one sampled posterior of ``n`` parameters
-    (``names``: the worst first)."""
+    (``names``: the worst first) held in the variables ``var_names``."""
     from . import plots
 
     figures = []
-    var_names = sorted({x["var"] for x in names})
     if n <= MAX_ROWS:
         if idata.posterior.sizes.get("chain", 1) >= 2:
             _figure(figures, "Rank plots" + suffix,
@@ -289,8 +286,10 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
     names = [v for v in idata.posterior_predictive.ds.data_vars if v in idata.observed_data]
     figures = []
     _figure(figures, "Posterior predictive check",
-            "50 data sets drawn from the posterior predictive (thin) against the observed "
-            "data (thick).", plots.ppc_figure, idata, names)
+            "Data sets drawn from the posterior predictive against the observed data: for "
+            "discrete data a rootogram (how often each value occurs: observed points against "
+            "the predictive interval), otherwise 50 predictive densities (thin) against the "
+            "data's (thick).", plots.ppc_figure, idata, names)
     return figures, None
 
 
@@ -318,7 +317,9 @@ def render_run(out: str | Path) -> str:
             figures += _exact_figures(data, idata)
             names = [{k: c[k] for k in ("name", "var", "coords")}
                      for c in data["exact"]["curves"]]
-            figures += _health_figures(data, idata, names, len(data["exact"]["rows"]))
+            var_names = data["exact"].get("vars") or sorted({x["var"] for x in names})
+            figures += _health_figures(data, idata, names, len(data["exact"]["rows"]),
+                                       var_names)
             ppc_figs, ppc_note = _ppc(data, idata)
             figures += ppc_figs
         trajectory = plots.trajectory_figure(data["trajectory"])
@@ -336,7 +337,8 @@ def render_run(out: str | Path) -> str:
             figures += _estimate_figures(est, full)
             suffix = " (full posterior)" if est["separate_sampler"] else ""
             names = _worst_estimates(est)
-            figures += _health_figures(data, full, names, len(names), suffix)
+            figures += _health_figures(data, full, names, len(names),
+                                       sorted({x["var"] for x in names}), suffix)
             if data["exact"] is None:
                 ppc_figs, ppc_note = _ppc(data, full)
                 figures += ppc_figs

@@ -162,7 +162,7 @@ def test_demo_index_links_every_report_with_its_verdict(demo):
         assert report.exists()
         verdict = json.loads((report.parent / "summary.json").read_text())["verdict"]
         row = index[index.index(link):].split("</tr>", 1)[0]
-        assert f'class="{verdict}"' in row and f"<strong>{verdict}</strong>" in row
+        assert f'class="tag {verdict}"' in row and f">{verdict}</span>" in row
 
 
 @pytest.mark.nuts
@@ -219,6 +219,26 @@ def test_report_command_rerenders_identically_without_sampling(demo, tmp_path, m
     seconds = time.perf_counter() - started
     assert _html(copy) == _html(demo["evil"])
     assert seconds < 30, f"re-render took {seconds:.1f} s"
+
+
+@pytest.mark.parametrize(("exact", "estimates", "verdict", "words"), [
+    ("pass", None, "pass", ["agree on every parameter"]),
+    (None, "pass", "pass", ["every analytic point estimate lies where"]),
+    ("pass", "pass", "pass", ["agree on every parameter", "every analytic point estimate"]),
+    ("pass", "fail", "fail", ["agree on every parameter", "at least one analytic point"]),
+    ("fail", "inconclusive", "fail", ["disagrees", "cannot be judged"]),
+    ("inconclusive", "pass", "inconclusive", ["cannot judge", "no verdict"]),
+    (None, "inconclusive", "inconclusive", ["cannot be judged", "no verdict"]),
+])
+def test_verdict_sentence_for_every_mode(exact, estimates, verdict, words):
+    from reports.check import combine_verdicts
+    from reports.report import _verdict_sentence
+
+    assert combine_verdicts(v for v in (exact, estimates) if v) == verdict
+    sentence = _verdict_sentence(verdict, exact, estimates)
+    assert sentence[0].isupper() and sentence.endswith(".")
+    for w in words:
+        assert w in sentence.lower(), sentence
 
 
 def test_report_command_on_a_folder_without_a_run(tmp_path, capsys):
