@@ -92,3 +92,15 @@ def test_cli_exit_codes(lr_spec, tmp_path, capsys):
     assert main(["calibrate", spec, "--simulations", "5", "--quiet"]) == 2
     assert "--simulations must be at least 10" in capsys.readouterr().err
     assert main(["calibrate", str(tmp_path / "missing.toml")]) == 2
+
+
+@pytest.mark.nuts
+def test_nuts_engine_ranks(coin_spec, tmp_path):
+    """NUTS as the engine: ranks of the truth among 199 thinned draws (200 levels), binned
+    into whole-rank bins; a correct model passes with a fixed seed."""
+    result = run_calibration(coin_spec, tmp_path / "out", simulations=10, seed=2,
+                             engine="nuts")
+    assert result.verdict == "pass"
+    assert 200 % result.bins == 0 and sum(result.parameters[0].counts) == 10
+    saved = json.loads((tmp_path / "out" / "calibration.json").read_text())
+    assert saved["engine"] == "nuts"
