@@ -54,7 +54,7 @@ def test_example_passes_in_conditional_mode(example_check):
     assert posterior["fit"]["relevant_features"] == ["x2", "x6", "x9"]
     html = (out / "report.html").read_text()
     for title in ("Weights", "Log evidence per iteration", "Marginal posteriors"):
-        assert f"<h2>{title}</h2>" in html
+        assert f"<h3>{title}</h3>" in html  # each figure is a section under "Figures"
     assert "relevant: x2, x6, x9 (3 of 12)" in html
 
 

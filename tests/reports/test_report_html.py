@@ -161,7 +161,7 @@ def test_demo_index_links_every_report_with_its_verdict(demo):
         report = demo["out"] / link
         assert report.exists()
         verdict = json.loads((report.parent / "summary.json").read_text())["verdict"]
-        row = index[index.index(link):].split("</tr>", 1)[0]
+        row = next(r for r in index.split("<tr>") if f'href="{link}"' in r)
         assert f'class="tag {verdict}"' in row and f">{verdict}</span>" in row
 
 
