@@ -266,6 +266,10 @@ def _health_figures(data: dict, idata, names: list[dict], n: int, var_names: lis
         _figure(figures, "Energy" + suffix,
                 "Marginal energy against energy transitions; similar widths mean the "
                 "sampler explores the tails (E-BFMI).", plots.energy_figure, idata)
+    else:
+        figures.append({"title": "Energy" + suffix, "caption": "", "uri": None,
+                        "error": "not drawn: the sampler records no energy (Gibbs or "
+                                 "Metropolis steps for discrete parameters, no Hamiltonian)"})
     pair = names[:MAX_PAIR]
     if len(pair) >= 2:
         _figure(figures, "Pair plot" + suffix,
