@@ -42,11 +42,16 @@ def _arviz_figure(plot, idata, var_names):
     return fig.item() if hasattr(fig, "item") else fig
 
 
-def rank_figure(idata, var_names) -> str:
-    """Rank ECDF plots of the chains (arviz_plots.plot_rank)."""
+def rank_figure(idata, var_names, max_draws: int = 300) -> str:
+    """Rank ECDF plots of the chains (arviz_plots.plot_rank), on every k-th draw so that each
+    chain keeps at most ``max_draws`` (the multi-chain test's cost grows with the draws)."""
     import arviz_plots as azp
+    import xarray as xr
 
-    return figure_uri(_arviz_figure(azp.plot_rank, idata, list(var_names)))
+    posterior = idata.posterior.ds if hasattr(idata.posterior, "ds") else idata.posterior
+    step = max(1, math.ceil(posterior.sizes["draw"] / max_draws))
+    thinned = xr.DataTree.from_dict({"posterior": posterior.isel(draw=slice(None, None, step))})
+    return figure_uri(_arviz_figure(azp.plot_rank, thinned, list(var_names)))
 
 
 def trace_figure(idata, var_names) -> str:

@@ -258,7 +258,9 @@ def _health_figures(data: dict, idata, names: list[dict], n: int, var_names: lis
     if n <= MAX_ROWS:
         if idata.posterior.sizes.get("chain", 1) >= 2:
             _figure(figures, "Rank plots" + suffix,
-                    "Fractional-rank ECDF of each chain; inside the band when the chains mix.",
+                    "Fractional-rank ECDF of each chain (at most 300 evenly spaced draws per "
+                    "chain), with the multi-chain test's p-value; flat and close together when "
+                    "the chains mix.",
                     plots.rank_figure, idata, var_names)
         _figure(figures, "Traces" + suffix, "Draws per chain and their densities.",
                 plots.trace_figure, idata, var_names)
