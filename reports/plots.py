@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 __all__ = ["FIT_PLOTS", "estimates_figure", "figure_uri", "fit_figure", "intervals_figure",
-           "marginals_figure", "mixture_figure", "rank_figure", "series_figure",
+           "mixture_figure", "rank_figure", "series_figure",
            "trace_figure",
            "trajectory_figure"]
 
@@ -36,6 +36,24 @@ def figure_uri(fig, dpi: int = 80) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _panel_grid(n: int, width: float, height: float):
+    """A figure of ``n`` panels, three to a row; returns the figure and the panels' axes."""
+    plt = _plt()
+    cols = min(3, n)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    return fig, list(axes.flat)
+
+
+def _finish_grid(fig, axes, n: int) -> str:
+    """Hide the unused panels, put the legend on the first, encode the figure."""
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
 def _arviz_figure(plot, idata, var_names):
     pc = plot(idata, var_names=var_names, backend="matplotlib")
     fig = pc.viz["figure"]
@@ -59,42 +77,6 @@ def trace_figure(idata, var_names) -> str:
     import arviz_plots as azp
 
     return figure_uri(_arviz_figure(azp.plot_trace_dist, idata, list(var_names)))
-
-
-def marginals_figure(marginals, draws, verdicts: dict | None = None,
-                     priors: dict | None = None) -> str:
-    """Each NUTS marginal as a histogram with the exact density drawn over it.
-
-    ``priors`` (name -> frozen scipy distribution), where given, adds the prior marginal as a
-    dashed line, so the reader sees how far the data moved it.
-    """
-    plt = _plt()
-    shown = marginals[:MAX_PANELS]
-    cols = min(3, len(shown))
-    rows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.8 * rows), squeeze=False)
-    for ax, m in zip(axes.flat, shown, strict=False):
-        x = np.asarray(draws[m.name]).ravel()
-        lo, hi = np.quantile(x, [0.001, 0.999])
-        pad = 0.1 * (hi - lo)
-        grid = np.linspace(lo - pad, hi + pad, 300)
-        ax.hist(x, bins=60, range=(grid[0], grid[-1]), density=True, color="#9ecae1",
-                label="NUTS draws")
-        if m.dist is not None:
-            ax.plot(grid, m.dist.pdf(grid), color="#d62728", lw=1.8, label="exact posterior")
-        prior = (priors or {}).get(m.name)
-        if prior is not None:
-            density = prior.pdf(grid)
-            ax.plot(grid, np.where(np.isfinite(density), density, np.nan), color="#525252",
-                    lw=1.2, ls="--", label="prior")
-        verdict = (verdicts or {}).get(m.name)
-        ax.set_title(m.name + (f"  ({verdict})" if verdict else ""), fontsize=10)
-        ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(shown):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
 
 
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
@@ -232,13 +214,10 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
     steps = [t for t in trajectory if "mean" in t]
     if len(trajectory) < 2 or not steps:
         return None
-    plt = _plt()
     names = list(steps[-1]["mean"])[:MAX_PANELS]
-    cols = min(3, len(names))
-    rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.6 * rows), squeeze=False)
+    fig, axes = _panel_grid(len(names), 4.2, 2.6)
     index = [i + 1 for i, t in enumerate(trajectory) if "mean" in t]
-    for ax, name in zip(axes.flat, names, strict=False):
+    for ax, name in zip(axes, names, strict=False):
         mean = np.array([t["mean"][name] for t in steps])
         lo = np.array([t["q05"][name] for t in steps])
         hi = np.array([t["q95"][name] for t in steps])
@@ -247,11 +226,7 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
         ax.set_title(name, fontsize=10)
         ax.set_xlabel("after batch", fontsize=8)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(names):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
+    return _finish_grid(fig, axes, len(names))
 
 
 def calibration_figure(result) -> str:
@@ -259,14 +234,11 @@ def calibration_figure(result) -> str:
     uniformity (binomial), one panel per parameter (the first :data:`MAX_PANELS`)."""
     from scipy import stats
 
-    plt = _plt()
     shown = result.parameters[:MAX_PANELS]
-    cols = min(3, len(shown))
-    rows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 2.6 * rows), squeeze=False)
+    fig, axes = _panel_grid(len(shown), 4.2, 2.6)
     n, bins = result.simulations, result.bins
     lo, hi = stats.binom(n, 1 / bins).ppf([0.005, 0.995])
-    for ax, p in zip(axes.flat, shown, strict=False):
+    for ax, p in zip(axes, shown, strict=False):
         ax.axhspan(lo, hi, color="#e0e0e0", label="99 % band (uniform)")
         ax.bar(np.arange(bins) + 0.5, p.counts, width=1.0,
                color="#9ecae1" if p.verdict == "pass" else "#ef9a9a", edgecolor="white")
@@ -274,11 +246,7 @@ def calibration_figure(result) -> str:
         ax.set_title(f"{p.name}  (p = {p.p_value:.3g}, {p.verdict})", fontsize=10)
         ax.set_xlabel("rank bin of the truth", fontsize=8)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(shown):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
+    return _finish_grid(fig, axes, len(shown))
 
 
 # ----------------------------------------------------------------- report figures from files
@@ -288,12 +256,9 @@ def curves_figure(curves, draws) -> str:
     """Each NUTS marginal as a histogram with the analytic density (``curves[i]["pdf"]`` on
     ``curves[i]["grid"]``, computed at check time) and the prior (``"prior"``, dashed) drawn
     over it. ``draws`` maps a curve's ``name`` to its draws."""
-    plt = _plt()
     shown = curves[:MAX_PANELS]
-    cols = min(3, len(shown))
-    rows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.8 * cols, 2.5 * rows), squeeze=False)
-    for ax, c in zip(axes.flat, shown, strict=False):
+    fig, axes = _panel_grid(len(shown), 3.8, 2.5)
+    for ax, c in zip(axes, shown, strict=False):
         grid = np.asarray(c["grid"], dtype=np.float64)
         x = np.asarray(draws[c["name"]]).ravel()
         ax.hist(x, bins=60, range=(grid[0], grid[-1]), density=True, color="#9ecae1",
@@ -307,11 +272,7 @@ def curves_figure(curves, draws) -> str:
         ax.set_title(c["name"] + (f"  ({c['verdict']})" if c.get("verdict") else ""),
                      fontsize=10)
         ax.tick_params(labelsize=8)
-    for ax in list(axes.flat)[len(shown):]:
-        ax.set_visible(False)
-    axes.flat[0].legend(fontsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
+    return _finish_grid(fig, axes, len(shown))
 
 
 def _standardise(v, *, mu: float, sd: float) -> float:
