@@ -486,23 +486,7 @@ def _priors(prior: Section, kind: str, d: int, features, equal_weights: bool) ->
         dof = prior.number("iw_dof")
         if not dof > d - 1:
             raise prior.error("iw_dof", f"expected a number > D - 1 = {d - 1}, got {dof!r}")
-        scale = prior.array("iw_scale")
-        if scale.ndim == 0:
-            if not scale > 0:
-                raise prior.error("iw_scale", f"expected a positive number, got {float(scale)}")
-            scale = float(scale) * np.eye(d)
-        elif scale.ndim == 1 and scale.shape == (d,) and np.all(scale > 0):
-            scale = np.diag(scale)
-        elif scale.shape != (d, d):
-            raise prior.error("iw_scale", f"expected a positive number, {d} positive numbers "
-                                          f"or a {d} x {d} matrix, got shape {scale.shape}")
-        else:
-            if not np.allclose(scale, scale.T, rtol=1e-12, atol=0):
-                raise prior.error("iw_scale", "matrix is not symmetric")
-            try:
-                np.linalg.cholesky(scale)
-            except np.linalg.LinAlgError:
-                raise prior.error("iw_scale", "matrix is not positive definite") from None
+        scale = prior.covariance("iw_scale", d)
         out["iw_dof"], out["iw_scale"] = float(dof), scale
     if given_ig:
         if kind not in ("diag", "spherical"):

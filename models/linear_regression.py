@@ -141,26 +141,7 @@ def _prior_arrays(prior: Section, d: int, features) -> tuple[np.ndarray, np.ndar
     elif mean.shape != (d,):
         raise prior.error("mean", f"expected a number or {d} numbers (one per feature: "
                                   f"{', '.join(features)}), got {mean.size}")
-    cov = prior.array("cov", np.eye(d))
-    if cov.ndim == 0:
-        if cov <= 0:
-            raise prior.error("cov", f"a scalar covariance must be positive, got {float(cov)}")
-        cov = float(cov) * np.eye(d)
-    elif cov.ndim == 1:
-        if cov.shape != (d,):
-            raise prior.error("cov", f"a diagonal covariance needs {d} numbers, got {cov.size}")
-        if np.any(cov <= 0):
-            raise prior.error("cov", f"diagonal variances must be positive, got {cov.tolist()}")
-        cov = np.diag(cov)
-    elif cov.shape != (d, d):
-        raise prior.error("cov", f"a full covariance must be {d} x {d}, got shape {cov.shape}")
-    else:
-        if not np.allclose(cov, cov.T, rtol=1e-12, atol=0):
-            raise prior.error("cov", "covariance matrix is not symmetric")
-        try:
-            np.linalg.cholesky(cov)
-        except np.linalg.LinAlgError:
-            raise prior.error("cov", "covariance matrix is not positive definite") from None
+    cov = prior.covariance("cov", d, np.eye(d))
     return mean, cov
 
 

@@ -18,6 +18,8 @@ import numpy as np
 
 from models.errors import BayescheckError
 
+from .writers import clean_json
+
 __all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
 
 #: The structured content of a report, written at check time.
@@ -41,19 +43,9 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-def _clean(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
-
-
 def _jsonable(value):
     """Round-trip through JSON: numpy to lists, NaN and inf to None."""
-    return _clean(json.loads(json.dumps(value, default=_json_default)))
+    return clean_json(json.loads(json.dumps(value, default=_json_default)))
 
 
 def _curves(fit, sample, comparison) -> list[dict]:
