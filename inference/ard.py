@@ -27,7 +27,7 @@ from models.errors import DataError
 from models.spec import Spec
 
 from .result import AnalyticFit, ExactMarginal, PointEstimate
-from .sbl import fit_sbl
+from .sbl import SBLResult, ard_posterior, fit_sbl
 
 __all__ = ["fit_ard", "INTERVAL_LEVEL"]
 
@@ -62,6 +62,16 @@ def _design_notes(model: ARD, X: np.ndarray, label: str) -> list[str]:
     return notes
 
 
+def _held_result(X: np.ndarray, y: np.ndarray, alpha, sigma2: float) -> SBLResult:
+    """The exact posterior at hyperparameters held fixed, in the shape of a fit's result."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    post = ard_posterior(X, y, alpha, sigma2)
+    return SBLResult(alpha=alpha, noise_var=float(sigma2), mean=post.mean,
+                     relevant=post.relevant, cov=post.cov,
+                     log_evidence=np.array([post.log_evidence]), n_iter=0, converged=True,
+                     method="held")
+
+
 def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
             progress: bool = False) -> AnalyticFit:
     """Type-II maximum-likelihood fit of an :class:`models.ARD` spec.
@@ -83,8 +93,11 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         raise DataError("the target is 0 in every row: the noise variance cannot be estimated",
                         path=spec.data.label, column=model.target)
     notes = _design_notes(model, X, spec.data.label)
-    sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
-                  relevance_threshold=model.relevance_threshold)
+    if model.held is None:
+        sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
+                      relevance_threshold=model.relevance_threshold)
+    else:
+        sbl = _held_result(X, y, *model.held)
 
     features = list(model.features)
     relevant = [features[i] for i in sbl.relevant]
@@ -103,9 +116,10 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
               "cov_features": relevant,
               "distribution": "normal given alpha and sigma2 (pruned weights exactly 0)"},
         "alpha": {"features": features, "value": sbl.alpha.tolist(),
-                  "note": "type-II maximum likelihood; infinite (null) = pruned"},
-        "sigma2": {"value": sbl.noise_var, "estimated": True,
-                   "note": "type-II maximum likelihood"},
+                  "note": ("type-II maximum likelihood" if model.held is None else "held")
+                          + "; infinite (null) = pruned"},
+        "sigma2": {"value": sbl.noise_var, "estimated": model.held is None,
+                   "note": "type-II maximum likelihood" if model.held is None else "held"},
     }
     log_ev = [float(v) for v in sbl.log_evidence]
     info = {"method": sbl.method, "n_iter": sbl.n_iter, "converged": sbl.converged,
@@ -121,8 +135,9 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
                                    nonzero=f in set(relevant))
                      for i, f in enumerate(features)]
         estimates.append(PointEstimate("sigma2", "sigma2", {}, sbl.noise_var))
-    notes = [f"{sbl.method}: {sbl.n_iter} iteration(s), "
-             f"{'converged' if sbl.converged else 'NOT converged (max_iter reached)'}",
+    notes = [("alpha and sigma2 held fixed (not estimated)" if model.held is not None else
+              f"{sbl.method}: {sbl.n_iter} iteration(s), "
+              f"{'converged' if sbl.converged else 'NOT converged (max_iter reached)'}"),
              f"relevant: {', '.join(relevant) or '(none)'} ({len(relevant)} of {len(features)})",
              f"sigma2 {sbl.noise_var:.6g}", *notes]
     shown = (np.arange(len(features)) if len(features) <= MAX_DRAWN_WEIGHTS

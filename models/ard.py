@@ -17,7 +17,7 @@ hierarchical (``fit=None``)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +62,10 @@ class ARD:
         Which declaration(s) the check samples.
     intercept : bool
         Whether a column of ones named ``"intercept"`` is added (it gets its own alpha).
+    held : tuple, optional
+        ``(alpha, sigma2)`` held fixed instead of estimated (``alpha`` one value per feature,
+        ``inf`` = pruned): the fit is then the exact conditional posterior and the declaration
+        the conditional model. Made by :meth:`calibration_model`.
     """
 
     features: tuple[str, ...]
@@ -76,6 +80,7 @@ class ARD:
     noise_rate: float = 1.0
     mode: str = "conditional"
     intercept: bool = False
+    held: tuple[tuple[float, ...], float] | None = None
 
     name = "ard"
 
@@ -87,6 +92,13 @@ class ARD:
         for key in ("alpha_shape", "alpha_rate", "noise_shape", "noise_rate", "tol"):
             if not getattr(self, key) > 0:
                 raise ValueError(f"{key} must be positive, got {getattr(self, key)!r}")
+        if self.held is not None:
+            alpha, sigma2 = self.held
+            if len(alpha) != len(self.features) or not all(a > 0 for a in alpha):
+                raise ValueError(f"held alpha must be {len(self.features)} positive values "
+                                 f"(inf = pruned), got {alpha!r}")
+            if not 0 < sigma2 < float("inf"):
+                raise ValueError(f"held sigma2 must be positive and finite, got {sigma2!r}")
 
     @property
     def data_columns(self) -> list[str]:
@@ -104,6 +116,27 @@ class ARD:
         parts = [self.design(batch) for batch in source.batches()]
         return np.vstack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
+    def simulated_frame(self, frame, observed: dict):
+        """A copy of ``frame`` whose target holds one simulation's ``y`` (for calibration)."""
+        out = frame.copy()
+        out[self.target] = observed["y"]
+        return out
+
+    def calibration_model(self, fit) -> ARD:
+        """A copy with alpha and sigma2 held at ``fit``'s estimates (conditional mode).
+
+        Calibration simulates from the conditional declaration and needs an engine that
+        computes the exact posterior at the same hyperparameters, not one that re-estimates
+        them from each simulated data set.
+        """
+        alpha = tuple(float("inf") if a is None else float(a)
+                      for a in fit.parameters["alpha"]["value"])
+        if all(a == float("inf") for a in alpha):
+            raise BayescheckError("every weight was pruned: the conditional posterior is a "
+                                  "point mass at 0 and there is nothing to calibrate")
+        return replace(self, held=(alpha, float(fit.parameters["sigma2"]["value"])),
+                       mode="conditional")
+
     def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``.
 
@@ -113,9 +146,12 @@ class ARD:
             The data.
         fit : inference.AnalyticFit, optional
             The type-II ML fit: given, the conditional model (alpha, sigma2 fixed at its
-            estimates); None, the hierarchical model.
+            estimates); None, the hierarchical model, unless this model holds its
+            hyperparameters (``held``), which then make the conditional model.
         """
         X, y = self.read(source)
+        if self.held is not None:
+            return self.conditional_model(X, y, np.asarray(self.held[0]), self.held[1])
         if fit is None:
             return self.hierarchical_model(X, y)
         w = fit.parameters["w"]

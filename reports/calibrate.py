@@ -6,7 +6,10 @@ by the analytic engine (default) or by NUTS, and the posterior CDF at the true v
 rank of the truth among NUTS draws, is tested for uniformity (:mod:`inference.calibration`).
 A model family takes part by giving its model object a method
 ``simulated_frame(frame, observed) -> DataFrame``, which writes one simulation's observed
-values into a copy of the spec's data.
+values into a copy of the spec's data. A family whose engine estimates hyperparameters
+(ARD's type-II maximum likelihood) also gives ``calibration_model(fit) -> model``: the model
+with those hyperparameters held at their estimates on the spec's data, so that simulation
+and engine share them and the engine's posterior is exact (ARD conditional).
 """
 
 from __future__ import annotations
@@ -93,6 +96,8 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     frame = spec.data.read_all()
+    if hasattr(spec.model, "calibration_model"):
+        spec = replace(spec, model=spec.model.calibration_model(fit(spec)))
     declared = spec.model.declare(spec.data)
     prior = pm.sample_prior_predictive(draws=simulations, model=declared, random_seed=seed)
     engine_model = fit_model or spec.model

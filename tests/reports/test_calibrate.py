@@ -104,3 +104,56 @@ def test_nuts_engine_ranks(coin_spec, tmp_path):
     assert 200 % result.bins == 0 and sum(result.parameters[0].counts) == 10
     saved = json.loads((tmp_path / "out" / "calibration.json").read_text())
     assert saved["engine"] == "nuts"
+
+
+@pytest.fixture(scope="module")
+def ard_example():
+    """The ARD example (60 rows, 12 features, 3 relevant after the fit) and its calibration
+    model: alpha and sigma2 held at the type-II ML estimates."""
+    from pathlib import Path
+
+    from inference.dispatch import fit
+
+    spec = load_spec(Path(__file__).parents[2] / "examples" / "ard" / "design.toml")
+    return spec, spec.model.calibration_model(fit(spec))
+
+
+def test_ard_conditional_engine_passes_noise_sd_off_fails(ard_example, tmp_path):
+    spec, held = ard_example
+    right = run_calibration(spec, tmp_path / "a", simulations=300, seed=1)
+    assert right.verdict == "pass"
+    assert [p.name for p in right.parameters] == ["w[x2]", "w[x6]", "w[x9]"]
+    alpha, sigma2 = held.held
+    wrong = replace(held, held=(alpha, 1.5**2 * sigma2))  # the engine's noise sd x 1.5
+    assert run_calibration(spec, tmp_path / "b", simulations=300, seed=1,
+                           fit_model=wrong).verdict == "fail"
+
+
+def test_ard_held_fit_is_the_exact_conditional_posterior(ard_example):
+    from inference.dispatch import fit
+    from inference.sbl import ard_posterior
+
+    spec, held = ard_example
+    result = fit(replace(spec, model=held))
+    X, y = held.read(spec.data)
+    exact = ard_posterior(X, y, np.asarray(held.held[0]), held.held[1])
+    by_name = {m.name: m.dist for m in result.marginals}
+    for i in exact.relevant:
+        dist = by_name[f"w[{held.features[i]}]"]
+        assert dist.mean() == pytest.approx(exact.mean[i], rel=1e-12)
+        assert dist.std() == pytest.approx(exact.sd()[i], rel=1e-12)
+    assert result.parameters["sigma2"]["estimated"] is False
+
+
+def test_ard_with_every_weight_pruned_cannot_be_calibrated(ard_example):
+    from types import SimpleNamespace
+
+    from models.errors import BayescheckError
+
+    spec, _ = ard_example
+    pruned = SimpleNamespace(parameters={"alpha": {"value": [None] * len(spec.model.features)},
+                                         "sigma2": {"value": 1.0}})
+    with pytest.raises(BayescheckError, match="every weight was pruned"):
+        spec.model.calibration_model(pruned)
+    with pytest.raises(ValueError, match="held sigma2"):
+        replace(spec.model, held=((1.0,) * len(spec.model.features), 0.0))
