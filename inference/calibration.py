@@ -14,7 +14,7 @@ This module is numpy / scipy only: it takes the u values (or ranks), not models.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from scipy import stats
@@ -29,7 +29,11 @@ def default_bins(simulations: int) -> int:
 
 @dataclass
 class ParameterCalibration:
-    """One parameter's calibration: histogram of u (or ranks), chi-square and KS p-values."""
+    """One parameter's calibration.
+
+    The histogram of u (or of the ranks), its chi-square and KS p-values, and the u values
+    themselves (``pit``, one per simulation, for the ECDF-difference plot).
+    """
 
     name: str
     counts: list[int]
@@ -38,6 +42,7 @@ class ParameterCalibration:
     ks_p_value: float
     mean_u: float
     verdict: str = ""
+    pit: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +107,6 @@ def uniformity(u: dict[str, np.ndarray], *, bins: int | None = None, alpha: floa
         ks = stats.kstest(values, "uniform").pvalue
         rows.append(ParameterCalibration(name, counts.tolist(), float(chi2), float(p),
                                          float(ks), float(values.mean()),
-                                         "fail" if p < threshold else "pass"))
+                                         "fail" if p < threshold else "pass", values.tolist()))
     verdict = "fail" if any(r.verdict == "fail" for r in rows) else "pass"
     return CalibrationResult(rows, n, bins, alpha, threshold, verdict)

@@ -8,6 +8,7 @@ error names the file and the dotted key; an unknown key also lists the valid one
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -214,6 +215,15 @@ class Spec:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     path: Path | None = None
     raw: dict = field(default_factory=dict)
+
+    def text(self) -> str:
+        """The spec as the user wrote it.
+
+        The file's text, or ``raw`` as JSON for a spec built in Python.
+        """
+        if self.path:
+            return Path(self.path).read_text()
+        return json.dumps(self.raw, indent=2, default=str)
 
 
 def read_toml(path: str | Path) -> dict:

@@ -30,11 +30,10 @@ from models.data import DataSource
 from models.errors import BayescheckError
 from models.spec import Spec
 
-from .html import render_calibration
-from .plots import calibration_figure
+from .calibration_report import CALIBRATION_JSON
 from .writers import write_json
 
-__all__ = ["EXIT_CODES", "run_calibration"]
+__all__ = ["CALIBRATION_JSON", "EXIT_CODES", "run_calibration"]
 
 EXIT_CODES = {"pass": 0, "fail": 1}
 
@@ -57,7 +56,10 @@ def _observed(prior_predictive, index: int) -> dict[str, np.ndarray]:
 def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, seed: int = 0,
                     engine: str = "analytic", fit_model=None, draws: int = 199,
                     alpha: float = 0.01, progress: bool = False) -> CalibrationResult:
-    """Run simulation-based calibration and write ``calibration.json`` / ``calibration.html``.
+    """Run simulation-based calibration and write ``calibration.json``.
+
+    ``bayescheck calibrate`` then draws the report (:func:`reports.report.render_run`), whose
+    calibration section is made from that file.
 
     Parameters
     ----------
@@ -95,6 +97,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    spec_text = spec.text()
     frame = spec.data.read_all()
     if hasattr(spec.model, "calibration_model"):
         spec = replace(spec, model=spec.model.calibration_model(fit(spec)))
@@ -112,13 +115,10 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
         bins = max(b for b in range(1, bins + 1) if levels % b == 0)
     result = uniformity(u, bins=bins, alpha=alpha, discrete_levels=levels)
     seconds = time.perf_counter() - started
-    write_json(out / "calibration.json", {"model": spec.model.name, "engine": engine,
-                                          "seed": seed, "seconds": seconds,
-                                          **result.to_json()})
-    figure = calibration_figure(result)
-    (out / "calibration.html").write_text(render_calibration({
-        "model": spec.model.name, "engine": engine, "result": result, "figure": figure,
-        "seconds": seconds, "spec_path": spec.path or "(Python)"}), encoding="utf-8")
+    write_json(out / CALIBRATION_JSON, {
+        "model": spec.model.name, "engine": engine, "seed": seed, "seconds": seconds,
+        "spec_path": str(spec.path) if spec.path else "(Python)",
+        "spec_text": spec_text, **result.to_json()})
     return result
 
 

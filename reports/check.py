@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -159,11 +158,9 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         _write_rows_csv(out / "estimates.csv", estimates.rows())
         if sample is not None:
             est_sample.idata.to_netcdf(out / "posterior_full.nc", engine="h5netcdf")
+    spec_text = spec.text()
     if spec.path:
-        spec_text = spec.path.read_text()
         (out / "spec.toml").write_text(spec_text)
-    else:
-        spec_text = json.dumps(spec.raw, indent=2, default=str)
     timings["writing files"] = time.perf_counter() - compared
     head = comparison.summary() if comparison is not None else {
         "parameters": [], "diagnostics": estimates.summary()["diagnostics"]}

@@ -66,9 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--out", type=Path)
     k.add_argument("--quiet", action="store_true")
 
-    o = sub.add_parser("report", help="re-draw DIR/report.html from a finished check's files "
-                                      "(no sampling)")
-    o.add_argument("dir", type=Path, help="the --out folder of a finished 'bayescheck check'")
+    o = sub.add_parser("report", help="re-draw DIR/report.html from a finished check's or "
+                                      "calibration's files (no sampling)")
+    o.add_argument("dir", type=Path, help="the --out folder of a finished 'bayescheck check' "
+                                          "or 'bayescheck calibrate'")
 
     d = sub.add_parser("demo", help="check every example and write an index page")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
@@ -194,31 +195,34 @@ def _cmd_calibrate(args) -> int:
     from models.spec import load_spec
 
     from .calibrate import EXIT_CODES, run_calibration
+    from .report import render_run
 
     _positive("seed", args.seed)
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
     result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
                              engine=args.engine, progress=not args.quiet)
+    render_run(out)
     print(f"{spec.model.name}: calibration {result.verdict.upper()} ({result.simulations} "
           f"simulations, {args.engine} engine; a parameter fails below p = "
           f"{result.threshold:.3g})")
     for p in result.parameters:
         print(f"  {p.name:<24} {p.verdict:<5} chi-square p {p.p_value:.3g}  KS p "
               f"{p.ks_p_value:.3g}")
-    print(f"report: {out / 'calibration.html'}")
+    print(f"report: {out / 'report.html'}")
     return EXIT_CODES[result.verdict]
 
 
 def _cmd_report(args) -> int:
-    import json
-
     from .check import EXIT_CODES
-    from .report import render_run
+    from .report import REPORT_JSON, render_run
+    from .writers import read_json
 
     started = time.perf_counter()
     render_run(args.dir)
-    verdict = json.loads((args.dir / "report.json").read_text())["verdict"]
+    # The check's verdict when the folder holds one, else the calibration's.
+    verdict = (read_json(args.dir / REPORT_JSON) or
+               read_json(args.dir / "calibration.json"))["verdict"]
     print(f"{verdict.upper()}: wrote {args.dir / 'report.html'} in "
           f"{time.perf_counter() - started:.2f} s")
     return EXIT_CODES[verdict]

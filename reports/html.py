@@ -43,7 +43,3 @@ def render_index(entries: list[dict]) -> str:
     """Render the demo's ``index.html``: one row per example with its verdict."""
     return _environment().get_template("index.html.j2").render(entries=entries)
 
-
-def render_calibration(context: dict) -> str:
-    """Render ``calibration.html`` from a calibration run."""
-    return _environment().get_template("calibration.html.j2").render(**context)

@@ -229,26 +229,6 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
     return _finish_grid(fig, axes, len(names))
 
 
-def calibration_figure(result) -> str:
-    """Rank histograms of a calibration run, with the 99 % band of each bin's count under
-    uniformity (binomial), one panel per parameter (the first :data:`MAX_PANELS`)."""
-    from scipy import stats
-
-    shown = result.parameters[:MAX_PANELS]
-    fig, axes = _panel_grid(len(shown), 4.2, 2.6)
-    n, bins = result.simulations, result.bins
-    lo, hi = stats.binom(n, 1 / bins).ppf([0.005, 0.995])
-    for ax, p in zip(axes, shown, strict=False):
-        ax.axhspan(lo, hi, color="#e0e0e0", label="99 % band (uniform)")
-        ax.bar(np.arange(bins) + 0.5, p.counts, width=1.0,
-               color="#9ecae1" if p.verdict == "pass" else "#ef9a9a", edgecolor="white")
-        ax.axhline(n / bins, color="#636363", lw=1)
-        ax.set_title(f"{p.name}  (p = {p.p_value:.3g}, {p.verdict})", fontsize=10)
-        ax.set_xlabel("rank bin of the truth", fontsize=8)
-        ax.tick_params(labelsize=8)
-    return _finish_grid(fig, axes, len(shown))
-
-
 # ----------------------------------------------------------------- report figures from files
 
 

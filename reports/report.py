@@ -18,7 +18,13 @@ import numpy as np
 
 from models.errors import BayescheckError
 
-from .writers import clean_json
+from .calibration_report import (
+    CALIBRATION_JSON,
+    calibration_only_context,
+    calibration_section,
+    read_calibration,
+)
+from .writers import clean_json, read_json
 
 __all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
 
@@ -294,20 +300,39 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
 def render_run(out: str | Path) -> str:
     """Render ``DIR/report.html`` from a finished run's files; return the HTML.
 
-    Reads ``report.json`` and the sampled posterior(s); never samples.
+    Reads ``report.json`` and the sampled posterior(s) of a check, and ``calibration.json``
+    of a calibration, whichever the folder holds (both: one report with both); never samples
+    or simulates. When the two files are of different specs, the newer one is shown and the
+    page says why the other is not.
     """
-    from . import plots
     from .html import render_report
 
     out = Path(out)
-    where = out / REPORT_JSON
-    try:
-        data = json.loads(where.read_text())
-    except FileNotFoundError:
-        raise BayescheckError(f"{where}: not found; is {out} the --out folder of a finished "
-                              f"'bayescheck check'?") from None
-    except (OSError, ValueError) as exc:
-        raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    data, calibration = read_json(out / REPORT_JSON), read_calibration(out)
+    if data is None and calibration is None:
+        raise BayescheckError(f"{out}: neither {REPORT_JSON} nor {CALIBRATION_JSON} found; is "
+                              f"it the --out folder of a finished 'bayescheck check' or "
+                              f"'bayescheck calibrate'?")
+    stale_note = None
+    if data is not None and calibration is not None and \
+            calibration.get("spec_text") != data["spec_text"]:
+        older = min((REPORT_JSON, CALIBRATION_JSON), key=lambda f: (out / f).stat().st_mtime)
+        stale_note = (f"this folder also holds an older {older} of a different spec; it is not "
+                      f"shown (re-run that command with another --out)")
+        data, calibration = (None, calibration) if older == REPORT_JSON else (data, None)
+    context = _check_context(out, data) if data is not None else \
+        calibration_only_context(calibration)
+    context.update(calibration=calibration_section(calibration) if calibration else None,
+                   stale_note=stale_note)
+    html = render_report(context)
+    (out / "report.html").write_text(html, encoding="utf-8")
+    return html
+
+
+def _check_context(out: Path, data: dict) -> dict:
+    """The template's context for a check's ``report.json``: its data and figures."""
+    from . import plots
+
     figures, ppc_note = [], None
     idata = _open(out / "posterior.nc")
     try:
@@ -342,10 +367,8 @@ def render_run(out: str | Path) -> str:
                 figures += ppc_figs
     finally:
         idata.close()
-    html = render_report({**data, "figures": figures, "ppc_note": ppc_note,
-                          "max_rows": MAX_ROWS, "stat_names": STAT_NAMES})
-    (out / "report.html").write_text(html, encoding="utf-8")
-    return html
+    return {**data, "figures": figures, "ppc_note": ppc_note, "has_check": True,
+            "max_rows": MAX_ROWS, "stat_names": STAT_NAMES}
 
 
 def _worst_estimates(est: dict) -> list[dict]:

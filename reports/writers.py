@@ -1,4 +1,4 @@
-"""Writing results as files: strict JSON (no NaN), shared by every command."""
+"""Results as files: strict JSON (no NaN) written, and read back, by every command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import json
 import math
 from pathlib import Path
 
-__all__ = ["clean_json", "write_json"]
+from models.errors import BayescheckError
+
+__all__ = ["clean_json", "read_json", "write_json"]
 
 
 def clean_json(value):
@@ -23,3 +25,16 @@ def clean_json(value):
 def write_json(path: Path, content: dict) -> None:
     """Write ``content`` as strict JSON (NaN and inf become null)."""
     Path(path).write_text(json.dumps(clean_json(content), indent=2, allow_nan=False) + "\n")
+
+
+def read_json(path: Path) -> dict | None:
+    """The JSON in ``path``, or None when there is no such file.
+
+    An unreadable file raises a :class:`~models.errors.BayescheckError` naming it.
+    """
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise BayescheckError(f"{path}: cannot read: {exc}") from None

@@ -7,6 +7,7 @@ a prior mismatch is visible in a few hundred simulations; seeds are fixed.
 """
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -15,7 +16,9 @@ import pytest
 
 from models import load_spec
 from reports.calibrate import run_calibration
+from reports.check import run_check
 from reports.cli import main
+from reports.report import render_run
 
 LR_SPEC = """model = "linear_regression"
 [data]
@@ -57,7 +60,7 @@ def test_correct_regression_engine_passes(lr_spec, tmp_path):
     saved = json.loads((tmp_path / "out" / "calibration.json").read_text())
     assert saved["verdict"] == "pass" and saved["simulations"] == 300
     assert [p["name"] for p in saved["parameters"]] == ["theta[x1]", "theta[x2]"]
-    assert "PASS" in (tmp_path / "out" / "calibration.html").read_text()
+    assert all(len(p["pit"]) == 300 for p in saved["parameters"])
 
 
 def test_variance_used_where_the_declaration_has_a_standard_deviation_fails(lr_spec, tmp_path):
@@ -89,6 +92,7 @@ def test_cli_exit_codes(lr_spec, tmp_path, capsys):
     spec = str(tmp_path / "lr.toml")
     assert main(["calibrate", spec, "--simulations", "100", "--out", str(tmp_path / "o"),
                  "--quiet"]) == 0
+    assert main(["report", str(tmp_path / "o")]) == 0  # a calibration-only folder re-draws
     assert main(["calibrate", spec, "--simulations", "5", "--quiet"]) == 2
     assert "--simulations must be at least 10" in capsys.readouterr().err
     assert main(["calibrate", str(tmp_path / "missing.toml")]) == 2
@@ -157,3 +161,47 @@ def test_ard_with_every_weight_pruned_cannot_be_calibrated(ard_example):
         spec.model.calibration_model(pruned)
     with pytest.raises(ValueError, match="held sigma2"):
         replace(spec.model, held=((1.0,) * len(spec.model.features), 0.0))
+
+
+def _verdict_at_top(html: str) -> str:
+    return re.search(r'id="verdict" data-verdict="(\w+)"', html).group(1)
+
+
+def _calibration_tag(html: str) -> str | None:
+    found = re.search(r'id="calibration-verdict">(\w+)<', html)
+    return found and found.group(1)
+
+
+def test_report_has_a_calibration_section_that_says_pass_or_fail(lr_spec, tmp_path):
+    run_calibration(lr_spec, tmp_path / "a", simulations=200, seed=1)
+    html = render_run(tmp_path / "a")
+    assert _verdict_at_top(html) == "pass" and _calibration_tag(html) == "pass"
+    assert 'id="calibration"' in html and 'id="crosscheck"' not in html
+    assert html.count("data:image/png;base64,") == 1  # histograms and ECDF differences
+    wrong = replace(lr_spec.model, prior_cov=0.5 * np.eye(2))
+    run_calibration(lr_spec, tmp_path / "b", simulations=300, seed=1, fit_model=wrong)
+    html = render_run(tmp_path / "b")
+    assert _verdict_at_top(html) == "fail" and _calibration_tag(html) == "fail"
+    assert "disagree about the model" in html
+
+
+@pytest.mark.nuts
+def test_check_and_calibration_in_one_folder_make_one_report(coin_spec, tmp_path):
+    """A check and a calibration of the same spec share report.html; a calibration of another
+    spec in that folder replaces the older check on the page, which says so."""
+    out = tmp_path / "run"
+    spec = replace(coin_spec, sampling=replace(coin_spec.sampling, draws=300, tune=300,
+                                               chains=2))
+    check = run_check(spec, out)
+    run_calibration(coin_spec, out, simulations=100, seed=1)
+    html = render_run(out)
+    assert _verdict_at_top(html) == check.verdict and _calibration_tag(html) == "pass"
+    assert 'id="crosscheck"' in html and 'id="calibration"' in html
+    assert 'id="stale-note"' not in html
+
+    other = regression_spec(tmp_path, rows=6, scale=0.3)
+    run_calibration(other, out, simulations=100, seed=1)
+    html = render_run(out)
+    assert "<h1>bayescheck report: linear_regression</h1>" in html
+    assert 'id="crosscheck"' not in html
+    assert "older report.json of a different spec" in html

@@ -243,7 +243,7 @@ def test_verdict_sentence_for_every_mode(exact, estimates, verdict, words):
 
 def test_report_command_on_a_folder_without_a_run(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
-    assert "report.json: not found" in capsys.readouterr().err
+    assert "neither report.json nor calibration.json found" in capsys.readouterr().err
 
 
 def test_large_models_are_summarised(large):
