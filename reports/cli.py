@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="check every example and write an index page")
     d.add_argument("--out", type=Path, default=Path("demo-output"))
     d.add_argument("--examples", type=Path, default=EXAMPLES)
+    d.add_argument("--simulations", type=int, default=1000,
+                   help="simulation-based calibration of each example whose model supports "
+                        "it, with this many simulations (0: none)")
     return p
 
 
@@ -228,12 +231,24 @@ def _cmd_report(args) -> int:
     return EXIT_CODES[verdict]
 
 
+def _demo_calibration(spec, out: Path, simulations: int):
+    """Calibrate an example whose model supports it (analytic engine); None otherwise."""
+    from .calibrate import run_calibration
+
+    if simulations == 0 or not hasattr(spec.model, "simulated_frame"):
+        return None
+    return run_calibration(spec, out, simulations=simulations)
+
+
 def _cmd_demo(args) -> int:
     from models.spec import load_spec
 
     from .check import EXIT_CODES, run_check
     from .html import render_index
 
+    if args.simulations != 0 and args.simulations < 10:
+        raise BayescheckError(f"--simulations must be 0 (no calibration) or at least 10, got "
+                              f"{args.simulations}")
     specs = sorted(args.examples.glob("*/*.toml"))
     if not specs:
         raise BayescheckError(f"{args.examples}: no example specs (*/*.toml) found")
@@ -246,6 +261,8 @@ def _cmd_demo(args) -> int:
         started = time.perf_counter()
         try:
             spec = load_spec(path)
+            # Calibrated first, so that the check's report holds the calibration section.
+            calibration = _demo_calibration(spec, out, args.simulations)
             result = run_check(spec, out)
         except BayescheckError as exc:
             entries.append({"name": name, "model": "?", "verdict": "error", "message": str(exc),
@@ -257,12 +274,17 @@ def _cmd_demo(args) -> int:
         if result.estimates is not None:
             checks.append(f"point estimates ({len(result.estimates.parameters)}): "
                           f"{result.estimates.verdict}")
+        if calibration is not None:
+            checks.append(f"calibration ({args.simulations} simulations): "
+                          f"{calibration.verdict}")
         entries.append({"name": name, "model": result.fit.model, "verdict": result.verdict,
                         "report": f"{path.parent.name}/{path.stem}/report.html",
                         "checks": checks, "message": "",
                         "seconds": time.perf_counter() - started})
         codes.append(EXIT_CODES[result.verdict])
-        print(f"      {result.verdict}", file=sys.stderr)
+        if calibration is not None and calibration.verdict == "fail":
+            codes.append(1)
+        print(f"      {'; '.join(checks)}", file=sys.stderr)
     (args.out / "index.html").write_text(render_index(entries), encoding="utf-8")
     print(f"wrote {args.out / 'index.html'}")
     if 2 in codes:
