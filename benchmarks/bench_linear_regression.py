@@ -164,7 +164,8 @@ def main():
         "",
         "| method | rows | seconds | peak MB | max rel. coef diff vs BayesianRidge | time / X'X |",
         "|---|---:|---:|---:|---:|---:|",
-        *[f"| {m} | {r:,} | {s:.3f} | {p:.0f} | {dd} | {ratio} |" for m, r, s, p, dd, ratio in rows],
+        *[f"| {m} | {r:,} | {s:.3f} | {p:.0f} | {dd} | {ratio} |"
+          for m, r, s, p, dd, ratio in rows],
         "",
         f"Speed-up over BayesianRidge (in memory): {t_br / t_ours:.1f}x "
         f"(goal >= 5x); in-memory time / bare X'X: {t_ours / t_xtx:.2f} (goal <= 2).",

@@ -18,8 +18,11 @@ __all__ = ["fit_bayes_rule"]
 
 def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
                    progress: bool = False) -> AnalyticFit:
-    """P(h | D) by enumeration, in log space; the oracles are the exact posterior
-    probabilities, compared as the means of the sampled indicators ``posterior[h]``."""
+    """P(h | D) by enumeration, in log space.
+
+    The oracles are the exact posterior probabilities, compared as the means of the sampled
+    indicators ``posterior[h]``.
+    """
     model: BayesRule = spec.model
     started = time.perf_counter()
     try:

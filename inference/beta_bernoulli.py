@@ -1,5 +1,7 @@
-"""Connecting :class:`models.BetaBernoulli` and :class:`models.DirichletCategorical` to the
-conjugate count engines of :mod:`inference.counts`, over a stream of batches.
+"""Connecting the Beta-Bernoulli and Dirichlet-categorical models to the conjugate count engines.
+
+The models are :class:`models.BetaBernoulli` and :class:`models.DirichletCategorical`, the
+engines those of :mod:`inference.counts`, fed over a stream of batches.
 
 Counts are sufficient statistics: each batch adds its successes / trials (or its count per
 label) to the state, and the posterior is formed once at the end, so any cut of the data into

@@ -1,4 +1,4 @@
-"""Simulation-based calibration (Talts et al. 2018): are ranks of the truth uniform?
+"""Simulation-based calibration (Talts et al. 2018): testing whether ranks of the truth are uniform.
 
 For each simulation s, parameters theta_s are drawn from the declared model's prior and data
 from its likelihood; the engine under test then computes the posterior given those data. If

@@ -505,8 +505,10 @@ def compare_estimates(estimates: Sequence[PointEstimate], draws: Mapping[str, np
 def compare_estimates_idata(estimates: Sequence[PointEstimate], idata, *,
                             thresholds: Thresholds | None = None,
                             **kwargs) -> EstimateComparison:
-    """Compare point estimates with the posterior group of a sampled DataTree
-    (keyword arguments as :func:`compare_estimates`)."""
+    """Compare point estimates with the posterior group of a sampled DataTree.
+
+    Keyword arguments as :func:`compare_estimates`.
+    """
     return compare_estimates(estimates, draws_from_idata(idata, estimates),
                              diverging=_sample_stat(idata, "diverging"),
                              energy=_sample_stat(idata, "energy"), thresholds=thresholds,

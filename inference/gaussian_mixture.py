@@ -1,5 +1,6 @@
-"""Connecting :class:`models.GaussianMixture` to the EM engine of :mod:`inference.em`, and the
-mixture-specific part of its cross-check.
+"""Connecting :class:`models.GaussianMixture` to the EM engine of :mod:`inference.em`.
+
+This module also holds the mixture-specific part of its cross-check.
 
 The fit reads every row, runs :func:`inference.em.fit_em` (maximum likelihood, or MAP-EM when
 the spec gives priors) and names the components the way the PyMC declaration does: sorted by
@@ -176,10 +177,13 @@ def _estimates(model: GaussianMixture, result) -> list[PointEstimate]:
 
 
 def marginal_mode(x: np.ndarray, grid_size: int = 512) -> float:
-    """The mode of a marginal posterior from its draws: the maximum of a Gaussian kernel
-    density estimate (Scott's bandwidth) on a grid between the 0.5 % and 99.5 % quantiles.
-    A mode is hard to estimate where the density is flat: at 4000 draws of a normal posterior
-    its error is a few tenths of a posterior sd, which the threshold of the check allows."""
+    """The mode of a marginal posterior from its draws.
+
+    It is the maximum of a Gaussian kernel density estimate (Scott's bandwidth) on a grid
+    between the 0.5 % and 99.5 % quantiles. A mode is hard to estimate where the density is
+    flat: at 4000 draws of a normal posterior its error is a few tenths of a posterior sd,
+    which the threshold of the check allows.
+    """
     from scipy.stats import gaussian_kde
 
     x = np.asarray(x, dtype=np.float64).ravel()

@@ -1,5 +1,6 @@
-"""Connecting a :class:`models.NaiveBayes` to the naive Bayes engine, over a stream, and
-predicting with minimum-risk decisions.
+"""Connecting a :class:`models.NaiveBayes` to the naive Bayes engine, and predicting with it.
+
+The engine is fed over a stream, and the predictions are minimum-risk decisions.
 
 The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is
 :class:`NaiveBayesStreamState`, the engine's :class:`~inference.naive_bayes.NaiveBayesStats`
@@ -112,8 +113,10 @@ def _schema(model: NaiveBayes, classes, categories) -> NaiveBayesSchema:
 
 
 def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") -> NaiveBayesModel:
-    """Fit the engine from statistics with the spec's prior; engine errors become
-    :class:`DataError` (exit 2) naming the data."""
+    """Fit the engine from statistics with the spec's prior.
+
+    Engine errors become :class:`DataError` (exit 2) naming the data.
+    """
     try:
         return fit_naive_bayes(
             stats=stats, smoothing=model.smoothing, concentration=model.concentration,
@@ -203,8 +206,11 @@ def _features_json(model: NaiveBayes, nb: NaiveBayesModel) -> dict:
 
 
 def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> list[ExactMarginal]:
-    """Exact marginals of the declared model's parameters (always: they are conjugate) and
-    the exact means of the query scores (when the fit reports the Bayesian predictive)."""
+    """Exact marginals of the declared model's parameters and exact means of the query scores.
+
+    The marginals are always given (the parameters are conjugate); the means of the query
+    scores only when the fit reports the Bayesian predictive.
+    """
     s, classes = nb.schema, nb.classes
     out = [ExactMarginal(f"class_weight[{c}]", "class_weight", {"class": c},
                          nb.class_posterior.marginal(k)) for k, c in enumerate(classes)]
@@ -240,8 +246,11 @@ def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> lis
 
 def fit_naive_bayes_spec(spec: Spec, *, out: Path | None = None, resume: bool = False,
                          progress: bool = False) -> AnalyticFit:
-    """Stream the data through the naive Bayes engine; class probabilities, decisions and
-    expected risks of the spec's query rows; the oracles of the cross-check."""
+    """Stream the data through the naive Bayes engine.
+
+    The fit holds the class probabilities, decisions and expected risks of the spec's query
+    rows, and the oracles of the cross-check.
+    """
     model: NaiveBayes = spec.model
     started = time.perf_counter()
     classes, categories = model.labels(spec.data)
@@ -315,8 +324,11 @@ def fit_naive_bayes_spec(spec: Spec, *, out: Path | None = None, resume: bool = 
 
 
 def model_from_posterior(model: NaiveBayes, posterior: dict, *, where: str) -> NaiveBayesModel:
-    """Rebuild the fitted engine from the statistics kept in ``posterior.json``, with the
-    spec's prior; a file of another model or other columns is a :class:`SpecError`."""
+    """Rebuild the fitted engine from the statistics kept in ``posterior.json``.
+
+    The spec's prior is used; a file of another model or other columns is a
+    :class:`SpecError`.
+    """
     if posterior.get("model") != model.name:
         raise SpecError(f"holds a {posterior.get('model')!r} fit, not naive_bayes", path=where)
     try:

@@ -47,8 +47,9 @@ class ExactMarginal:
 
 @dataclass(frozen=True)
 class PointEstimate:
-    """A point estimate (EM, type-II maximum likelihood) of one scalar parameter, to be
-    compared with the full posterior of the model declared without the fit.
+    """A point estimate (EM, type-II maximum likelihood) of one scalar parameter.
+
+    It is to be compared with the full posterior of the model declared without the fit.
 
     Attributes
     ----------

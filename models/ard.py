@@ -167,8 +167,10 @@ class ARD:
         return self.conditional_model(X, y, alpha, fit.parameters["sigma2"]["value"])
 
     def declare_full(self, source: DataSource, fit=None):
-        """The hierarchical PyMC model (the fit's estimates are not plugged in): what
-        ``check`` compares the point estimates with."""
+        """The hierarchical PyMC model, with the fit's estimates not plugged in.
+
+        It is what ``check`` compares the point estimates with.
+        """
         return self.declare(source)
 
     def conditional_model(self, X: np.ndarray, y: np.ndarray, alpha: np.ndarray,

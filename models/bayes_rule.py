@@ -56,8 +56,10 @@ class BayesRule:
     sampler = "pymc"
 
     def declare(self, source=None, fit=None):
-        """The PyMC model: ``h`` (categorical), the observation as a potential, and the
-        deterministic ``posterior`` (dims ``hypothesis``): 1 where h is that hypothesis."""
+        """The PyMC model: ``h`` (categorical), the observation as a potential, and ``posterior``.
+
+        ``posterior`` is deterministic (dims ``hypothesis``): 1 where h is that hypothesis.
+        """
         import pymc as pm
         import pytensor.tensor as pt
 

@@ -171,8 +171,10 @@ def category_labels(batch: Batch, column: str,
 
 
 def order_labels(labels: Iterable[str]) -> tuple[str, ...]:
-    """The order of categories that were not declared: numeric when every label is a number
-    (``"2"`` before ``"10"``), otherwise lexicographic."""
+    """The order of categories that were not declared.
+
+    Numeric when every label is a number (``"2"`` before ``"10"``), otherwise lexicographic.
+    """
     unique = set(labels)
     try:
         return tuple(sorted(unique, key=lambda s: (float(s), s)))

@@ -26,8 +26,10 @@ def data_columns(features, intercept: bool) -> list[str]:
 
 
 def joint_design(batch: Batch, *, target: str, features, intercept: bool) -> np.ndarray:
-    """One batch as ``[X | y]``, validated: shape ``(rows, d + 1)``, the intercept column
-    first when requested, then the features in order, then the target.
+    """One batch as ``[X | y]``, validated.
+
+    The shape is ``(rows, d + 1)``: the intercept column first when requested, then the
+    features in order, then the target.
 
     Keeping X and y in one block lets an engine take X'X, X'y and y'y from one product.
     """

@@ -68,5 +68,7 @@ class DataError(BayescheckError):
 
 
 class NotIdentifiedError(BayescheckError):
-    """The data seen so far do not determine the posterior (for example a flat prior
-    with fewer independent rows than parameters)."""
+    """The data seen so far do not determine the posterior.
+
+    For example a flat prior with fewer independent rows than parameters.
+    """

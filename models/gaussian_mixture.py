@@ -152,8 +152,10 @@ class GaussianMixture:
 
     @property
     def cov_var(self) -> str | None:
-        """The name of the compared covariance variable: ``covariances`` (full / tied),
-        ``variances`` (diag / spherical), None (known sd)."""
+        """The name of the compared covariance variable.
+
+        ``covariances`` (full / tied), ``variances`` (diag / spherical), None (known sd).
+        """
         return {"full": "covariances", "tied": "covariances", "diag": "variances",
                 "spherical": "variances", "known": None}[self.kind]
 
@@ -221,8 +223,10 @@ class GaussianMixture:
         return self.pymc_model(X, reference=reference)
 
     def reference_means(self, X: np.ndarray) -> np.ndarray:
-        """Deterministic k-means centres of ``X`` (K, D), sorted by their first coordinate:
-        the labels that sampled components and EM components are both aligned to."""
+        """Deterministic k-means centres of ``X`` (K, D), sorted by their first coordinate.
+
+        They are the labels that sampled components and EM components are both aligned to.
+        """
         return _kmeans(np.asarray(X, dtype=np.float64), self.n_components)[0]
 
     def pymc_model(self, X: np.ndarray, reference: np.ndarray | None = None):
@@ -384,9 +388,11 @@ class GaussianMixture:
 
 
 def _kmeans(X: np.ndarray, K: int, iterations: int = 50):
-    """Deterministic k-means: farthest-point start from the row farthest from the data mean,
-    then Lloyd steps. Returns the centres (K, D), sorted by their first coordinate, and the
-    label of each row."""
+    """Deterministic k-means: a farthest-point start, then Lloyd steps.
+
+    The start is the row farthest from the data mean. Returns the centres (K, D), sorted by
+    their first coordinate, and the label of each row.
+    """
     n = X.shape[0]
     first = int(np.argmax(np.sum((X - X.mean(axis=0)) ** 2, axis=1)))
     idx = [first]

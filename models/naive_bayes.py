@@ -131,16 +131,22 @@ class NaiveBayes:
 
     @property
     def bayesian_predictive(self) -> bool:
-        """True when the fitted class probabilities are the exact posterior predictive of the
-        declared model (so the cross-check can compare them)."""
+        """True when the fitted class probabilities are the exact posterior predictive.
+
+        The posterior predictive is that of the declared model (so the cross-check can compare
+        them).
+        """
         return self.smoothing and self.class_prior == "dirichlet" and (
             self.gaussian == "nig" or not self.gaussians)
 
     # ---- data --------------------------------------------------------------------------
 
     def table(self, batch: Batch, *, with_target: bool = True) -> tuple[pd.DataFrame, Any]:
-        """The features (categorical as strings, Gaussian as float64) and the classes of a
-        batch, validated: a missing column or value is a :class:`DataError` naming it."""
+        """The features and the classes of a batch, validated.
+
+        Categorical features are read as strings, Gaussian ones as float64; a missing column or
+        value is a :class:`DataError` naming it.
+        """
         frame = batch.frame
         out = {}
         gaussian = numeric_columns(batch, self.gaussians) if self.gaussians else None
@@ -154,8 +160,10 @@ class NaiveBayes:
         return X, y
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-        """Classes and the categories of each categorical feature, sorted, from every batch
-        (one pass over the labels; the schema must be fixed before statistics are added)."""
+        """Classes and the categories of each categorical feature, sorted, from every batch.
+
+        One pass over the labels; the schema must be fixed before statistics are added.
+        """
         classes: set[str] = set()
         cats: dict[str, set[str]] = {f: set() for f in self.categorical}
         for batch in source.batches():
@@ -175,8 +183,11 @@ class NaiveBayes:
         return pd.DataFrame(rows, columns=list(self.features))
 
     def checked_queries(self, categories: dict[str, tuple[str, ...]]) -> list[int]:
-        """Indices of the query rows the cross-check compares: those whose categories were
-        all seen in training (an unseen label gets prior mass outside the declared model)."""
+        """Indices of the query rows the cross-check compares.
+
+        Those are the rows whose categories were all seen in training (an unseen label gets
+        prior mass outside the declared model).
+        """
         return [i for i, q in enumerate(self.queries)
                 if all(str(q[f]) in categories[f] for f in self.categorical)]
 

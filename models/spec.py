@@ -129,8 +129,11 @@ class Section:
         return arr
 
     def covariance(self, key: str, dim: int, default: Any = _MISSING) -> Any:
-        """Consume a ``dim x dim`` covariance: a positive number (times the identity), a list
-        of positive numbers (the diagonal) or a symmetric positive definite list of lists."""
+        """Consume a ``dim x dim`` covariance.
+
+        It is a positive number (times the identity), a list of positive numbers (the
+        diagonal) or a symmetric positive definite list of lists.
+        """
         value = self.array(key, default)
         if key not in self.table:
             return value

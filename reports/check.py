@@ -49,8 +49,11 @@ class CheckResult:
 
     @property
     def verdict(self) -> str:
-        """pass, fail or inconclusive: a failing check fails; otherwise an inconclusive one
-        makes the whole inconclusive; pass only when every check ran and passed."""
+        """The overall verdict: pass, fail or inconclusive.
+
+        A failing check fails; otherwise an inconclusive one makes the whole inconclusive;
+        pass only when every check ran and passed.
+        """
         return combine_verdicts(c.verdict for c in (self.comparison, self.estimates)
                                 if c is not None)
 
@@ -190,9 +193,11 @@ def _write_rows_csv(path: Path, rows: list[dict]) -> None:
 
 def add_posterior_predictive(pymc_model, idata, *, seed: int = 0,
                              max_draws: int = 500) -> dict:
-    """Add ``posterior_predictive`` draws of the model's observed variables to ``idata``
-    (at most ``max_draws`` posterior draws, thinned evenly); return ``{"seconds"}``, or
-    ``{"skipped": why}`` when the model has no observed variable or the draws fail."""
+    """Add ``posterior_predictive`` draws of the model's observed variables to ``idata``.
+
+    At most ``max_draws`` posterior draws are used, thinned evenly. Return ``{"seconds"}``,
+    or ``{"skipped": why}`` when the model has no observed variable or the draws fail.
+    """
     import pymc as pm
 
     observed = [rv.name for rv in pymc_model.observed_RVs]

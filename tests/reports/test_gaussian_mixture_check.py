@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 import xarray as xr
 
