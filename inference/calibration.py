@@ -31,14 +31,17 @@ def default_bins(simulations: int) -> int:
 class ParameterCalibration:
     """One parameter's calibration.
 
-    The histogram of u (or of the ranks), its chi-square and KS p-values, and the u values
-    themselves (``pit``, one per simulation, for the ECDF-difference plot).
+    The histogram of u (or of the ranks), its chi-square p-value (``p_value``) and that
+    p-value Bonferroni-adjusted for the number of parameters (``p_adjusted``, min(1, k p):
+    the parameter fails when it is below the family-wise ``alpha``), the KS p-value, and the
+    u values themselves (``pit``, one per simulation, for the ECDF-difference plot).
     """
 
     name: str
     counts: list[int]
     chi2: float
     p_value: float
+    p_adjusted: float
     ks_p_value: float
     mean_u: float
     verdict: str = ""
@@ -106,7 +109,8 @@ def uniformity(u: dict[str, np.ndarray], *, bins: int | None = None, alpha: floa
         chi2, p = stats.chisquare(counts)
         ks = stats.kstest(values, "uniform").pvalue
         rows.append(ParameterCalibration(name, counts.tolist(), float(chi2), float(p),
-                                         float(ks), float(values.mean()),
+                                         min(1.0, float(p) * len(names)), float(ks),
+                                         float(values.mean()),
                                          "fail" if p < threshold else "pass", values.tolist()))
     verdict = "fail" if any(r.verdict == "fail" for r in rows) else "pass"
     return CalibrationResult(rows, n, bins, alpha, threshold, verdict)

@@ -210,8 +210,8 @@ def _cmd_calibrate(args) -> int:
           f"simulations, {args.engine} engine; a parameter fails below p = "
           f"{result.threshold:.3g})")
     for p in result.parameters:
-        print(f"  {p.name:<24} {p.verdict:<5} chi-square p {p.p_value:.3g}  KS p "
-              f"{p.ks_p_value:.3g}")
+        print(f"  {p.name:<24} {p.verdict:<5} chi-square p {p.p_value:.3g} (adjusted "
+              f"{p.p_adjusted:.3g})  KS p {p.ks_p_value:.3g}")
     print(f"report: {out / 'report.html'}")
     return EXIT_CODES[result.verdict]
 

@@ -35,6 +35,10 @@ def test_non_uniform_values_fail(make, why):
     result = uniformity({"ok": rng.uniform(size=1000), "bad": make(rng.uniform(size=1000))})
     assert result.verdict == "fail", why
     assert [p.verdict for p in result.parameters] == ["pass", "fail"]
+    # the adjusted p-value is what the verdict compares with the family-wise alpha
+    for p in result.parameters:
+        assert p.p_adjusted == pytest.approx(min(1.0, 2 * p.p_value))
+        assert (p.p_adjusted < result.alpha) == (p.verdict == "fail")
 
 
 def test_discrete_ranks_use_whole_levels():
