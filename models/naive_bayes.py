@@ -220,7 +220,10 @@ class NaiveBayes:
             coords["gaussian_feature"] = list(self.gaussians)
         with pm.Model(coords=coords) as model:
             w = pm.Dirichlet("class_weight", a=np.full(K, alpha), dims="class")
-            pm.Categorical("y", p=w, observed=yc)
+            # The features are indexed by the class variable, not by the observed codes, so
+            # that prior-predictive draws (calibration) are generated class first; under
+            # conditioning the variable is the observed codes.
+            y_class = pm.Categorical("y", p=w, observed=yc)
             log_score = pt.broadcast_to(pt.log(w)[None, :], (len(Q), K))
             for f in self.categorical:
                 cats = categories[f]
@@ -228,7 +231,7 @@ class NaiveBayes:
                                   dims=("class", f"{f}_category"))
                 codes = np.searchsorted(np.asarray(cats, dtype=object),
                                         X[f].to_numpy(dtype=object))
-                pm.Categorical(f"x_{f}", p=pi[yc], observed=codes)
+                pm.Categorical(f"x_{f}", p=pi[y_class], observed=codes)
                 if len(Q):
                     qc = np.searchsorted(np.asarray(cats, dtype=object),
                                          Q[f].to_numpy(dtype=object))
@@ -239,7 +242,8 @@ class NaiveBayes:
                                          dims=("class", "gaussian_feature"))
                 mu = pm.Normal("mu", mu=self.mu0, sigma=pt.sqrt(sigma2 / self.kappa0),
                                dims=("class", "gaussian_feature"))
-                pm.Normal("x_gaussian", mu=mu[yc], sigma=pt.sqrt(sigma2[yc]), observed=G)
+                pm.Normal("x_gaussian", mu=mu[y_class], sigma=pt.sqrt(sigma2[y_class]),
+                          observed=G)
                 if len(Q):
                     xq = Q[self.gaussians].to_numpy(dtype=np.float64)  # (q, g)
                     d = xq[:, None, :] - mu[None, :, :]  # (q, K, g)
