@@ -38,6 +38,8 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
+from .dist import Dist
+
 __all__ = [
     "BernoulliStats",
     "BetaPrior",
@@ -224,8 +226,8 @@ class BetaPrior:
         object.__setattr__(self, "b", _positive_finite("b", self.b))
 
     def dist(self) -> Any:
-        """Frozen ``scipy.stats.beta(a, b)``."""
-        return sps.beta(self.a, self.b)
+        """``scipy.stats.beta(a, b)`` (as a cheap :class:`~inference.dist.Dist`)."""
+        return Dist("beta", self.a, self.b)
 
 
 @dataclass(frozen=True)
@@ -248,8 +250,8 @@ class BetaPosterior:
     stats: BernoulliStats
 
     def dist(self) -> Any:
-        """Frozen ``scipy.stats.beta(a, b)``: the exact posterior of ``p``."""
-        return sps.beta(self.a, self.b)
+        """The exact posterior of ``p``, ``scipy.stats.beta(a, b)`` (a cheap ``Dist``)."""
+        return Dist("beta", self.a, self.b)
 
     def as_prior(self) -> BetaPrior:
         """Return this posterior as the prior of the next batch."""
@@ -645,7 +647,7 @@ class DirichletPosterior:
         return sps.dirichlet(self.alpha)
 
     def marginal(self, k: int | Any) -> Any:
-        """Exact marginal of ``pi_k``: ``scipy.stats.beta(alpha_k, alpha_0 - alpha_k)``.
+        """Exact marginal of ``pi_k``: ``beta(alpha_k, alpha_0 - alpha_k)`` (a cheap ``Dist``).
 
         Parameters
         ----------
@@ -654,7 +656,7 @@ class DirichletPosterior:
         """
         i = self._index(k)
         a0 = float(self.alpha.sum())
-        return sps.beta(self.alpha[i], a0 - self.alpha[i])
+        return Dist("beta", float(self.alpha[i]), a0 - float(self.alpha[i]))
 
     def marginals(self) -> list:
         """Every marginal, in category order."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -312,16 +312,25 @@ class DirichletCategorical:
                             f"categories", path=where or None)
         return cats
 
+    def calibration_model(self, fit) -> DirichletCategorical:
+        """A copy whose categories are the fit's (declared, or seen in the spec's data).
+
+        Every simulated data set then has the same label set as the declaration, whichever
+        labels it happens to contain.
+        """
+        if self.categories is not None:
+            return self
+        return replace(self, categories=tuple(fit.parameters["pi"]["categories"]))
+
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
         """A copy of ``frame`` whose target holds one simulation's labels (calibration).
 
-        Needs the categories declared, so that every simulated data set, whichever labels it
-        happens to contain, has the same label set as the declaration.
+        Needs the categories fixed (:meth:`calibration_model`), so that every simulated data
+        set has the same label set as the declaration.
         """
         if self.categories is None:
-            raise BayescheckError("calibrate needs [data] categories for "
-                                  "dirichlet_categorical, so that every simulation has the "
-                                  "declared label set")
+            raise BayescheckError("simulated_frame needs the categories fixed: use "
+                                  "calibration_model(fit) first")
         cats = np.asarray(self.categories, dtype=object)
         if "y" in observed:
             labels = cats[np.asarray(observed["y"], dtype=np.int64)]

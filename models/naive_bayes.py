@@ -23,7 +23,7 @@ query are the same category).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .data import Batch, DataSource, numeric_columns
-from .errors import DataError, SpecError
+from .errors import BayescheckError, DataError, SpecError
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["NaiveBayes", "naive_bayes_spec", "KINDS"]
@@ -89,6 +89,10 @@ class NaiveBayes:
         Row labels of ``loss`` (the options decided between).
     loss : numpy.ndarray or None
         ``loss[i, j]``: loss of deciding option i when the truth is class j; None = zero-one.
+    held_labels : tuple, optional
+        ``(classes, categories)`` fixed instead of read from the data (``categories``: feature
+        -> its labels): made by :meth:`calibration_model`, so that every simulated data set
+        has the declaration's label sets whichever labels it happens to contain.
     """
 
     features: tuple[str, ...]
@@ -107,6 +111,7 @@ class NaiveBayes:
     decision_classes: tuple | None = None
     decision_options: tuple | None = None
     loss: np.ndarray | None = field(default=None)
+    held_labels: tuple | None = None
 
     name = "naive_bayes"
 
@@ -164,6 +169,8 @@ class NaiveBayes:
 
         One pass over the labels; the schema must be fixed before statistics are added.
         """
+        if self.held_labels is not None:
+            return self.held_labels
         classes: set[str] = set()
         cats: dict[str, set[str]] = {f: set() for f in self.categorical}
         for batch in source.batches():
@@ -190,6 +197,38 @@ class NaiveBayes:
         """
         return [i for i, q in enumerate(self.queries)
                 if all(str(q[f]) in categories[f] for f in self.categorical)]
+
+    # ---- calibration -------------------------------------------------------------------
+
+    def calibration_model(self, fit) -> NaiveBayes:
+        """A copy holding the fit's classes and categories, without query rows.
+
+        The label sets of every simulation are then the declaration's, and no query scores
+        are computed (they have exact means only, nothing to calibrate).
+        """
+        stats = fit.parameters["statistics"]
+        held = (tuple(stats["classes"]),
+                {f: tuple(stats["categories"][f]) for f in self.categorical})
+        return replace(self, held_labels=held, queries=(), query_names=())
+
+    def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
+        """A copy of ``frame`` holding one simulation's classes and features (calibration).
+
+        ``observed`` holds the declared model's codes: ``y`` (class), ``x_<feature>`` (each
+        categorical feature) and ``x_gaussian`` (rows x Gaussian features). Needs the label
+        sets held (:meth:`calibration_model`) to turn codes back into labels.
+        """
+        if self.held_labels is None:
+            raise BayescheckError("simulated_frame needs the label sets held: use "
+                                  "calibration_model(fit) first")
+        classes, categories = self.held_labels
+        out = frame.copy()
+        out[self.target] = np.asarray(classes, dtype=object)[np.asarray(observed["y"])]
+        for f in self.categorical:
+            out[f] = np.asarray(categories[f], dtype=object)[np.asarray(observed[f"x_{f}"])]
+        for g, f in enumerate(self.gaussians):
+            out[f] = np.asarray(observed["x_gaussian"], dtype=np.float64)[:, g]
+        return out
 
     # ---- PyMC --------------------------------------------------------------------------
 

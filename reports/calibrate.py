@@ -38,19 +38,21 @@ __all__ = ["CALIBRATION_JSON", "EXIT_CODES", "run_calibration"]
 EXIT_CODES = {"pass": 0, "fail": 1}
 
 
-def _truths(prior, marginals, index: int) -> dict[str, float]:
+def _truths(prior, marginals) -> dict[str, np.ndarray]:
+    """Each parameter's true value in every simulation (one array per name)."""
     out = {}
     for m in marginals:
         da = prior[m.var]
         if m.coords:
             da = da.sel(m.coords)
-        out[m.name] = float(np.asarray(da.values).reshape(-1)[index])
+        out[m.name] = np.asarray(da.values, dtype=np.float64).reshape(-1)
     return out
 
 
-def _observed(prior_predictive, index: int) -> dict[str, np.ndarray]:
+def _observed(prior_predictive) -> dict[str, np.ndarray]:
+    """Each observed variable's simulated values, simulations first."""
     return {name: np.asarray(prior_predictive[name].values).reshape(
-        -1, *prior_predictive[name].shape[2:])[index] for name in prior_predictive.data_vars}
+        -1, *prior_predictive[name].shape[2:]) for name in prior_predictive.data_vars}
 
 
 def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, seed: int = 0,
@@ -104,7 +106,9 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     declared = spec.model.declare(spec.data)
     prior = pm.sample_prior_predictive(draws=simulations, model=declared, random_seed=seed)
     engine_model = fit_model or spec.model
-    oracle = fit(spec).marginals  # names and variables of the parameters
+    # Names and variables of the parameters; an oracle with an exact mean only (no
+    # distribution) has no CDF to calibrate.
+    oracle = [m for m in fit(spec).marginals if m.dist is not None]
     # Each simulation's algebra is small: multithreaded BLAS would only spin on it.
     limits = threadpool_limits(1) if engine == "analytic" else contextlib.nullcontext()
     with limits:
@@ -126,16 +130,18 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, seed, 
     """The u value (posterior CDF, or normalised rank) of every parameter in every simulation."""
     simulations = prior.prior.sizes["draw"] * prior.prior.sizes["chain"]
     u = {m.name: np.empty(simulations) for m in oracle}
+    truths, observed = _truths(prior.prior, oracle), _observed(prior.prior_predictive)
     levels = None
     report_every = max(1, simulations // 20)
     started = time.perf_counter()
     for s in range(simulations):
-        sim = spec.model.simulated_frame(frame, _observed(prior.prior_predictive, s))
+        sim = spec.model.simulated_frame(frame, {k: v[s] for k, v in observed.items()})
         sim_spec = replace(spec, model=engine_model, data=DataSource.from_frame(sim), path=None)
-        truth = _truths(prior.prior, oracle, s)
+        truth = {name: values[s] for name, values in truths.items()}
         if engine == "analytic":
             for m in fit(sim_spec).marginals:
-                u[m.name][s] = float(m.dist.cdf(truth[m.name]))
+                if m.name in u:
+                    u[m.name][s] = float(m.dist.cdf(truth[m.name]))
         else:
             ranks, levels = _nuts_ranks(sim_spec, truth, draws=draws, seed=seed + s)
             for name, r in ranks.items():
@@ -153,7 +159,7 @@ def _nuts_ranks(spec: Spec, truth: dict[str, float], *, draws: int, seed: int):
     from inference.compare import draws_from_idata
     from inference.nuts import sample_nuts
 
-    marginals = fit(spec).marginals
+    marginals = [m for m in fit(spec).marginals if m.name in truth]
     sample = sample_nuts(spec.model.declare(spec.data), draws=draws * 2, tune=500, chains=2,
                          seed=seed)
     all_draws = draws_from_idata(sample.idata, marginals)

@@ -205,3 +205,46 @@ def test_check_and_calibration_in_one_folder_make_one_report(coin_spec, tmp_path
     assert "<h1>bayescheck report: linear_regression</h1>" in html
     assert 'id="crosscheck"' not in html
     assert "older report.json of a different spec" in html
+
+
+@pytest.fixture
+def die_spec(tmp_path):
+    """Nine rolls of a three-sided die, the categories not declared (seen in the data)."""
+    (tmp_path / "d.csv").write_text("y\na\nb\nb\nc\na\nb\nb\nb\n")
+    (tmp_path / "die.toml").write_text('model = "dirichlet_categorical"\n[data]\npath = "d.csv"\n'
+                                       'target = "y"\n[prior]\nconcentration = 2.0\n')
+    return load_spec(tmp_path / "die.toml")
+
+
+def test_dirichlet_without_declared_categories_holds_the_seen_ones(die_spec, tmp_path):
+    from inference.dispatch import fit
+
+    held = die_spec.model.calibration_model(fit(die_spec))
+    assert held.categories == ("a", "b", "c")
+    assert run_calibration(die_spec, tmp_path / "a", simulations=300, seed=1).verdict == "pass"
+    wrong = replace(held, concentration=5.0)  # the engine's prior 2.5 times as strong
+    assert run_calibration(die_spec, tmp_path / "b", simulations=300, seed=1,
+                           fit_model=wrong).verdict == "fail"
+
+
+@pytest.mark.parametrize("example, mismatch", [
+    ("cells", lambda m: replace(m, b0=2.25 * m.b0)),  # prior noise scale sd x 1.5
+    ("play_tennis", lambda m: replace(m, concentration=2.0)),  # declared Laplace (1)
+])
+def test_naive_bayes_correct_passes_prior_mismatch_fails(example, mismatch, tmp_path):
+    """Gaussian (NIG) and categorical naive Bayes: classes and categories held at the
+    data's, query rows dropped; a correct engine passes, a wrong prior fails."""
+    from pathlib import Path
+
+    from inference.dispatch import fit
+
+    spec = load_spec(Path(__file__).parents[2] / "examples" / "naive_bayes" /
+                     f"{example}.toml")
+    held = spec.model.calibration_model(fit(spec))
+    assert held.queries == () and held.held_labels[0] == tuple(
+        fit(spec).parameters["classes"])
+    right = run_calibration(spec, tmp_path / "a", simulations=300, seed=1)
+    assert right.verdict == "pass"
+    assert not any(p.name.startswith("score") for p in right.parameters)
+    assert run_calibration(spec, tmp_path / "b", simulations=300, seed=1,
+                           fit_model=mismatch(held)).verdict == "fail"
