@@ -15,6 +15,7 @@ and engine share them and the engine's posterior is exact (ARD conditional).
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import sys
 import time
@@ -104,7 +105,9 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     if hasattr(spec.model, "calibration_model"):
         spec = replace(spec, model=spec.model.calibration_model(fit(spec)))
     declared = spec.model.declare(spec.data)
-    prior = pm.sample_prior_predictive(draws=simulations, model=declared, random_seed=seed)
+    with _pymc_log(logging.INFO if progress else logging.WARNING):
+        prior = pm.sample_prior_predictive(draws=simulations, model=declared,
+                                           random_seed=seed)
     engine_model = fit_model or spec.model
     # Names and variables of the parameters; an oracle with an exact mean only (no
     # distribution) has no CDF to calibrate.
@@ -132,8 +135,7 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, seed, 
     u = {m.name: np.empty(simulations) for m in oracle}
     truths, observed = _truths(prior.prior, oracle), _observed(prior.prior_predictive)
     levels = None
-    report_every = max(1, simulations // 20)
-    started = time.perf_counter()
+    bar = _ProgressBar(simulations) if progress else None
     for s in range(simulations):
         sim = spec.model.simulated_frame(frame, {k: v[s] for k, v in observed.items()})
         sim_spec = replace(spec, model=engine_model, data=DataSource.from_frame(sim), path=None)
@@ -146,12 +148,47 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, seed, 
             ranks, levels = _nuts_ranks(sim_spec, truth, draws=draws, seed=seed + s)
             for name, r in ranks.items():
                 u[name][s] = r / levels
-        if progress and (s + 1) % report_every == 0:
-            spent = time.perf_counter() - started
-            left = spent / (s + 1) * (simulations - s - 1)
-            print(f"simulation {s + 1}/{simulations}, {spent:.1f} s, about {left:.0f} s left",
-                  file=sys.stderr, flush=True)
+        if bar is not None:
+            bar.update(s + 1)
     return u, levels
+
+
+@contextlib.contextmanager
+def _pymc_log(level: int):
+    """PyMC's logger at ``level`` inside the block (its "Sampling: [...]" line is INFO)."""
+    logger = logging.getLogger("pymc")
+    before = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
+class _ProgressBar:
+    """Simulations done and the time left, on stderr.
+
+    On a terminal one line redrawn after every simulation; otherwise (a log) a line after the
+    first simulation, which carries the first estimate, and after every 5 %.
+    """
+
+    def __init__(self, total: int, stream=None):
+        self.total, self.stream = total, stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every = max(1, total // 20)
+        self.started = time.perf_counter()
+
+    def update(self, done: int) -> None:
+        """Report ``done`` simulations finished."""
+        if not self.tty and done != 1 and done % self.every and done != self.total:
+            return
+        spent = time.perf_counter() - self.started
+        left = spent / done * (self.total - done)
+        filled = round(30 * done / self.total)
+        line = (f"[{'#' * filled}{'.' * (30 - filled)}] simulation {done}/{self.total}, "
+                f"{spent:.1f} s, about {left:.0f} s left")
+        end = "\n" if not self.tty or done == self.total else ""
+        print(("\r" if self.tty else "") + line, end=end, file=self.stream, flush=True)
 
 
 def _nuts_ranks(spec: Spec, truth: dict[str, float], *, draws: int, seed: int):

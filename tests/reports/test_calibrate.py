@@ -248,3 +248,20 @@ def test_naive_bayes_correct_passes_prior_mismatch_fails(example, mismatch, tmp_
     assert not any(p.name.startswith("score") for p in right.parameters)
     assert run_calibration(spec, tmp_path / "b", simulations=300, seed=1,
                            fit_model=mismatch(held)).verdict == "fail"
+
+
+def test_progress_lines_carry_an_early_estimate():
+    """Without a terminal: a line after the first simulation (the first estimate of the time
+    left), then every 5 % and at the end."""
+    import io
+
+    from reports.calibrate import _ProgressBar
+
+    stream = io.StringIO()
+    bar = _ProgressBar(100, stream=stream)
+    for done in range(1, 101):
+        bar.update(done)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 21 and "\r" not in stream.getvalue()
+    assert lines[0].startswith("[") and "simulation 1/100" in lines[0] and "s left" in lines[0]
+    assert "simulation 100/100" in lines[-1]
