@@ -31,7 +31,7 @@ from models.data import DataSource
 from models.errors import BayescheckError
 from models.spec import Spec
 
-from .calibration_report import CALIBRATION_JSON
+from .calibration_report import CALIBRATION_JSON, fingerprints
 from .writers import write_json
 
 __all__ = ["CALIBRATION_JSON", "EXIT_CODES", "run_calibration"]
@@ -111,7 +111,8 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     engine_model = fit_model or spec.model
     # Names and variables of the parameters; an oracle with an exact mean only (no
     # distribution) has no CDF to calibrate.
-    oracle = [m for m in fit(spec).marginals if m.dist is not None]
+    on_data = fit(spec)
+    oracle = [m for m in on_data.marginals if m.dist is not None]
     # Each simulation's algebra is small: multithreaded BLAS would only spin on it.
     limits = threadpool_limits(1) if engine == "analytic" else contextlib.nullcontext()
     with limits:
@@ -125,7 +126,8 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     write_json(out / CALIBRATION_JSON, {
         "model": spec.model.name, "engine": engine, "seed": seed, "seconds": seconds,
         "spec_path": str(spec.path) if spec.path else "(Python)",
-        "spec_text": spec_text, **result.to_json()})
+        "spec_text": spec_text, "data_fingerprints": fingerprints(on_data),
+        **result.to_json()})
     return result
 
 

@@ -19,8 +19,8 @@ from .plots import figure_uri
 from .writers import read_json
 
 __all__ = ["BAND_PROB", "CALIBRATION_JSON", "MAX_CALIBRATION_ROWS", "calibration_figure",
-           "calibration_only_context", "calibration_section", "read_calibration",
-           "shown_parameters"]
+           "calibration_only_context", "calibration_section", "fingerprints",
+           "read_calibration", "same_run_inputs", "shown_parameters"]
 
 #: Written by ``bayescheck calibrate`` (:func:`reports.calibrate.run_calibration`).
 CALIBRATION_JSON = "calibration.json"
@@ -94,6 +94,23 @@ def calibration_figure(calibration: dict) -> str:
     axes[0][1].legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     return figure_uri(fig)
+
+
+def fingerprints(fit) -> list[str]:
+    """The SHA-256 fingerprints of the batches a fit read, in order (which data it saw)."""
+    return [b["fingerprint"] for b in fit.batches]
+
+
+def same_run_inputs(report: dict, calibration: dict) -> bool:
+    """Whether a check's ``report.json`` and a ``calibration.json`` are of one spec and data.
+
+    Both must have the same spec text and, where both record them, the same batch
+    fingerprints (a file without fingerprints is judged by its spec alone).
+    """
+    if calibration.get("spec_text") != report.get("spec_text"):
+        return False
+    ours, theirs = calibration.get("data_fingerprints"), report.get("data_fingerprints")
+    return ours is None or theirs is None or ours == theirs
 
 
 def read_calibration(out: str | Path) -> dict | None:

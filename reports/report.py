@@ -22,7 +22,9 @@ from .calibration_report import (
     CALIBRATION_JSON,
     calibration_only_context,
     calibration_section,
+    fingerprints,
     read_calibration,
+    same_run_inputs,
 )
 from .writers import clean_json, read_json
 
@@ -147,6 +149,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "spec_path": str(spec.path) if spec.path else "(Python)",
         "data_label": spec.data.label if spec.data is not None else "none (in the spec)",
         "n_rows": fit.n_rows, "n_batches": len(fit.batches), "log_evidence": fit.log_evidence,
+        "data_fingerprints": fingerprints(fit),
         "notes": list(fit.notes), "spec_text": spec_text,
         "sampler": first.sampler,
         "sampling": {"draws": sampling.draws, "tune": sampling.tune,
@@ -315,10 +318,10 @@ def render_run(out: str | Path) -> str:
                               f"'bayescheck calibrate'?")
     stale_note = None
     if data is not None and calibration is not None and \
-            calibration.get("spec_text") != data["spec_text"]:
+            not same_run_inputs(data, calibration):
         older = min((REPORT_JSON, CALIBRATION_JSON), key=lambda f: (out / f).stat().st_mtime)
-        stale_note = (f"this folder also holds an older {older} of a different spec; it is not "
-                      f"shown (re-run that command with another --out)")
+        stale_note = (f"this folder also holds an older {older} of a different spec or data; "
+                      f"it is not shown (re-run that command with another --out)")
         data, calibration = (None, calibration) if older == REPORT_JSON else (data, None)
     context = _check_context(out, data) if data is not None else \
         calibration_only_context(calibration)

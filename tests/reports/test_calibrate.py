@@ -204,7 +204,17 @@ def test_check_and_calibration_in_one_folder_make_one_report(coin_spec, tmp_path
     html = render_run(out)
     assert "<h1>bayescheck report: linear_regression</h1>" in html
     assert 'id="crosscheck"' not in html
-    assert "older report.json of a different spec" in html
+    assert "older report.json of a different spec or data" in html
+
+
+def test_same_spec_on_other_data_is_not_the_same_run():
+    from reports.calibration_report import same_run_inputs
+
+    check = {"spec_text": "s", "data_fingerprints": ["a1", "b2"]}
+    assert same_run_inputs(check, {"spec_text": "s", "data_fingerprints": ["a1", "b2"]})
+    assert not same_run_inputs(check, {"spec_text": "s", "data_fingerprints": ["a1", "XX"]})
+    assert not same_run_inputs(check, {"spec_text": "t", "data_fingerprints": ["a1", "b2"]})
+    assert same_run_inputs({"spec_text": "s"}, {"spec_text": "s", "data_fingerprints": []})
 
 
 @pytest.fixture
