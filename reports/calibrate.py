@@ -6,10 +6,11 @@ by the analytic engine (default) or by NUTS, and the posterior CDF at the true v
 rank of the truth among NUTS draws, is tested for uniformity (:mod:`inference.calibration`).
 A model family takes part by giving its model object a method
 ``simulated_frame(frame, observed) -> DataFrame``, which writes one simulation's observed
-values into a copy of the spec's data. A family whose engine estimates hyperparameters
-(ARD's type-II maximum likelihood) also gives ``calibration_model(fit) -> model``: the model
-with those hyperparameters held at their estimates on the spec's data, so that simulation
-and engine share them and the engine's posterior is exact (ARD conditional).
+values into a copy of the spec's data. A family whose engine reads more than the
+parameters' posterior from the data also gives ``calibration_model(fit) -> model``: the model
+with that held at the fit on the spec's data, so that simulations and engine share it. ARD
+holds its type-II ML hyperparameters (the engine's posterior is then exact: ARD
+conditional); the categorical models hold their label sets (a simulation may miss a label).
 """
 
 from __future__ import annotations
@@ -94,7 +95,9 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     import pymc as pm
 
     if not hasattr(spec.model, "simulated_frame"):
-        raise BayescheckError(f"calibrate does not support model {spec.model.name!r} yet")
+        raise BayescheckError(f"calibrate does not support model {spec.model.name!r}: it "
+                              f"calibrates engines with an exact posterior (see README, "
+                              f"Calibration)")
     if simulations < 10:
         raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
     out = Path(out)
@@ -102,8 +105,10 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     started = time.perf_counter()
     spec_text = spec.text()
     frame = spec.data.read_all()
+    on_data = fit(spec)
     if hasattr(spec.model, "calibration_model"):
-        spec = replace(spec, model=spec.model.calibration_model(fit(spec)))
+        spec = replace(spec, model=spec.model.calibration_model(on_data))
+        on_data = fit(spec)
     declared = spec.model.declare(spec.data)
     with _pymc_log(logging.INFO if progress else logging.WARNING):
         prior = pm.sample_prior_predictive(draws=simulations, model=declared,
@@ -111,7 +116,6 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     engine_model = fit_model or spec.model
     # Names and variables of the parameters; an oracle with an exact mean only (no
     # distribution) has no CDF to calibrate.
-    on_data = fit(spec)
     oracle = [m for m in on_data.marginals if m.dist is not None]
     # Each simulation's algebra is small: multithreaded BLAS would only spin on it.
     limits = threadpool_limits(1) if engine == "analytic" else contextlib.nullcontext()

@@ -275,3 +275,11 @@ def test_progress_lines_carry_an_early_estimate():
     assert len(lines) == 21 and "\r" not in stream.getvalue()
     assert lines[0].startswith("[") and "simulation 1/100" in lines[0] and "s left" in lines[0]
     assert "simulation 100/100" in lines[-1]
+
+
+def test_models_without_an_exact_posterior_are_refused(tmp_path, capsys):
+    from pathlib import Path
+
+    spec = Path(__file__).parents[2] / "examples" / "gaussian_mixture" / "worked_step.toml"
+    assert main(["calibrate", str(spec), "--out", str(tmp_path), "--quiet"]) == 2
+    assert "does not support model 'gaussian_mixture'" in capsys.readouterr().err
