@@ -16,6 +16,8 @@ __all__ = ["FIT_PLOTS", "estimates_figure", "figure_uri", "fit_figure", "interva
 
 #: More parameters than this are not drawn one panel each.
 MAX_PANELS = 20
+#: Rank plots use at most this many evenly spaced draws per chain.
+RANK_DRAWS = 300
 
 
 def _plt():
@@ -96,24 +98,75 @@ def _arviz_uri(pc) -> str:
     return figure_uri(fig, crop=False)
 
 
-def rank_figure(idata, var_names, max_draws: int = 300) -> str:
-    """Rank ECDF plots of the chains (arviz_plots.plot_rank), on every k-th draw so that each
-    chain keeps at most ``max_draws`` (the multi-chain test's cost grows with the draws)."""
+def _two_lines(name: str) -> str:
+    """An element's name with its index on a second line (``mu[a, b]``: ``mu``, ``[a, b]``)."""
+    return name.replace("[", "\n[", 1)
+
+
+def _element_labeller():
+    """An arviz labeller that puts an element's index under its name (see :func:`_two_lines`).
+
+    Long names then fit beside and above small panels.
+    """
+    from arviz_base.labels import BaseLabeller
+
+    class ElementLabeller(BaseLabeller):
+        def var_name_to_str(self, var_name):
+            """The name on two lines."""
+            return _two_lines(var_name)
+
+    return ElementLabeller()
+
+
+def posterior_tree(draws: dict, diverging=None):
+    """A DataTree of the selected parameters, one posterior variable each.
+
+    Parameters
+    ----------
+    draws : dict
+        Name -> ``(chain, draw)`` array; arviz_plots then draws exactly these parameters,
+        one panel each, titled by name.
+    diverging : array of bool, optional
+        ``(chain, draw)`` divergence flags, stored in ``sample_stats``.
+    """
+    import arviz_base as azb
+
+    # A DataTree variable cannot hold "/" (path syntax): show it as a division slash.
+    groups = {"posterior": {k.replace("/", "\u2215"): np.asarray(v) for k, v in draws.items()}}
+    if diverging is not None:
+        groups["sample_stats"] = {"diverging": np.asarray(diverging, dtype=bool)}
+    return azb.from_dict(groups)
+
+
+def rank_figure(draws: dict, max_draws: int = RANK_DRAWS) -> str:
+    """Rank ECDF plots of the chains (arviz_plots.plot_rank), one panel per parameter.
+
+    ``draws`` maps a name to its ``(chain, draw)`` array. Every k-th draw is used, so that
+    each chain keeps at most ``max_draws`` (the multi-chain test's cost grows with the draws).
+    """
     import arviz_plots as azp
-    import xarray as xr
 
-    posterior = idata.posterior.ds if hasattr(idata.posterior, "ds") else idata.posterior
-    step = max(1, math.ceil(posterior.sizes["draw"] / max_draws))
-    thinned = xr.DataTree.from_dict({"posterior": posterior.isel(draw=slice(None, None, step))})
-    return _arviz_uri(azp.plot_rank(thinned, var_names=list(var_names), backend="matplotlib"))
+    step = max(1, math.ceil(next(iter(draws.values())).shape[1] / max_draws))
+    thinned = {k: np.asarray(v)[:, ::step] for k, v in draws.items()}
+    cols = min(3, len(draws))
+    size = (3.5 * cols, 0.4 + 2.1 * math.ceil(len(draws) / cols))
+    pc = azp.plot_rank(posterior_tree(thinned), labeller=_element_labeller(), col_wrap=cols,
+                       figure_kwargs={"figsize": size, "figsize_units": "inches"},
+                       backend="matplotlib")
+    return _arviz_uri(pc)
 
 
-def trace_figure(idata, var_names) -> str:
-    """Traces and marginal densities per chain (arviz_plots.plot_trace_dist)."""
+def trace_figure(draws: dict, diverging=None) -> str:
+    """Traces and densities per chain (arviz_plots.plot_trace_dist), one row per parameter.
+
+    ``draws`` maps a name to its ``(chain, draw)`` array; divergent draws are marked when
+    ``diverging`` (``(chain, draw)`` flags) has any.
+    """
     import arviz_plots as azp
 
-    return _arviz_uri(azp.plot_trace_dist(idata, var_names=list(var_names),
-                                          backend="matplotlib"))
+    pc = azp.plot_trace_dist(posterior_tree(draws, diverging), compact=False,
+                             labeller=_element_labeller(), backend="matplotlib")
+    return _arviz_uri(pc)
 
 
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
@@ -356,13 +409,9 @@ def energy_figure(idata) -> str:
 
 def pair_figure(draws: dict) -> str:
     """Pair plot (arviz_plots.plot_pair) of ``draws`` (name -> ``(chain, draw)`` array)."""
-    import arviz_base as azb
     import arviz_plots as azp
 
-    # A DataTree variable cannot hold "/" (path syntax): show it as a division slash.
-    dt = azb.from_dict({"posterior": {k.replace("/", "\u2215"): np.asarray(v)
-                                      for k, v in draws.items()}})
-    return _arviz_uri(azp.plot_pair(dt, backend="matplotlib"))
+    return _arviz_uri(azp.plot_pair(posterior_tree(draws), backend="matplotlib"))
 
 
 def ppc_figure(idata, var_names) -> str:

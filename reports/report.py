@@ -36,8 +36,10 @@ REPORT_JSON = "report.json"
 MAX_ROWS = 20
 #: At most this many marginals are drawn one panel each (the worst first).
 MAX_CURVES = 12
-#: At most this many parameters go into the pair plot.
+#: At most this many parameters go into the pair plot (the worst first).
 MAX_PAIR = 6
+#: Rank and trace plots are drawn for at most this many parameters (the worst first).
+MAX_CHAIN_PANELS = 4
 STAT_NAMES = ["mean", "sd", "q05", "q50", "q95"]
 
 
@@ -164,7 +166,6 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         data["exact"] = {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
-                         "vars": sorted({m.var for m in fit.marginals}),
                          "has_priors": bool(fit.priors)}
     if estimates is not None:
         est_diag = {**_asdict(estimates.diagnostics),
@@ -249,22 +250,42 @@ def _exact_figures(data: dict, idata) -> list[dict]:
     return figures
 
 
-def _health_figures(data: dict, idata, names: list[dict], n: int, var_names: list[str],
+def _which(shown: int, n: int) -> str:
+    """How the drawn parameters relate to all ``n``, for a caption."""
+    return f"the {shown} worst of {n} parameters" if shown < n else \
+        f"{'both' if n == 2 else 'the'} parameter{'s' if n > 1 else ''}"
+
+
+def _diverging(idata):
+    """The ``(chain, draw)`` divergence flags of a sampled posterior, or None."""
+    if "sample_stats" in idata.children and "diverging" in idata.sample_stats:
+        return np.asarray(idata.sample_stats["diverging"].transpose("chain", "draw").values)
+    return None
+
+
+def _health_figures(data: dict, idata, names: list[dict], n: int,
                     suffix: str = "") -> list[dict]:
-    """Rank, trace, energy and pair plots of one sampled posterior of ``n`` parameters
-    (``names``: the worst first) held in the variables ``var_names``."""
+    """Rank, trace, energy and pair plots of one sampled posterior of ``n`` parameters.
+
+    ``names`` lists the parameters worst first: rank and trace plots show the first
+    :data:`MAX_CHAIN_PANELS`, the pair plot the first :data:`MAX_PAIR`.
+    """
     from . import plots
 
     figures = []
     if n <= MAX_ROWS:
+        chained = names[:MAX_CHAIN_PANELS]
+        draws = _draws(idata, chained)
+        which = _which(len(chained), n)
         if idata.posterior.sizes.get("chain", 1) >= 2:
             _figure(figures, "Rank plots" + suffix,
-                    "Fractional-rank ECDF of each chain (at most 300 evenly spaced draws per "
-                    "chain), with the multi-chain test's p-value; flat and close together when "
-                    "the chains mix.",
-                    plots.rank_figure, idata, var_names)
-        _figure(figures, "Traces" + suffix, "Draws per chain and their densities.",
-                plots.trace_figure, idata, var_names)
+                    f"Fractional-rank ECDF of each chain for {which} (at most "
+                    f"{plots.RANK_DRAWS} evenly spaced draws per chain), with the multi-chain "
+                    "test's p-value; flat and close together when the chains mix.",
+                    plots.rank_figure, draws)
+        _figure(figures, "Traces" + suffix,
+                f"Draws per chain and their densities, for {which}.",
+                plots.trace_figure, draws, _diverging(idata))
     if "sample_stats" in idata.children and "energy" in idata.sample_stats:
         _figure(figures, "Energy" + suffix,
                 "Marginal energy against energy transitions; similar widths mean the "
@@ -276,9 +297,7 @@ def _health_figures(data: dict, idata, names: list[dict], n: int, var_names: lis
     pair = names[:MAX_PAIR]
     if len(pair) >= 2:
         _figure(figures, "Pair plot" + suffix,
-                f"Joint draws of {'the' if n <= MAX_PAIR else f'the first {MAX_PAIR} of'} "
-                f"{n} parameters"
-                + (" (worst first)." if n > MAX_PAIR else "."),
+                f"Joint draws of {_which(len(pair), n)}.",
                 plots.pair_figure, _draws(idata, pair))
     return figures
 
@@ -343,9 +362,7 @@ def _check_context(out: Path, data: dict) -> dict:
             figures += _exact_figures(data, idata)
             names = [{k: c[k] for k in ("name", "var", "coords")}
                      for c in data["exact"]["curves"]]
-            var_names = data["exact"].get("vars") or sorted({x["var"] for x in names})
-            figures += _health_figures(data, idata, names, len(data["exact"]["rows"]),
-                                       var_names)
+            figures += _health_figures(data, idata, names, len(data["exact"]["rows"]))
             ppc_figs, ppc_note = _ppc(data, idata)
             figures += ppc_figs
         trajectory = plots.trajectory_figure(data["trajectory"])
@@ -363,8 +380,7 @@ def _check_context(out: Path, data: dict) -> dict:
             figures += _estimate_figures(est, full)
             suffix = " (full posterior)" if est["separate_sampler"] else ""
             names = _worst_estimates(est)
-            figures += _health_figures(data, full, names, len(names),
-                                       sorted({x["var"] for x in names}), suffix)
+            figures += _health_figures(data, full, names, len(names), suffix)
             if data["exact"] is None:
                 ppc_figs, ppc_note = _ppc(data, full)
                 figures += ppc_figs
