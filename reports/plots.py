@@ -18,6 +18,8 @@ __all__ = ["FIT_PLOTS", "estimates_figure", "figure_uri", "fit_figure", "interva
 MAX_PANELS = 20
 #: Rank plots use at most this many evenly spaced draws per chain.
 RANK_DRAWS = 300
+#: Pair plot scatters show at most this many evenly spaced draws (chains pooled).
+PAIR_POINTS = 2000
 
 
 def _plt():
@@ -407,11 +409,56 @@ def energy_figure(idata) -> str:
     return _arviz_uri(azp.plot_energy(idata, backend="matplotlib"))
 
 
-def pair_figure(draws: dict) -> str:
-    """Pair plot (arviz_plots.plot_pair) of ``draws`` (name -> ``(chain, draw)`` array)."""
-    import arviz_plots as azp
+def _corner_grid(k: int):
+    """A figure with the lower triangle and diagonal of a ``k`` x ``k`` grid of panels.
 
-    return _arviz_uri(azp.plot_pair(posterior_tree(draws), backend="matplotlib"))
+    Panels of a column share their x axis, the off-diagonal panels of a row their y axis; only
+    the bottom row and the left column get tick labels. Returns the figure and a function
+    ``(i, j) -> Axes``. The margins are fixed in inches (room for two-line names and tick
+    labels): cropping the image to its drawn extent would cost a layout pass over every label.
+    """
+    plt = _plt()
+    width, height = 1.9 * k + 0.95, 1.9 * k + 0.7
+    fig = plt.figure(figsize=(width, height))
+    grid = fig.add_gridspec(k, k, hspace=0.1, wspace=0.1, left=0.85 / width,
+                            right=1 - 0.1 / width, bottom=0.6 / height, top=1 - 0.1 / height)
+    panels = {(i, i): fig.add_subplot(grid[i, i]) for i in range(k)}
+    for i in range(1, k):
+        for j in range(i):
+            panels[i, j] = fig.add_subplot(grid[i, j], sharex=panels[j, j],
+                                           sharey=panels.get((i, 0)) if j else None)
+    for (i, j), ax in panels.items():
+        bottom, left = i == k - 1, j == 0 and i > 0
+        ax.tick_params(labelsize=7, bottom=bottom, labelbottom=bottom, left=left,
+                       labelleft=left)
+    return fig, lambda i, j: panels[i, j]
+
+
+def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:
+    """Pair plot of ``draws`` (name -> ``(chain, draw)`` array).
+
+    Below the diagonal a scatter of every pair on at most ``max_points`` evenly spaced draws
+    (chains pooled), on the diagonal each parameter's histogram of all its draws. Drawn with
+    matplotlib directly, only the lower triangle and with tick labels on the outer panels:
+    arviz_plots.plot_pair took about 3 s for 6 parameters, most of it laying out and drawing
+    the ticks of 36 panels.
+    """
+    names = list(draws)
+    k = len(names)
+    flat = [np.asarray(draws[n], dtype=np.float64).ravel() for n in names]
+    every = np.linspace(0, flat[0].size - 1, min(flat[0].size, max_points)).round().astype(int)
+    fig, panel = _corner_grid(k)
+    for i in range(k):
+        panel(i, i).hist(flat[i], bins=40, color="#9ecae1", histtype="stepfilled")
+        panel(i, i).set_yticks([])
+        for j in range(i):
+            panel(i, j).scatter(flat[j][every], flat[i][every], s=3, lw=0, color="#08519c",
+                                alpha=0.35)
+    for i in range(1, k):
+        panel(i, 0).set_ylabel(_two_lines(names[i]), fontsize=8)
+    for j in range(k):
+        panel(k - 1, j).set_xlabel(_two_lines(names[j]), fontsize=8)
+    return figure_uri(fig, crop=False)
 
 
 def ppc_figure(idata, var_names) -> str:

@@ -297,7 +297,9 @@ def _health_figures(data: dict, idata, names: list[dict], n: int,
     pair = names[:MAX_PAIR]
     if len(pair) >= 2:
         _figure(figures, "Pair plot" + suffix,
-                f"Joint draws of {_which(len(pair), n)}.",
+                f"Joint draws of {_which(len(pair), n)}: each pair's scatter (at most "
+                f"{plots.PAIR_POINTS} evenly spaced draws) below the diagonal, each "
+                "parameter's histogram on it.",
                 plots.pair_figure, _draws(idata, pair))
     return figures
 

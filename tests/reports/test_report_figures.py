@@ -103,3 +103,18 @@ def test_trace_figure_has_one_row_per_parameter(figures):
     for ax, x in zip(traces, draws.values(), strict=True):
         assert sorted(line.get_ydata().mean() for line in ax.lines) == \
             pytest.approx(sorted(x.mean(axis=1)))
+
+
+def test_pair_figure_draws_the_lower_triangle_on_thinned_draws(figures):
+    draws = _draws(3)
+    plots.pair_figure(draws, max_points=100)
+    (fig,) = figures
+    assert len(fig.axes) == 6  # 3 histograms and 3 scatters, no upper triangle
+    scatters = [ax for ax in fig.axes if ax.collections]
+    assert len(scatters) == 3
+    corner = next(ax for ax in scatters if ax.get_ylabel() == "w\n[2]"
+                  and ax.get_xlabel() == "w\n[0]")
+    xy = corner.collections[0].get_offsets()
+    assert len(xy) == 100
+    assert np.mean(xy[:, 0]) == pytest.approx(0.0, abs=0.5)
+    assert np.mean(xy[:, 1]) == pytest.approx(20.0, abs=0.5)
