@@ -316,8 +316,9 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
     _figure(figures, "Posterior predictive check",
             "Data sets drawn from the posterior predictive against the observed data: for "
             "discrete data a rootogram (how often each value occurs: observed points against "
-            "the predictive interval), otherwise 50 predictive densities (thin) against the "
-            "data's (thick).", plots.ppc_figure, idata, names)
+            f"the predictive interval), otherwise the densities of {plots.PPC_SAMPLES} evenly "
+            "spaced predictive data sets (thin) against the data's (thick).",
+            plots.ppc_figure, idata, names)
     return figures, None
 
 

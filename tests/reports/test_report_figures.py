@@ -118,3 +118,21 @@ def test_pair_figure_draws_the_lower_triangle_on_thinned_draws(figures):
     assert len(xy) == 100
     assert np.mean(xy[:, 0]) == pytest.approx(0.0, abs=0.5)
     assert np.mean(xy[:, 1]) == pytest.approx(20.0, abs=0.5)
+
+
+def test_ppc_of_continuous_data_draws_50_predictive_densities_and_the_data(figures):
+    import arviz_base as azb
+
+    rng = np.random.default_rng(2)
+    idata = azb.from_dict({"posterior_predictive": {"y": rng.normal(size=(CHAINS, DRAWS, 30))},
+                           "observed_data": {"y": rng.normal(5.0, 1.0, size=30)}},
+                          dims={"y": ["obs"]})
+    plots.ppc_figure(idata, ["y"])
+    (fig,) = figures
+    ax = next(ax for ax in fig.axes if ax.get_visible())
+    assert ax.get_title() == "y"
+    (predictive,) = ax.collections
+    assert len(predictive.get_segments()) == plots.PPC_SAMPLES
+    (observed,) = ax.lines
+    grid = observed.get_xdata()
+    assert grid.min() < 5.0 < grid.max()  # the data's density, not a predictive one (near 0)
