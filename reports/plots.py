@@ -474,10 +474,20 @@ def ppc_figure(idata, var_names) -> str:
                    or idata.observed_data[v].dtype == bool for v in var_names)
     if not discrete:
         return _ppc_densities(idata, var_names)
+    import warnings
+
     import arviz_plots as azp
 
-    return _arviz_uri(azp.plot_ppc_rootogram(idata, var_names=list(var_names),
-                                             backend="matplotlib"))
+    with warnings.catch_warnings():
+        # For 0/1 data arviz suggests a PAV calibration plot, which needs a predicted
+        # probability per row; the models here predict one probability for all rows (iid
+        # outcomes) or are categorical codes, so the rootogram of value counts is the check.
+        warnings.filterwarnings("ignore", message=".*look binary", category=UserWarning)
+        # arviz_stats builds its interval table with more "chains" than "draws" here.
+        warnings.filterwarnings("ignore", message="Found chain dimension to be longer",
+                                category=UserWarning)
+        pc = azp.plot_ppc_rootogram(idata, var_names=list(var_names), backend="matplotlib")
+    return _arviz_uri(pc)
 
 
 def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
