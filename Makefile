@@ -28,6 +28,7 @@ demo: $(STAMP)
 	@echo "open demo-output/index.html"
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q
 
 bench: $(STAMP)

@@ -175,8 +175,7 @@ def trace_figure(draws: dict, diverging=None) -> str:
 
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
                   **_) -> str:
-    """A quantity per iteration (an objective such as the log evidence), with markers when
-    there are few points."""
+    """A quantity per iteration, such as the log evidence; with markers when there are few."""
     plt = _plt()
     values = np.asarray(values, dtype=np.float64)
     fig, ax = plt.subplots(figsize=(6.0, 3.0))
@@ -190,9 +189,11 @@ def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
 
 
 def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
-    """A vector parameter's components: mean and interval each, one row per component;
-    components marked in ``zero`` (exactly zero, for example pruned weights) as open
-    circles at 0."""
+    """A vector parameter's components: mean and interval each, one row per component.
+
+    Components marked in ``zero`` (exactly zero, for example pruned weights) are drawn as open
+    circles at 0.
+    """
     plt = _plt()
     n = len(names)
     mean, lower, upper = (np.asarray(v, dtype=np.float64) for v in (mean, lower, upper))
@@ -214,9 +215,12 @@ def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
 
 
 def mixture_figure(points, weights, means, covariances, features, **_) -> str:
-    """Data with the fitted Gaussian mixture: in 1-D a histogram with each weighted component
-    density and their sum; in 2-D or more a scatter of the first two features with each
-    component's 1- and 2-sd ellipses (marginal of those two features), labelled by weight."""
+    """Data with the fitted Gaussian mixture.
+
+    In 1-D a histogram with each weighted component density and their sum; in 2-D or more a
+    scatter of the first two features with each component's 1- and 2-sd ellipses (marginal of
+    those two features), labelled by weight.
+    """
     plt = _plt()
     X = np.asarray(points, dtype=np.float64)
     w, mu, cov = (np.asarray(v, dtype=np.float64) for v in (weights, means, covariances))
@@ -272,10 +276,13 @@ def fit_figure(entry: dict) -> dict:
 
 
 def estimates_figure(comparison, draws) -> str:
-    """Point estimates against the sampled posterior: for each row of an
-    :class:`inference.compare.EstimateComparison`, the posterior median and central interval
-    (bar), the posterior mean (open circle) and the estimate (cross, red when the row fails).
-    Beyond 60 rows, the failing ones and then the farthest from their posterior are drawn."""
+    """Point estimates against the sampled posterior.
+
+    For each row of an :class:`inference.compare.EstimateComparison`, the posterior median
+    and central interval (bar), the posterior mean (open circle) and the estimate (cross, red
+    when the row fails). Beyond 60 rows, the failing ones and then the farthest from their
+    posterior are drawn.
+    """
     plt = _plt()
     rows = comparison.parameters
     if len(rows) > 60:
@@ -327,9 +334,11 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
 
 
 def curves_figure(curves, draws) -> str:
-    """Each NUTS marginal as a histogram with the analytic density (``curves[i]["pdf"]`` on
-    ``curves[i]["grid"]``, computed at check time) and the prior (``"prior"``, dashed) drawn
-    over it. ``draws`` maps a curve's ``name`` to its draws."""
+    """Each NUTS marginal as a histogram with the analytic density and the prior over it.
+
+    The density is ``curves[i]["pdf"]`` on ``curves[i]["grid"]`` (computed at check time), the
+    prior ``"prior"`` (dashed). ``draws`` maps a curve's ``name`` to its draws.
+    """
     shown = curves[:MAX_PANELS]
     fig, axes = _panel_grid(len(shown), 3.8, 2.5)
     for ax, c in zip(axes, shown, strict=False):
@@ -355,9 +364,11 @@ def _standardise(v, *, mu: float, sd: float) -> float:
 
 
 def forest_figure(rows) -> str:
-    """Analytic against sampled 5-95 % intervals and medians, one row per parameter, each on
-    the scale of its analytic sd around its analytic mean (so parameters of any size share
-    one axis)."""
+    """Analytic against sampled 5-95 % intervals and medians, one row per parameter.
+
+    Each row is on the scale of its analytic sd around its analytic mean, so parameters of
+    any size share one axis.
+    """
     plt = _plt()
     n = len(rows)
     fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.42 * n))
@@ -383,8 +394,7 @@ def forest_figure(rows) -> str:
 
 
 def z_histogram_figure(z, threshold: float) -> str:
-    """Histogram of every z score of the cross-check with the standard normal density and
-    the +-threshold lines."""
+    """Histogram of every z score with the standard normal density and the ±threshold lines."""
     from scipy import stats
 
     plt = _plt()
@@ -491,8 +501,10 @@ def ppc_figure(idata, var_names) -> str:
 
 
 def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
-    """Densities of ``samples`` evenly spaced predictive data sets (thin) and of the observed
-    data (thick), each a KDE over all of a variable's values.
+    """Densities of ``samples`` evenly spaced predictive data sets and of the observed data.
+
+    The predictive ones thin, the observed one thick, each a KDE over all of a variable's
+    values.
 
     The KDE is arviz_stats', the one arviz_plots.plot_ppc_dist draws; the lines are drawn
     here as one collection per panel, in half the time plot_ppc_dist took to draw them one

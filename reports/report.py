@@ -59,8 +59,7 @@ def _jsonable(value):
 
 
 def _curves(fit, sample, comparison) -> list[dict]:
-    """Analytic density (and prior) of the worst :data:`MAX_CURVES` marginals on a grid that
-    covers their draws."""
+    """Analytic density and prior of the worst :data:`MAX_CURVES` marginals over their draws."""
     from inference.compare import draws_from_idata
 
     order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
@@ -213,8 +212,7 @@ def _open(path: Path):
 
 
 def _figure(figures: list, title: str, caption: str, draw, *args):
-    """Append a figure; a figure that cannot be drawn says why instead of breaking the
-    report."""
+    """Append a figure; one that cannot be drawn says why instead of breaking the report."""
     try:
         figures.append({"title": title, "caption": caption, "uri": draw(*args)})
     except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the report
