@@ -373,16 +373,18 @@ def forest_figure(rows) -> str:
     n = len(rows)
     fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.42 * n))
     y = np.arange(n)[::-1].astype(float)
+    labelled = False  # the legend's entries come from the first row that is drawn
     for yi, r in zip(y, rows, strict=True):
         mu, sd = r["analytic_mean"], r["analytic_sd"]
         if mu is None or not sd:
             continue
         scale = functools.partial(_standardise, mu=mu, sd=sd)
         ax.hlines(yi + 0.12, scale(r["analytic_q05"]), scale(r["analytic_q95"]),
-                  color="#d62728", lw=3, label="analytic" if yi == y[0] else None)
+                  color="#d62728", lw=3, label=None if labelled else "analytic")
         ax.plot(scale(r["analytic_q50"]), yi + 0.12, "|", color="#d62728", ms=10)
         ax.hlines(yi - 0.12, scale(r["sampled_q05"]), scale(r["sampled_q95"]),
-                  color="#08519c", lw=3, label="NUTS" if yi == y[0] else None)
+                  color="#08519c", lw=3, label=None if labelled else "NUTS")
+        labelled = True
         ax.plot(scale(r["sampled_q50"]), yi - 0.12, "|", color="#08519c", ms=10)
     ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
     ax.set_yticks(y, [f"{r['name']} ({r['verdict']})" for r in rows], fontsize=8)

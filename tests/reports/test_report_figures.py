@@ -136,3 +136,21 @@ def test_ppc_of_continuous_data_draws_50_predictive_densities_and_the_data(figur
     (observed,) = ax.lines
     grid = observed.get_xdata()
     assert grid.min() < 5.0 < grid.max()  # the data's density, not a predictive one (near 0)
+
+
+def test_forest_legend_when_the_first_row_has_no_analytic_interval():
+    """The legend comes from the first drawn row, so a leading row without an analytic sd
+    (an exact mean only) does not leave the figure without one (matplotlib would warn)."""
+    import warnings
+
+    from reports.plots import forest_figure
+
+    def row(name, mu):
+        quantiles = {f"{k}_{q}": 0.0 for k in ("analytic", "sampled")
+                     for q in ("q05", "q50", "q95")}
+        return {"name": name, "verdict": "pass", "analytic_mean": mu,
+                "analytic_sd": None if mu is None else 1.0, **quantiles}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert forest_figure([row("score", None), row("p", 0.5)]).startswith("data:image/png")
