@@ -204,12 +204,16 @@ class NaiveBayes:
         """A copy holding the fit's classes and categories, without query rows.
 
         The label sets of every simulation are then the declaration's, and no query scores
-        are computed (they have exact means only, nothing to calibrate).
+        are computed (they have exact means only, nothing to calibrate). The plug-in settings
+        (``smoothing = false``, frequency class priors, ML Gaussians) are set to the Bayesian
+        ones: they change the reported class probabilities, not the exact marginals that are
+        calibrated, and ML estimates do not exist for a simulation that misses a class.
         """
         stats = fit.parameters["statistics"]
         held = (tuple(stats["classes"]),
                 {f: tuple(stats["categories"][f]) for f in self.categorical})
-        return replace(self, held_labels=held, queries=(), query_names=())
+        return replace(self, held_labels=held, queries=(), query_names=(), smoothing=True,
+                       class_prior="dirichlet", gaussian="nig")
 
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
         """A copy of ``frame`` holding one simulation's classes and features (calibration).

@@ -303,3 +303,14 @@ def test_ecdf_band_is_simultaneous_at_its_level():
     outside = sum(not inside(rng.uniform(size=n)) for _ in range(2000))
     assert BAND_PROB == 0.99 and 8 <= outside <= 40, outside
     assert not inside(rng.beta(2, 2, size=n))
+
+
+def test_naive_bayes_plug_in_settings_calibrate_the_bayesian_marginals(tmp_path):
+    """play_tennis_ml (smoothing = false) has no ML estimate for a simulation that misses a
+    class; its exact marginals, which are what is calibrated, are the Bayesian model's."""
+    from pathlib import Path
+
+    spec = load_spec(Path(__file__).parents[2] / "examples" / "naive_bayes" /
+                     "play_tennis_ml.toml")
+    assert not spec.model.smoothing
+    assert run_calibration(spec, tmp_path, simulations=200, seed=1).verdict == "pass"
