@@ -1,16 +1,24 @@
 """Report render time: seconds to draw each example's report.html from its run folder.
 
-    .venv/bin/python benchmarks/bench_reports.py DEMO_DIR
+    .venv/bin/python benchmarks/bench_reports.py DEMO_DIR [--repeat N] [--baseline CHECKOUT]
 
 DEMO_DIR is the output of ``bayescheck demo --out DEMO_DIR`` (the runs are not redone here:
-rendering never samples). Each report is rendered 3 times in this process, after one warm-up
-render that pays the imports (matplotlib, ArviZ); the median is reported, with the figure
-count and the page size. One cold ``bayescheck report`` (a fresh process, imports included)
-is timed as well. Prints a Markdown table.
+rendering never samples). Each report is rendered N times (default 3) in one warm process,
+after a warm-up render that pays the imports (matplotlib, ArviZ) and the font cache; the
+median and the fastest render are reported, with the figure count and the page size.
+
+``--baseline CHECKOUT`` renders the same reports with the code of another checkout of the
+project (for example ``git worktree add /tmp/base HEAD~4``) in a second warm process,
+alternately with this one, so that both see the same machine: on a shared machine the
+speed of one process varies by up to 2x within minutes, which sequential runs cannot tell
+from a change of the code; a CPU probe (a fixed pure-Python loop) at the start and the end
+says how fast the machine was. One cold ``bayescheck report`` (a fresh process, imports
+included) is timed as well. Prints a Markdown table.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -19,35 +27,100 @@ import sys
 import time
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parents[1]
+
+WORKER = """
+import json, sys, time, warnings
+warnings.filterwarnings("ignore")
+from reports.report import render_run
+for line in sys.stdin:
+    started = time.perf_counter()
+    html = render_run(line.strip())
+    print(json.dumps({"seconds": time.perf_counter() - started,
+                      "figures": html.count("<img "), "mb": len(html.encode()) / 1e6}),
+          flush=True)
+"""
+
+
+class Renderer:
+    """A warm process that renders reports with the code of one checkout."""
+
+    def __init__(self, checkout: Path):
+        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, env=env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+
+    def render(self, run: Path) -> dict:
+        """Render ``run``; return the seconds, the figure count and the page size."""
+        self.process.stdin.write(f"{run}\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the renderer died on {run}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        """End the process."""
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def _probe() -> float:
+    """Seconds for a fixed pure-Python loop: how fast the machine is right now."""
+    started = time.perf_counter()
+    sum(i * i for i in range(10**7))
+    return time.perf_counter() - started
+
+
+def _times(renders: list[dict]) -> str:
+    seconds = [r["seconds"] for r in renders]
+    return f"{statistics.median(seconds):.2f} | {min(seconds):.2f}"
+
 
 def main() -> int:
-    demo = Path(sys.argv[1])
-    runs = sorted(p.parent for p in demo.glob("*/*/report.json"))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("demo", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path)
+    args = parser.parse_args()
+    runs = sorted(p.parent.resolve() for p in args.demo.glob("*/*/report.json"))
     if not runs:
-        print(f"{demo}: no run folders (*/*/report.json); run 'bayescheck demo' first")
+        print(f"{args.demo}: no run folders (*/*/report.json); run 'bayescheck demo' first")
         return 2
-    from reports.report import render_run
-
-    render_run(runs[0])  # warm-up: imports and font cache
-    print("| example | parameters | figures | report.html | render s (median of 3) |")
-    print("|---|---|---|---|---|")
+    renderers = {"this": Renderer(HERE)}
+    if args.baseline:
+        renderers["baseline"] = Renderer(args.baseline.resolve())
+    for renderer in renderers.values():
+        renderer.render(runs[0])  # warm-up: imports and font cache
+    header = f"s (median of {args.repeat}) | s (fastest)"
+    extra = f" | baseline {header.replace(' | ', ' | baseline ')}" if args.baseline else ""
+    print(f"Load average at the start: {os.getloadavg()[0]:.1f}; CPU probe (10^7 squares in "
+          f"pure Python): {_probe():.2f} s.\n")
+    print(f"| example | parameters | figures | report.html | {header}{extra} |")
+    print("|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
     for run in runs:
-        times = []
-        for _ in range(3):
-            started = time.perf_counter()
-            html = render_run(run)
-            times.append(time.perf_counter() - started)
+        renders = {name: [] for name in renderers}
+        for _ in range(args.repeat):
+            for name, renderer in renderers.items():
+                renders[name].append(renderer.render(run))
         data = json.loads((run / "report.json").read_text())
         n = len((data["exact"] or data["estimates"])["rows"])
-        print(f"| {run.parent.name}/{run.name} | {n} | {html.count('<img ')} | "
-              f"{len(html.encode()) / 1e6:.2f} MB | {statistics.median(times):.2f} |",
-              flush=True)
+        last = renders["this"][-1]
+        cells = [f"{run.parent.name}/{run.name}", str(n), str(last["figures"]),
+                 f"{last['mb']:.2f} MB", _times(renders["this"])]
+        if args.baseline:
+            cells.append(_times(renders["baseline"]))
+        print("| " + " | ".join(cells) + " |", flush=True)
+    for renderer in renderers.values():
+        renderer.close()
     exe = Path(sys.executable).with_name("bayescheck")
     started = time.perf_counter()
-    subprocess.run([str(exe), "report", str(runs[0])], check=False, capture_output=True)
+    subprocess.run([str(exe), "report", str(runs[0])], check=False, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(HERE)})
     print(f"\nCold `bayescheck report {runs[0].parent.name}/{runs[0].name}` (new process, "
           f"imports included): {time.perf_counter() - started:.2f} s. "
-          f"Load average at the end: {os.getloadavg()[0]:.1f}.")
+          f"Load average at the end: {os.getloadavg()[0]:.1f}; CPU probe: {_probe():.2f} s.")
     return 0
 
 
