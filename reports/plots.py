@@ -390,7 +390,8 @@ def forest_figure(rows) -> str:
     ax.set_yticks(y, [f"{r['name']} ({r['verdict']})" for r in rows], fontsize=8)
     ax.set_xlabel("(value − analytic mean) / analytic sd", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if labelled:  # rows with exact means only (no sd) draw no interval
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return figure_uri(fig)
 

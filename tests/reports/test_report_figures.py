@@ -154,3 +154,4 @@ def test_forest_legend_when_the_first_row_has_no_analytic_interval():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert forest_figure([row("score", None), row("p", 0.5)]).startswith("data:image/png")
+        assert forest_figure([row("score", None)]).startswith("data:image/png")
