@@ -33,7 +33,7 @@ import scipy.sparse as sp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from inference.sbl import fit_sbl  # noqa: E402
+from inference.engines.sbl import fit_sbl  # noqa: E402
 
 N, M, K_TRUE = 1000, 2000, 30
 DENSITIES = (0.01, 0.05, 0.1)

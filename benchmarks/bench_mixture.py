@@ -28,7 +28,7 @@ from scipy.linalg import solve_triangular
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inference.em import fit_em, log_likelihood  # noqa: E402
+from inference.engines.mixture_em import fit_em, log_likelihood  # noqa: E402
 
 REG_COVAR = 1e-6
 LOAD = os.getloadavg()
@@ -172,7 +172,7 @@ def table(rows, repeats) -> str:
         f"scikit-learn: its default BLAS threading, and again with BLAS held to 1 thread) "
         f"(both: every iteration one E and one M step, plus one final E step); same start, "
         f"reg_covar={REG_COVAR:g}, tol=0. Log-likelihoods of both estimates evaluated by "
-        f"`inference.em.log_likelihood` (scikit-learn's own `score` agrees to "
+        f"`inference.engines.mixture_em.log_likelihood` (scikit-learn's own `score` agrees to "
         f"{max(abs(r['ll_sk_own'] - r['ll_sk']) / abs(r['ll_sk']) for r in rows):.0e}). "
         f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, Python "
         f"{platform.python_version()}, {os.cpu_count()} cores; load average "

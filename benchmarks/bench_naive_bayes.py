@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 import sklearn  # noqa: E402
 from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: E402
 
-from inference.naive_bayes import (  # noqa: E402
+from inference.engines.naive_bayes_stats import (  # noqa: E402
     NaiveBayesSchema,
     fit_naive_bayes,
     fit_naive_bayes_batches,

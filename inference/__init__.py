@@ -1,8 +1,14 @@
-"""How models are solved: numpy engines, the NUTS runner and the analytic-vs-sampled check.
+"""How models are solved.
 
-The engines never import PyMC or ArviZ; :mod:`inference.nuts` imports PyMC when it samples
-and :mod:`inference.compare` imports arviz-stats when it compares. Names are imported on
-first use, so the analytic path stays light.
+- :mod:`inference.engines`: the mathematics, numpy/scipy only (no models, pandas, PyMC);
+- :mod:`inference.families`: one glue module per ``models/<name>.py``: spec + data ->
+  engine -> :class:`AnalyticFit`;
+- top level: the stream driver, the NUTS runner, the analytic-vs-sampled comparison and
+  calibration (SBC).
+
+:mod:`inference.nuts` imports PyMC when it samples and :mod:`inference.compare` imports
+arviz-stats when it compares. Names are imported on first use, so the analytic path stays
+light.
 """
 
 from importlib import import_module
@@ -11,13 +17,14 @@ _EXPORTS = {
     "Comparison": "compare", "Diagnostics": "compare", "ParameterCheck": "compare",
     "Thresholds": "compare", "compare_draws": "compare", "compare_idata": "compare",
     "draws_from_idata": "compare",
-    "ENGINES": "dispatch", "engine": "dispatch", "fit": "dispatch",
-    "GaussianPosterior": "linear_gaussian", "NormalInverseGammaPosterior": "linear_gaussian",
-    "RegressionStats": "linear_gaussian", "regression_stats": "linear_gaussian",
+    "engine": "dispatch", "fit": "dispatch",
+    "GaussianPosterior": "engines.linear_gaussian",
+    "NormalInverseGammaPosterior": "engines.linear_gaussian",
+    "RegressionStats": "engines.linear_gaussian", "regression_stats": "engines.linear_gaussian",
     "SampleResult": "nuts", "sample_nuts": "nuts",
     "AnalyticFit": "result", "ExactMarginal": "result",
-    "LabelCounts": "beta_bernoulli", "fit_beta_bernoulli": "beta_bernoulli",
-    "fit_dirichlet_categorical": "beta_bernoulli",
+    "LabelCounts": "families.beta_bernoulli", "fit_beta_bernoulli": "families.beta_bernoulli",
+    "fit_dirichlet_categorical": "families.beta_bernoulli",
     "BatchRecord": "streaming", "StreamResult": "streaming", "run_stream": "streaming",
 }
 __all__ = sorted(_EXPORTS)

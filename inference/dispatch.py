@@ -1,4 +1,8 @@
-"""The thin layer from a model object to its engine: ``fit(spec)`` for every family."""
+"""The thin layer from a model object to its family: ``fit(spec)`` for every model.
+
+The family of model ``name`` is ``inference.families.<module>.fit_<name>``, where
+``<module>`` comes from the one table of model names, :data:`models.registry.MODELS`.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +10,18 @@ from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 
+from models.registry import module_of
 from models.spec import Spec
 
 from .result import AnalyticFit
 
-__all__ = ["ENGINES", "ESTIMATE_CHECKS", "engine", "estimate_check", "fit"]
-
-#: ``model`` value -> its analytic engine, as ``"module:function"`` inside this package.
-#: Resolved on first use, so a fit imports only its own engine's dependencies.
-ENGINES: dict[str, str] = {
-    "linear_regression": "linear_regression:fit_linear_regression",
-    "beta_bernoulli": "beta_bernoulli:fit_beta_bernoulli",
-    "dirichlet_categorical": "beta_bernoulli:fit_dirichlet_categorical",
-    "naive_bayes": "naive_bayes_fit:fit_naive_bayes_spec",
-    "bayes_rule": "bayes_rule_fit:fit_bayes_rule",
-    "ard": "ard:fit_ard",
-    "gaussian_mixture": "gaussian_mixture:fit_gaussian_mixture",
-}
-
-#: ``model`` value -> a family's own criteria added to the point-estimate comparison:
-#: ``hook(fit, comparison, idata, spec)`` edits the EstimateComparison in place and returns it.
-ESTIMATE_CHECKS: dict[str, str] = {
-    "gaussian_mixture": "gaussian_mixture:posterior_checks",
-}
-
-
-def _resolve(target: str) -> Callable:
-    module, name = target.split(":")
-    return getattr(import_module(f".{module}", __package__), name)
+__all__ = ["engine", "fit"]
 
 
 def engine(model: str) -> Callable[..., AnalyticFit]:
-    """The analytic engine of ``model`` (a ``model = ...`` value)."""
-    return _resolve(ENGINES[model])
-
-
-def estimate_check(model: str) -> Callable | None:
-    """The family's own point-estimate criteria of ``model``, if it has any."""
-    return _resolve(ESTIMATE_CHECKS[model]) if model in ESTIMATE_CHECKS else None
+    """The analytic fit ``inference.families.<module>.fit_<model>`` of a ``model = ...`` value."""
+    module = import_module(f"{__package__}.families.{module_of(model)}")
+    return getattr(module, f"fit_{model}")
 
 
 def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
@@ -69,4 +47,3 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
         Path(out).mkdir(parents=True, exist_ok=True)
     return engine(spec.model.name)(spec, out=None if out is None else Path(out),
                                    resume=resume, progress=progress)
-

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,6 +117,11 @@ class AnalyticFit:
     info : dict
         What the engine reports about its run (iterations, convergence, objective per
         iteration, ...), kept in ``posterior.json`` as ``"fit"``.
+    posterior_checks : callable, optional
+        The family's own criteria added to the generic point-estimate comparison:
+        ``posterior_checks(fit, comparison, idata, spec)`` edits the
+        ``EstimateComparison`` in place and returns it (the mixture judges its mode and
+        responsibilities this way).
     """
 
     model: str
@@ -132,6 +138,7 @@ class AnalyticFit:
     estimates: list[PointEstimate] = field(default_factory=list)
     plots: list[dict] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    posterior_checks: Callable | None = None
 
     def to_json(self) -> dict:
         """The content of ``posterior.json``."""

@@ -8,12 +8,11 @@ from .errors import BayescheckError, DataError, NotIdentifiedError, SpecError
 from .gaussian_mixture import GaussianMixture
 from .linear_regression import LinearRegression
 from .naive_bayes import NaiveBayes
-from .registry import FAMILIES
+from .registry import MODELS
 from .spec import SamplingConfig, Section, Spec, load_spec
 
 __all__ = [
     "ARD",
-    "FAMILIES",
     "Batch",
     "BayesRule",
     "BayescheckError",
@@ -23,6 +22,7 @@ __all__ = [
     "DirichletCategorical",
     "GaussianMixture",
     "LinearRegression",
+    "MODELS",
     "NaiveBayes",
     "NotIdentifiedError",
     "SamplingConfig",

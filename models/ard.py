@@ -25,6 +25,7 @@ import numpy as np
 from .data import Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
 from .errors import BayescheckError
+from .interface import Calibratable, FullDeclaration, Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["ARD", "ard_spec", "CHECK_MODES", "FIT_METHODS"]
@@ -36,7 +37,7 @@ CHECK_MODES = ("conditional", "hierarchical", "both")
 
 
 @dataclass(frozen=True, eq=False)
-class ARD:
+class ARD(Model, Calibratable, FullDeclaration):
     """A sparse Bayesian linear model: its columns, fit settings and hyperpriors.
 
     Parameters
@@ -46,7 +47,7 @@ class ARD:
     target : str
         The response column.
     method : {"fast", "em", "mackay"}
-        Type-II maximum-likelihood update (see :func:`inference.sbl.fit_sbl`).
+        Type-II maximum-likelihood update (see :func:`inference.engines.sbl.fit_sbl`).
     max_iter : int
         Iteration limit of the fit.
     tol : float

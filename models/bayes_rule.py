@@ -26,13 +26,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .interface import Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["BayesRule", "bayes_rule_spec"]
 
 
 @dataclass(frozen=True, eq=False)
-class BayesRule:
+class BayesRule(Model):
     """A prior over discrete hypotheses and the likelihood of one observation under each.
 
     Parameters

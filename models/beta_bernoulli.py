@@ -7,7 +7,7 @@ y_i ~ Categorical(pi), with a target column of labels.
 
 This module knows how to read and validate the labels of a batch (every bad value is a
 :class:`DataError` naming file, column and 1-based row) and how to declare the models in PyMC.
-Counting and the conjugate update live in :mod:`inference.counts`.
+Counting and the conjugate update live in :mod:`inference.engines.counts`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pandas as pd
 
 from .data import Batch, DataSource
 from .errors import BayescheckError, DataError, SpecError
+from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = [
@@ -190,7 +191,7 @@ def _positive(name: str, value: float) -> float:
 
 
 @dataclass(frozen=True)
-class BetaBernoulli:
+class BetaBernoulli(Model, Calibratable):
     """p ~ Beta(a, b); y_i ~ Bernoulli(p).
 
     Parameters
@@ -214,6 +215,10 @@ class BetaBernoulli:
     def outcomes(self, batch: Batch) -> np.ndarray:
         """The validated 0/1 outcomes of one batch (see :func:`bernoulli_labels`)."""
         return bernoulli_labels(batch, self.target)
+
+    def calibration_model(self, fit) -> BetaBernoulli:
+        """The model calibrated: this one (the fit holds nothing fixed)."""
+        return self
 
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
         """A copy of ``frame`` whose target holds one simulation's outcomes (calibration).
@@ -255,7 +260,7 @@ class BetaBernoulli:
 
 
 @dataclass(frozen=True, eq=False)
-class DirichletCategorical:
+class DirichletCategorical(Model, Calibratable):
     """pi ~ Dirichlet(alpha) over ordered categories; y_i ~ Categorical(pi).
 
     Parameters

@@ -1,9 +1,9 @@
 """Gaussian mixture: x_i ~ sum_k pi_k N(mu_k, Sigma_k), the assignments z_i marginalised.
 
 ``model = "gaussian_mixture"``. The analytic side is EM (maximum likelihood, or MAP-EM when
-``[prior]`` gives priors) in :mod:`inference.em`; this module reads the spec, validates the
-data and declares the same model in PyMC, with the same priors as MAP-EM, so that the EM-MAP
-estimate is the mode of the declared posterior.
+``[prior]`` gives priors) in :mod:`inference.engines.mixture_em`; this module reads the spec,
+validates the data and declares the same model in PyMC, with the same priors as MAP-EM, so that
+the EM-MAP estimate is the mode of the declared posterior.
 
 The parameterisation of that mode
 ---------------------------------
@@ -57,11 +57,12 @@ import numpy as np
 
 from .data import DataSource, numeric_columns
 from .errors import DataError, SpecError
+from .interface import Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
 
-#: Covariance structures (as in inference.em and scikit-learn).
+#: Covariance structures (as in inference.engines.mixture_em and scikit-learn).
 COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
 
 #: Relabelling tries every ordering of the components: K! of them, at most this many (K <= 6).
@@ -69,7 +70,7 @@ MAX_PERMUTATIONS = 720
 
 
 @dataclass(frozen=True, eq=False)
-class GaussianMixture:
+class GaussianMixture(Model):
     """A Gaussian mixture: its columns, priors and EM settings.
 
     Parameters
@@ -92,7 +93,7 @@ class GaussianMixture:
     ig_shape, ig_scale : float, numpy.ndarray or None
         Inverse-gamma prior of each variance (``diag``: ``ig_scale`` shape (D,);
         ``spherical``: a scalar).
-    n_init, max_iter, tol, seed : EM settings (see :func:`inference.em.fit_em`).
+    n_init, max_iter, tol, seed : EM settings (see :func:`inference.engines.mixture_em.fit_em`).
     init_means : numpy.ndarray or None
         One deterministic start, shape (K, D).
     known_sd : float or None
@@ -160,7 +161,7 @@ class GaussianMixture:
                 "spherical": "variances", "known": None}[self.kind]
 
     def em_prior(self):
-        """The :class:`inference.em.MixturePrior` arguments, as a dict (None for ML)."""
+        """The ``inference.engines.mixture_em.MixturePrior`` arguments (None for ML)."""
         if not self.is_map:
             return None
         return {"concentration": self.concentration, "mean": self.prior_mean,

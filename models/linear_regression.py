@@ -14,12 +14,13 @@ import numpy as np
 
 from .data import Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
+from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["LinearRegression", "linear_regression_spec"]
 
 @dataclass(frozen=True, eq=False)
-class LinearRegression:
+class LinearRegression(Model, Calibratable):
     """A Bayesian linear regression: its columns and hyperparameters.
 
     Parameters
@@ -93,6 +94,10 @@ class LinearRegression:
         """The design matrix ``(rows, d)`` and the response ``(rows,)`` of one batch."""
         joint = self.joint_design(batch)
         return joint[:, :-1], joint[:, -1]
+
+    def calibration_model(self, fit) -> LinearRegression:
+        """The model calibrated: this one (the fit holds nothing fixed)."""
+        return self
 
     def simulated_frame(self, frame, observed: dict):
         """A copy of ``frame`` whose target holds one simulation's ``y`` (for calibration)."""

@@ -32,6 +32,7 @@ import pandas as pd
 
 from .data import Batch, DataSource, numeric_columns
 from .errors import BayescheckError, DataError, SpecError
+from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["NaiveBayes", "naive_bayes_spec", "KINDS"]
@@ -53,7 +54,7 @@ def _labels(batch_name: str, frame: pd.DataFrame, column: str) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class NaiveBayes:
+class NaiveBayes(Model, Calibratable):
     """A naive Bayes classifier: columns, feature kinds, priors, queries and the loss matrix.
 
     Parameters

@@ -13,11 +13,15 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import SpecError
+from .interface import Model
+
+if TYPE_CHECKING:
+    from .data import DataSource
 
 __all__ = ["Section", "SamplingConfig", "Spec", "load_spec", "read_toml"]
 
@@ -201,8 +205,8 @@ class Spec:
 
     Attributes
     ----------
-    model : object
-        The model family's object (for example :class:`models.LinearRegression`).
+    model : models.interface.Model
+        The model object (for example :class:`models.LinearRegression`).
     data : models.DataSource
         Where the data come from.
     sampling : SamplingConfig
@@ -213,8 +217,8 @@ class Spec:
         The TOML as read, for the report.
     """
 
-    model: Any
-    data: Any
+    model: Model
+    data: DataSource | None
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     path: Path | None = None
     raw: dict = field(default_factory=dict)
@@ -261,7 +265,7 @@ def load_spec(path: str | Path) -> Spec:
     SpecError
         On any problem, naming the file and the key.
     """
-    from .registry import family  # the registry imports every model family
+    from .registry import family
 
     path = Path(path)
     raw = read_toml(path)

@@ -30,6 +30,7 @@ from inference.calibration import CalibrationResult, default_bins, uniformity
 from inference.dispatch import fit
 from models.data import DataSource
 from models.errors import BayescheckError
+from models.interface import Calibratable
 from models.spec import Spec
 
 from .calibration_report import CALIBRATION_JSON, fingerprints
@@ -94,7 +95,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     """
     import pymc as pm
 
-    if not hasattr(spec.model, "simulated_frame"):
+    if not isinstance(spec.model, Calibratable):
         raise BayescheckError(f"calibrate does not support model {spec.model.name!r}: it "
                               f"calibrates engines with an exact posterior (see README, "
                               f"Calibration)")
@@ -106,8 +107,9 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     spec_text = spec.text()
     frame = spec.data.read_all()
     on_data = fit(spec)
-    if hasattr(spec.model, "calibration_model"):
-        spec = replace(spec, model=spec.model.calibration_model(on_data))
+    held = spec.model.calibration_model(on_data)
+    if held is not spec.model:
+        spec = replace(spec, model=held)
         on_data = fit(spec)
     declared = spec.model.declare(spec.data)
     with _pymc_log(logging.INFO if progress else logging.WARNING):

@@ -15,9 +15,10 @@ from inference.compare import (
     compare_estimates_idata,
     compare_idata,
 )
-from inference.dispatch import estimate_check, fit
+from inference.dispatch import fit
 from inference.nuts import SampleResult, sample_nuts
 from inference.result import AnalyticFit
+from models.interface import FullDeclaration
 from models.spec import Spec
 
 from .report import render_run, report_data, write_report_data
@@ -115,7 +116,7 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     fitted = time.perf_counter()
 
     # A model with discrete parameters names the sampler it needs (NUTS cannot move them).
-    sampler = getattr(spec.model, "sampler", None) or sampler
+    sampler = spec.model.sampler or sampler
 
     predictive = {}
 
@@ -138,14 +139,14 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                         "NUTS sampling only": sample.sampling_seconds or math.nan,
                         "comparison": time.perf_counter() - sampled})
     if result.estimates:
-        declare_full = getattr(spec.model, "declare_full", None) or spec.model.declare
+        declare_full = (spec.model.declare_full if isinstance(spec.model, FullDeclaration)
+                        else spec.model.declare)
         est_sample = run(declare_full(spec.data, fit=result))
         sampled = time.perf_counter()
         estimates = compare_estimates_idata(result.estimates, est_sample.idata,
                                             thresholds=thresholds)
-        family_check = estimate_check(result.model)
-        if family_check is not None:  # a family's own criteria (mixture: mode, responsibilities)
-            estimates = family_check(result, estimates, est_sample.idata, spec)
+        if result.posterior_checks is not None:  # the family's own (mixture: mode, ...)
+            estimates = result.posterior_checks(result, estimates, est_sample.idata, spec)
         timings.update({"NUTS for the estimates (compile + sample)": est_sample.seconds,
                         "NUTS for the estimates, sampling only":
                             est_sample.sampling_seconds or math.nan,

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from inference.engines.errors import NotIdentified
 from models.errors import BayescheckError
 
 __all__ = ["main"]
@@ -135,7 +136,7 @@ def _cmd_predict(args) -> int:
 
     import pandas as pd
 
-    from inference.naive_bayes_fit import model_from_posterior, predict_table, read_loss
+    from inference.families.naive_bayes import model_from_posterior, predict_table, read_loss
     from models.data import DataSource
     from models.spec import load_spec
 
@@ -233,9 +234,11 @@ def _cmd_report(args) -> int:
 
 def _demo_calibration(spec, out: Path, simulations: int):
     """Calibrate an example whose model supports it (analytic engine); None otherwise."""
+    from models.interface import Calibratable
+
     from .calibrate import run_calibration
 
-    if simulations == 0 or not hasattr(spec.model, "simulated_frame"):
+    if simulations == 0 or not isinstance(spec.model, Calibratable):
         return None
     return run_calibration(spec, out, simulations=simulations)
 
@@ -304,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     except BayescheckError as exc:
         print(f"bayescheck: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except NotIdentified as exc:  # raised by an engine outside a family's translation
+        print(f"bayescheck: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 
 from inference.dispatch import fit
-from inference.linear_gaussian import GaussianPosterior, regression_stats
-from inference.sbl import ard_posterior
+from inference.engines.linear_gaussian import GaussianPosterior, regression_stats
+from inference.engines.sbl import ard_posterior
 from models import ARD, BayescheckError, DataSource, load_spec
 from models.spec import Spec
 from reports.cli import main

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inference.beta_bernoulli import LabelCounts
 from inference.dispatch import fit
+from inference.families.beta_bernoulli import LabelCounts
 from inference.streaming import CHECKPOINT_NAME, load_checkpoint, model_key
 from models import BetaBernoulli, DataSource, DirichletCategorical, Spec, load_spec
 from models.beta_bernoulli import order_labels

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from inference.dispatch import fit
-from inference.gaussian_mixture import marginal_mode
+from inference.families.gaussian_mixture import marginal_mode
 from models import load_spec
 from models.errors import DataError, SpecError
 from reports.cli import main

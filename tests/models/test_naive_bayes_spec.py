@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from inference.bayes_rule_fit import fit_bayes_rule
-from inference.naive_bayes_fit import fit_naive_bayes_spec
+from inference.families.bayes_rule import fit_bayes_rule
+from inference.families.naive_bayes import fit_naive_bayes
 from models import DataError, SpecError, load_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -43,7 +43,7 @@ def write(tmp_path, body, data=None, name="data.csv"):
 
 
 def test_unsmoothed_play_tennis_reproduces_the_worked_scores():
-    fit = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml"))
+    fit = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml"))
     expected = tennis_scores(0.0)
     query = fit.parameters["query"][0]
     for c, s in expected.items():
@@ -59,7 +59,7 @@ def test_unsmoothed_play_tennis_reproduces_the_worked_scores():
 
 
 def test_laplace_play_tennis_is_the_dirichlet_posterior_mean():
-    fit = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"))
+    fit = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"))
     expected = tennis_scores(1.0)
     query = fit.parameters["query"][0]
     for c, s in expected.items():
@@ -99,7 +99,7 @@ temperature = "Mild"
 humidity = "Normal"
 wind = "Weak"
 """)
-    fit = fit_naive_bayes_spec(load_spec(spec))
+    fit = fit_naive_bayes(load_spec(spec))
     table = pd.read_csv(TENNIS)
     from sklearn.preprocessing import OrdinalEncoder
 
@@ -128,7 +128,7 @@ smoothing = false
 radius = 14.0
 texture = 20.0
 """)
-    fit = fit_naive_bayes_spec(load_spec(spec))
+    fit = fit_naive_bayes(load_spec(spec))
     clf = sklearn.GaussianNB(var_smoothing=0.0).fit(cells[["radius", "texture"]],
                                                     cells["diagnosis"])
     ref = clf.predict_proba(pd.DataFrame({"radius": [14.0], "texture": [20.0]}))[0]
@@ -158,14 +158,14 @@ temperature = "Cool"
 humidity = "High"
 wind = "Strong"
 """
-    one = fit_naive_bayes_spec(load_spec(write(tmp_path, body.format(path="all.csv"))))
+    one = fit_naive_bayes(load_spec(write(tmp_path, body.format(path="all.csv"))))
     (tmp_path / "out").mkdir()
-    many = fit_naive_bayes_spec(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
+    many = fit_naive_bayes(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
                                 out=tmp_path / "out")
     assert len(many.batches) == 3 and (tmp_path / "out" / "checkpoint.npz").exists()
     assert many.parameters["query"] == one.parameters["query"]
     assert many.parameters["statistics"] == one.parameters["statistics"]
-    resumed = fit_naive_bayes_spec(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
+    resumed = fit_naive_bayes(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
                                    out=tmp_path / "out", resume=True)
     assert resumed.parameters["statistics"] == one.parameters["statistics"]
 
@@ -173,7 +173,7 @@ wind = "Strong"
 def test_loss_matrix_moves_the_decision():
     """Two classes, zero-one loss: the decision is the most probable class; a miss of the
     rare class made 50 times worse moves it (risks computed here from the probabilities)."""
-    fit = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"))
+    fit = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"))
     for q in fit.parameters["query"]:
         p = q["probabilities"]
         assert q["risk"]["treat"] == pytest.approx(1.0 * p["benign"])
@@ -181,7 +181,7 @@ def test_loss_matrix_moves_the_decision():
         assert q["decision"] == min(q["risk"], key=q["risk"].get)
     borderline = next(q for q in fit.parameters["query"] if q["name"] == "borderline")
     assert borderline["most_probable"] == "benign" and borderline["decision"] == "treat"
-    zero_one = fit_naive_bayes_spec(load_spec(EXAMPLES / "naive_bayes" / "cells.toml"))
+    zero_one = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "cells.toml"))
     for q in zero_one.parameters["query"]:
         assert q["decision"] == q["most_probable"]
 
@@ -235,7 +235,7 @@ def test_decision_classes_must_be_the_data_classes(tmp_path):
     spec = write(tmp_path, BASE + '[decision]\nclasses = ["p", "r"]\nloss = [[0, 1], [1, 0]]\n',
                  DATA)
     with pytest.raises(SpecError, match="decision.classes.*'p', 'q'"):
-        fit_naive_bayes_spec(load_spec(spec))
+        fit_naive_bayes(load_spec(spec))
 
 
 def test_single_row_class_with_ml_gaussian_is_a_clear_error(tmp_path):
@@ -243,16 +243,16 @@ def test_single_row_class_with_ml_gaussian_is_a_clear_error(tmp_path):
     gaussian = BASE.replace('target = "y"\n', 'target = "y"\nfeatures_kind = "gaussian"\n')
     spec = write(tmp_path, gaussian + "[prior]\nsmoothing = false\n", data)
     with pytest.raises(DataError, match="class 'q'.*a single row"):
-        fit_naive_bayes_spec(load_spec(spec))
+        fit_naive_bayes(load_spec(spec))
     # the Bayesian (NIG) Gaussian features are defined for one row
     ok = write(tmp_path, gaussian, data)
-    assert fit_naive_bayes_spec(load_spec(ok)).n_rows == 3
+    assert fit_naive_bayes(load_spec(ok)).n_rows == 3
 
 
 def test_missing_label_names_column_and_row(tmp_path):
     spec = write(tmp_path, BASE, "a,b,y\nu,1.0,p\n,2.0,p\nu,3.0,q\n")
     with pytest.raises(DataError, match="column 'a', row 2: missing value"):
-        fit_naive_bayes_spec(load_spec(spec))
+        fit_naive_bayes(load_spec(spec))
 
 
 @pytest.mark.parametrize("body, key, message", [

@@ -11,7 +11,7 @@ import xarray as xr
 
 from inference.compare import compare_estimates_idata
 from inference.dispatch import fit
-from inference.gaussian_mixture import posterior_checks
+from inference.families.gaussian_mixture import posterior_checks
 from models import load_spec
 from reports.cli import main
 

@@ -11,9 +11,14 @@ from models.errors import NotIdentifiedError
 from models.linear_regression import LinearRegression
 from models.spec import Spec
 
-from .linear_gaussian import GaussianPosterior, NormalInverseGammaPosterior, regression_stats_joint
-from .result import AnalyticFit, ExactMarginal
-from .streaming import CHECKPOINT_NAME, model_key, run_stream
+from ..engines.errors import NotIdentified
+from ..engines.linear_gaussian import (
+    GaussianPosterior,
+    NormalInverseGammaPosterior,
+    regression_stats_joint,
+)
+from ..result import AnalyticFit, ExactMarginal
+from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
 __all__ = ["fit_linear_regression"]
 
@@ -63,7 +68,7 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     post = stream.state
     try:
         post.require_identified()
-    except NotIdentifiedError as exc:
+    except NotIdentified as exc:
         raise NotIdentifiedError(f"{spec.data.label}: {exc}") from None
     marginals = post.marginals()
     features = list(model.features)

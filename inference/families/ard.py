@@ -1,4 +1,4 @@
-"""Connecting a :class:`models.ARD` to the SBL engine (:func:`inference.sbl.fit_sbl`).
+"""Connecting a :class:`models.ARD` to the SBL engine (:func:`inference.engines.sbl.fit_sbl`).
 
 SBL needs the whole design at once (type-II maximum likelihood is not a sum over batches), so
 the batches are read and stacked: memory ``n x M`` floats. The fit returns the estimates
@@ -26,8 +26,8 @@ from models.ard import ARD
 from models.errors import DataError
 from models.spec import Spec
 
-from .result import AnalyticFit, ExactMarginal, PointEstimate
-from .sbl import SBLResult, ard_posterior, fit_sbl
+from ..engines.sbl import SBLResult, ard_posterior, fit_sbl
+from ..result import AnalyticFit, ExactMarginal, PointEstimate
 
 __all__ = ["fit_ard", "INTERVAL_LEVEL"]
 

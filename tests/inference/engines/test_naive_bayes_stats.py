@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
-from inference.decisions import bayes_decision
-from inference.naive_bayes import (
+from inference.engines.decisions import bayes_decision
+from inference.engines.naive_bayes_stats import (
     NaiveBayesSchema,
     UnivariateNIGPrior,
     chan_combine,
@@ -24,7 +24,7 @@ from inference.naive_bayes import (
     normal_normal_inverse_gamma,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TENNIS = ROOT / "examples" / "naive_bayes" / "play_tennis.csv"
 FEATURES = ["outlook", "temperature", "humidity", "wind"]
 QUERY = {"outlook": "Sunny", "temperature": "Cool", "humidity": "High", "wind": "Strong"}

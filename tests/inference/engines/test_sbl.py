@@ -19,7 +19,7 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from inference.sbl import ard_log_evidence, ard_posterior, fit_sbl
+from inference.engines.sbl import ard_log_evidence, ard_posterior, fit_sbl
 
 EPS = np.finfo(np.float64).eps
 RTOL = 1e-10
@@ -140,7 +140,7 @@ def test_tied_precision_equals_ridge_posterior():
     np.testing.assert_allclose(post.mean, ridge @ X.T @ y, rtol=RTOL)
     np.testing.assert_allclose(post.cov, s2 * ridge, rtol=RTOL)
     # and the Bayesian linear-regression engine with prior N(0, I / alpha)
-    from inference.linear_gaussian import GaussianPosterior, regression_stats
+    from inference.engines.linear_gaussian import GaussianPosterior, regression_stats
 
     blr = GaussianPosterior.from_prior(np.zeros(5), np.eye(5) / a, noise_var=s2).update(
         regression_stats(X, y)

@@ -3,10 +3,11 @@
 The engine is fed over a stream, and the predictions are minimum-risk decisions.
 
 The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is
-:class:`NaiveBayesStreamState`, the engine's :class:`~inference.naive_bayes.NaiveBayesStats`
-flattened into arrays (the schema, classes and categories, is rebuilt from the spec and a pass
-over the labels). ``posterior.json`` keeps the sufficient statistics, so
-``bayescheck predict`` rebuilds the fitted model from it without reading the training data.
+:class:`NaiveBayesStreamState`, the engine's
+:class:`~inference.engines.naive_bayes_stats.NaiveBayesStats` flattened into arrays (the
+schema, classes and categories, is rebuilt from the spec and a pass over the labels).
+``posterior.json`` keeps the sufficient statistics, so ``bayescheck predict`` rebuilds the
+fitted model from it without reading the training data.
 """
 
 from __future__ import annotations
@@ -26,25 +27,25 @@ from models.errors import DataError, SpecError
 from models.naive_bayes import NaiveBayes
 from models.spec import Spec
 
-from .counts import encode_labels
-from .decisions import bayes_decision, zero_one_loss
-from .naive_bayes import (
+from ..engines.counts import encode_labels
+from ..engines.decisions import bayes_decision, zero_one_loss
+from ..engines.naive_bayes_stats import (
     CATEGORICAL,
     NaiveBayesModel,
     NaiveBayesSchema,
     NaiveBayesStats,
     UnivariateNIGPosterior,
     UnivariateNIGPrior,
-    fit_naive_bayes,
     naive_bayes_stats,
     normal_normal_inverse_gamma,
 )
-from .result import AnalyticFit, ExactMarginal
-from .streaming import CHECKPOINT_NAME, model_key, run_stream
+from ..engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
+from ..result import AnalyticFit, ExactMarginal
+from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
 __all__ = [
     "NaiveBayesStreamState",
-    "fit_naive_bayes_spec",
+    "fit_naive_bayes",
     "fitted_model",
     "model_from_posterior",
     "predict_table",
@@ -118,7 +119,7 @@ def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") 
     Engine errors become :class:`DataError` (exit 2) naming the data.
     """
     try:
-        return fit_naive_bayes(
+        return naive_bayes_from_stats(
             stats=stats, smoothing=model.smoothing, concentration=model.concentration,
             class_prior=model.class_prior, gaussian=model.gaussian,
             nig_prior=UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
@@ -244,8 +245,8 @@ def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> lis
     return out
 
 
-def fit_naive_bayes_spec(spec: Spec, *, out: Path | None = None, resume: bool = False,
-                         progress: bool = False) -> AnalyticFit:
+def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False,
+                     progress: bool = False) -> AnalyticFit:
     """Stream the data through the naive Bayes engine.
 
     The fit holds the class probabilities, decisions and expected risks of the spec's query

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from inference.dist import Dist
+from inference.engines.dist import Dist
 
 
 @pytest.mark.parametrize("family, args, kwds", [

@@ -1,10 +1,10 @@
-"""Connecting :class:`models.GaussianMixture` to the EM engine of :mod:`inference.em`.
+"""Connecting :class:`models.GaussianMixture` to its EM engine.
 
 This module also holds the mixture-specific part of its cross-check.
 
-The fit reads every row, runs :func:`inference.em.fit_em` (maximum likelihood, or MAP-EM when
-the spec gives priors) and names the components the way the PyMC declaration does: sorted by
-mean in one dimension (the declaration orders the means), aligned to
+The fit reads every row, runs :func:`inference.engines.mixture_em.fit_em` (maximum likelihood,
+or MAP-EM when the spec gives priors) and names the components the way the PyMC declaration
+does: sorted by mean in one dimension (the declaration orders the means), aligned to
 :meth:`models.GaussianMixture.reference_means` in several (the declaration relabels its draws
 against the same reference). The point estimates compared with the posterior are the
 coordinates in which MAP-EM is the mode: ``weights``, ``means``, ``covariances`` (full / tied;
@@ -36,9 +36,9 @@ from models.errors import DataError
 from models.gaussian_mixture import GaussianMixture, relabel_draws
 from models.spec import Spec
 
-from .em import MixturePrior, fit_em
-from .em import responsibilities as em_responsibilities
-from .result import AnalyticFit, PointEstimate
+from ..engines.mixture_em import MixturePrior, fit_em
+from ..engines.mixture_em import responsibilities as em_responsibilities
+from ..result import AnalyticFit, PointEstimate
 
 __all__ = ["fit_gaussian_mixture", "marginal_mode", "posterior_checks"]
 
@@ -124,6 +124,7 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         model=model.name, parameters=parameters, marginals=[],
         n_rows=int(X.shape[0]), seconds=time.perf_counter() - started, state=result,
         notes=notes, info=info, estimates=_estimates(model, result),
+        posterior_checks=posterior_checks,
         plots=[{"kind": "series", "title": "EM objective per iteration",
                 "caption": ("Log-likelihood plus log prior" if model.is_map else
                             "Log-likelihood") + " after each M step of the best start (it "
@@ -244,7 +245,7 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     The comparison, with each row's ``sampled["mode"]`` and ``sampled["mode_distance_sd"]``
     and one more row, ``responsibilities``; its verdict recomputed.
     """
-    from .compare import EstimateCheck
+    from ..compare import EstimateCheck
 
     X = spec.model.data_matrix(spec.data)
     posterior = idata.posterior

@@ -1,7 +1,7 @@
 """Connecting the Beta-Bernoulli and Dirichlet-categorical models to the conjugate count engines.
 
 The models are :class:`models.BetaBernoulli` and :class:`models.DirichletCategorical`, the
-engines those of :mod:`inference.counts`, fed over a stream of batches.
+engines those of :mod:`inference.engines.counts`, fed over a stream of batches.
 
 Counts are sufficient statistics: each batch adds its successes / trials (or its count per
 label) to the state, and the posterior is formed once at the end, so any cut of the data into
@@ -20,7 +20,7 @@ from scipy import stats as sps
 from models.beta_bernoulli import BetaBernoulli, DirichletCategorical
 from models.spec import Spec
 
-from .counts import (
+from ..engines.counts import (
     BernoulliStats,
     BetaPrior,
     CategoricalStats,
@@ -28,8 +28,8 @@ from .counts import (
     bernoulli_beta,
     categorical_dirichlet,
 )
-from .result import AnalyticFit, ExactMarginal
-from .streaming import CHECKPOINT_NAME, model_key, run_stream
+from ..result import AnalyticFit, ExactMarginal
+from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
 __all__ = ["LabelCounts", "fit_beta_bernoulli", "fit_dirichlet_categorical"]
 

@@ -1,4 +1,4 @@
-"""Tests of the Gaussian-mixture EM engine (inference/em.py).
+"""Tests of the Gaussian-mixture EM engine (inference/engines/mixture_em.py).
 
 Every expected value is derived independently in the test: the worked step from the E and M
 formulas written out, the log-likelihood and log posterior from scipy.stats densities, the ML
@@ -14,7 +14,7 @@ from scipy import stats
 from scipy.linalg import solve_triangular
 from scipy.special import logsumexp
 
-from inference.em import (
+from inference.engines.mixture_em import (
     EMState,
     MixturePrior,
     batch_statistics,

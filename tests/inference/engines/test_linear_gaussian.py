@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from inference.linear_gaussian import (
+from inference.engines.errors import NotIdentified
+from inference.engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
     RegressionStats,
     regression_stats,
 )
-from models.errors import NotIdentifiedError
 
 RTOL = 1e-10
 
@@ -161,7 +161,7 @@ def test_flat_prior_too_few_rows_is_not_identified():
     X, y = make_data(n=2)
     post = GaussianPosterior.flat(3, noise_var=1.0).update(regression_stats(X, y))
     assert not post.identified
-    with pytest.raises(NotIdentifiedError, match="do not yet determine all 3 coefficients"):
+    with pytest.raises(NotIdentified, match="do not yet determine all 3 coefficients"):
         post.mean  # noqa: B018
 
 
@@ -169,7 +169,7 @@ def test_flat_prior_collinear_columns_not_identified():
     X, y = make_data(n=20)
     X[:, 2] = 2 * X[:, 0]
     post = GaussianPosterior.flat(3, noise_var=1.0).update(regression_stats(X, y))
-    with pytest.raises(NotIdentifiedError):
+    with pytest.raises(NotIdentified):
         post.mean  # noqa: B018
 
 
@@ -242,12 +242,12 @@ def test_nig_flat_prior_too_few_rows():
     post = NormalInverseGammaPosterior.flat(3, shape=0.5, scale=1.0).update(
         regression_stats(X, y))
     assert not post.identified
-    with pytest.raises(NotIdentifiedError, match="flat prior"):
+    with pytest.raises(NotIdentified, match="flat prior"):
         post.noise_marginal()
 
 
 def test_joint_block_stats_equal_separate_stats():
-    from inference.linear_gaussian import regression_stats_joint
+    from inference.engines.linear_gaussian import regression_stats_joint
 
     X, y = make_data()
     a, b = regression_stats(X, y), regression_stats_joint(np.column_stack([X, y]))

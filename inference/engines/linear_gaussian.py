@@ -14,7 +14,7 @@ data were cut into batches:
   with 2a degrees of freedom.
 
 The flat prior has P = 0. Its posterior exists once X'X is positive definite; before that, any
-question about the posterior raises :class:`~models.NotIdentifiedError`. With unknown noise the
+question about the posterior raises :class:`~.errors.NotIdentified`. With unknown noise the
 flat prior on theta is taken independent of sigma2, which gives a = a0 + (n - d) / 2.
 
 Everything is solved with Cholesky factors; log-determinants come from their diagonals.
@@ -29,9 +29,8 @@ import numpy as np
 from scipy import linalg
 from scipy.special import gammaln
 
-from models.errors import NotIdentifiedError
-
 from .dist import Dist
+from .errors import NotIdentified
 
 __all__ = [
     "GaussianPosterior",
@@ -101,7 +100,7 @@ def regression_stats_joint(Z: np.ndarray) -> RegressionStats:
 
 
 def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
-    """Lower Cholesky factor of a posterior precision, or NotIdentifiedError."""
+    """Lower Cholesky factor of a posterior precision, or NotIdentified."""
     d = precision.shape[0]
     try:
         chol = linalg.cholesky(precision, lower=True, check_finite=False)
@@ -115,7 +114,7 @@ def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
         if pivots.min() == 0 or (pivots.min() / pivots.max()) ** 2 < 100 * d * np.finfo(float).eps:
             chol = None
     if chol is None:
-        raise NotIdentifiedError(
+        raise NotIdentified(
             f"the data do not yet determine all {d} coefficients under the flat prior "
             f"({n} rows seen; X'X is singular): add rows, drop collinear features or use a "
             f"proper prior")
@@ -157,7 +156,7 @@ class _LinearPosteriorMixin:
         return 2.0 * float(np.sum(np.log(np.diag(self._chol))))
 
     def require_identified(self) -> None:
-        """Raise :class:`~models.NotIdentifiedError` unless the data determine the posterior."""
+        """Raise :class:`~.errors.NotIdentified` unless the data determine the posterior."""
         self._chol  # noqa: B018 - factoring is the check
 
     @property
@@ -165,7 +164,7 @@ class _LinearPosteriorMixin:
         """Whether the data seen so far determine the posterior."""
         try:
             self.require_identified()
-        except NotIdentifiedError:
+        except NotIdentified:
             return False
         return True
 
@@ -253,11 +252,11 @@ class GaussianPosterior(_LinearPosteriorMixin):
         return np.sqrt(np.diag(self._scale_matrix))
 
     def marginal(self) -> Dist:
-        """All coefficients' normal marginals as one vectorised :class:`~inference.dist.Dist`."""
+        """All coefficients' normal marginals as one vectorised :class:`~.dist.Dist`."""
         return Dist("norm", self.mean, self.sd)
 
     def marginals(self) -> list:
-        """The normal marginal of each coefficient (:class:`~inference.dist.Dist`)."""
+        """The normal marginal of each coefficient (:class:`~inference.engines.dist.Dist`)."""
         return [Dist("norm", m, s) for m, s in zip(self.mean, self.sd, strict=True)]
 
     def predictive(self, X: np.ndarray):
@@ -329,7 +328,7 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         return self.shape0 + self.n / 2.0 - flat_correction
 
     def require_identified(self) -> None:
-        """Raise :class:`~models.NotIdentifiedError` unless the data determine the posterior."""
+        """Raise :class:`~.errors.NotIdentified` unless the data determine the posterior."""
         self._chol  # noqa: B018 - factoring is the check
         self._check_shape()
 
@@ -343,7 +342,7 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
 
     def _check_shape(self):
         if self.shape <= 0:
-            raise NotIdentifiedError(
+            raise NotIdentified(
                 f"the flat prior needs more rows than coefficients to determine sigma2: "
                 f"{self.n} rows, {self.dim} coefficients, noise_shape {self.shape0}")
 
@@ -370,15 +369,15 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         return np.sqrt(self.scale / self.shape * np.diag(self._scale_matrix))
 
     def marginal(self) -> Dist:
-        """All theta_j's Student-t marginals as one vectorised :class:`~inference.dist.Dist`."""
+        """All theta_j's Student-t marginals as one vectorised :class:`~.dist.Dist`."""
         return Dist("t", self.df, self.mean, self.t_scale)
 
     def marginals(self) -> list:
-        """The Student-t marginal of each theta_j (:class:`~inference.dist.Dist`)."""
+        """The Student-t marginal of each theta_j (:class:`~inference.engines.dist.Dist`)."""
         return [Dist("t", self.df, m, s) for m, s in zip(self.mean, self.t_scale, strict=True)]
 
     def noise_marginal(self):
-        """The InvGamma(a, b) marginal of sigma2 (:class:`~inference.dist.Dist`)."""
+        """The InvGamma(a, b) marginal of sigma2 (:class:`~inference.engines.dist.Dist`)."""
         self._check_shape()
         return Dist("invgamma", self.shape, scale=self.scale)
 

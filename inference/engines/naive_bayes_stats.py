@@ -13,7 +13,7 @@ What the options mean
 ---------------------
 ``smoothing=True`` (default), ``concentration=alpha`` (default 1)
     Class prior and categorical features are posterior means under symmetric
-    Dirichlet(alpha) priors (the Dirichlet-categorical engine of :mod:`inference.counts`):
+    Dirichlet(alpha) priors (the Dirichlet-categorical engine of :mod:`inference.engines.counts`):
     ``P(c) = (|D_c| + alpha) / (|D| + alpha N)`` and
     ``P(x_i = v | c) = (|D_c,v| + alpha) / (|D_c| + alpha N_i)``; alpha = 1 is the Laplace
     correction. ``smoothing=False``: plain maximum-likelihood frequencies.
@@ -63,7 +63,7 @@ from scipy import special
 from scipy import stats as sps
 from scipy.special import logsumexp
 
-from inference.counts import (
+from .counts import (
     CategoricalStats,
     DirichletPosterior,
     DirichletPrior,

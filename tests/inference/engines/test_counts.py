@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from inference.counts import (
+from inference.engines.counts import (
     BernoulliStats,
     BetaPrior,
     CategoricalStats,

@@ -1,4 +1,4 @@
-"""Connecting a :class:`models.BayesRule` to :func:`inference.decisions.bayes_rule`."""
+"""Connecting a :class:`models.BayesRule` to :func:`inference.engines.decisions.bayes_rule`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from models.bayes_rule import BayesRule
 from models.errors import SpecError
 from models.spec import Spec
 
-from .decisions import bayes_rule
-from .result import AnalyticFit, ExactMarginal
+from ..engines.decisions import bayes_rule
+from ..result import AnalyticFit, ExactMarginal
 
 __all__ = ["fit_bayes_rule"]
 

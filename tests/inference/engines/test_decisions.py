@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from inference.decisions import (
+from inference.engines.decisions import (
     bayes_decision,
     bayes_rule,
     conditional_risk,

@@ -1,0 +1,16 @@
+"""The engines' exceptions: plain Python, so an engine needs nothing outside numpy and scipy.
+
+A family module translates them into the user-facing errors of :mod:`models.errors`, adding
+the file, column and row the engine cannot know.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NotIdentified"]
+
+
+class NotIdentified(ValueError):
+    """The data seen so far do not determine the posterior.
+
+    For example a flat prior with fewer independent rows than parameters.
+    """

@@ -1,0 +1,67 @@
+"""What a model object provides, declared once: every model, and the optional abilities.
+
+Model classes name the Protocols they implement as base classes (so a reader sees them in
+the class line and ``isinstance`` answers without probing attributes); ``reports`` asks
+``isinstance(model, Calibratable)`` and so on instead of ``hasattr``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .data import DataSource
+
+__all__ = ["Calibratable", "FullDeclaration", "Model"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Every model: a name (the spec's ``model`` value) and a PyMC declaration.
+
+    Attributes
+    ----------
+    name : str
+        The ``model = "..."`` value; :data:`models.registry.MODELS` maps it to its modules.
+    sampler : str or None
+        The sampler the declaration needs (``"pymc"`` for discrete parameters NUTS cannot
+        move); None for the ``check`` command's choice.
+    """
+
+    name: ClassVar[str]
+    sampler: ClassVar[str | None] = None
+
+    def declare(self, source: DataSource | None, fit: Any = None) -> Any:
+        """The PyMC model of ``source`` (conditioned on what ``fit`` holds fixed, if any)."""
+        ...
+
+
+@runtime_checkable
+class Calibratable(Protocol):
+    """A model whose engine has an exact posterior, so simulation-based calibration applies."""
+
+    def calibration_model(self, fit: Any) -> Model:
+        """The model calibrated, with what the fit on the spec's data holds fixed.
+
+        ARD's hyperparameters, the label sets of categorical models; ``self`` when nothing is.
+        """
+        ...
+
+    def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
+        """The spec's data with the observed columns replaced by one prior-predictive draw."""
+        ...
+
+
+@runtime_checkable
+class FullDeclaration(Protocol):
+    """A model whose point estimates are judged against a declaration without them.
+
+    ARD's ``declare`` is the exact conditional posterior given the estimated
+    hyperparameters; ``declare_full`` puts hyperpriors on them instead.
+    """
+
+    def declare_full(self, source: DataSource, fit: Any = None) -> Any:
+        """The PyMC model with the estimated quantities as free parameters."""
+        ...

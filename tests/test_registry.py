@@ -1,0 +1,42 @@
+"""The one table of model names resolves on both sides: spec reader and family fit."""
+
+import inspect
+
+import pytest
+
+from inference.dispatch import engine
+from models.interface import Model
+from models.registry import MODELS, family
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_model_has_a_spec_reader_and_a_family(name):
+    reader = family(name)
+    assert reader.__name__ == f"{name}_spec"
+    fit = engine(name)
+    assert fit.__name__ == f"fit_{name}"
+    assert fit.__module__ == f"inference.families.{MODELS[name]}"
+    assert {"spec", "out", "resume", "progress"} <= set(inspect.signature(fit).parameters)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_model_class_declares_the_model_interface(name):
+    import importlib
+
+    module = importlib.import_module(f"models.{MODELS[name]}")
+    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
+               if getattr(c, "name", None) == name and c.__module__ == module.__name__]
+    assert len(classes) == 1, classes
+    assert Model in classes[0].__mro__  # declared, not probed
+
+
+def test_every_family_module_has_a_model_module():
+    import pkgutil
+
+    import inference.families
+    import models
+
+    families = {m.name for m in pkgutil.iter_modules(inference.families.__path__)}
+    model_modules = {m.name for m in pkgutil.iter_modules(models.__path__)}
+    assert families == set(MODELS.values())
+    assert families <= model_modules
