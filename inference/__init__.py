@@ -21,7 +21,7 @@ _EXPORTS = {
     "GaussianPosterior": "engines.linear_gaussian",
     "NormalInverseGammaPosterior": "engines.linear_gaussian",
     "RegressionStats": "engines.linear_gaussian", "regression_stats": "engines.linear_gaussian",
-    "SampleResult": "nuts", "sample_nuts": "nuts",
+    "SampleResult": "nuts", "sample_nuts": "nuts", "SBCRun": "sbc", "run_sbc": "sbc",
     "AnalyticFit": "result", "ExactMarginal": "result",
     "LabelCounts": "families.beta_bernoulli", "fit_beta_bernoulli": "families.beta_bernoulli",
     "fit_dirichlet_categorical": "families.beta_bernoulli",
