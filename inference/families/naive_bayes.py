@@ -300,25 +300,12 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
         "query": queries,
         "statistics": _statistics_json(stats),
     }
-    notes = []
-    for q in queries:
-        probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
-        scores = ", ".join(f"{c} {v:.4g}" for c, v in q["scores"].items())
-        risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
-        notes.append(f"query {q['name']}: {probs}; scores {scores}; decide {q['decision']} "
-                     f"(expected risk: {risks})")
-    if queries and not model.bayesian_predictive:
-        notes.append("the query probabilities are not cross-checked: with smoothing = false, "
-                     "class_prior = 'frequency' or gaussian = 'ml' they are not the posterior "
-                     "predictive of the declared model; check compares that model's parameter "
-                     "posteriors only")
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=_oracles(model, nb, queries),
         log_evidence=None, n_rows=stats.n,
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=nb,
-        notes=notes)
+        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=nb)
 
 
 # ---- prediction -----------------------------------------------------------------------
