@@ -138,9 +138,11 @@ def _cmd_predict(args) -> int:
 
     import pandas as pd
 
-    from inference.families.naive_bayes import model_from_posterior, predict_table, read_loss
+    from inference.families.naive_bayes import model_from_posterior
     from models.data import DataSource
     from models.spec import load_spec
+
+    from .predict import predict_table, read_loss
 
     spec = load_spec(args.spec)
     if spec.model.name != "naive_bayes":
