@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 __all__ = ["AnalyticFit", "ExactMarginal", "PointEstimate"]
 
 
@@ -102,21 +104,21 @@ class AnalyticFit:
     priors : list of ExactMarginal
         Optional prior marginals of the same scalars (matched by ``name``), drawn dashed in
         the report's marginal plots.
-    notes : list of str
-        Lines ``bayescheck fit`` prints after the marginals (for example query predictions),
-        also kept in ``posterior.json``.
     estimates : list of PointEstimate
         Point estimates checked against the posterior of the model without the estimates
         plugged in (``declare_full(source, fit=...)`` where the family's ``declare`` is
         conditioned on the fit, as ARD's is; else ``declare(source, fit=...)``), while
         ``marginals`` are checked against ``declare(source, fit=...)``.
-    plots : list of dict
-        Figure data for the report, each with a ``"kind"`` that :mod:`reports.plots` draws
-        (``"series"``: a value per iteration; ``"intervals"``: a vector parameter's means and
-        intervals), plus ``"title"`` and ``"caption"``.
     info : dict
         What the engine reports about its run (iterations, convergence, objective per
         iteration, ...), kept in ``posterior.json`` as ``"fit"``.
+    findings : dict
+        Facts the family established about the data that ``posterior.json`` does not hold,
+        as plain values (ARD: ``zero_columns``, ``constant_columns``, ``noise_collapsed``);
+        :mod:`reports.fit_summary` puts them into words. Not written to ``posterior.json``.
+    data_matrix : numpy.ndarray or None
+        The rows the engine fitted (n x D), kept where the report draws the data (the
+        mixture). Not written to ``posterior.json``.
     posterior_checks : callable, optional
         The family's own criteria added to the generic point-estimate comparison:
         ``posterior_checks(fit, comparison, idata, spec)`` edits the
@@ -134,14 +136,17 @@ class AnalyticFit:
     seconds: float = 0.0
     state: Any = None
     priors: list[ExactMarginal] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     estimates: list[PointEstimate] = field(default_factory=list)
-    plots: list[dict] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    findings: dict = field(default_factory=dict)
+    data_matrix: np.ndarray | None = None
     posterior_checks: Callable | None = None
 
     def to_json(self) -> dict:
-        """The content of ``posterior.json``."""
+        """The content of ``posterior.json`` without the lines of text.
+
+        :func:`reports.fit_summary.posterior_document` adds those (``"notes"``).
+        """
         return {
             "model": self.model,
             "parameters": self.parameters,
@@ -150,6 +155,5 @@ class AnalyticFit:
             "batches": self.batches,
             "trajectory": self.trajectory,
             "seconds": self.seconds,
-            **({"notes": self.notes} if self.notes else {}),
             **({"fit": self.info} if self.info else {}),
         }

@@ -21,6 +21,7 @@ from inference.result import AnalyticFit
 from models.interface import FullDeclaration
 from models.spec import Spec
 
+from .fit_summary import posterior_document
 from .report import render_run, report_data, write_report_data
 from .writers import write_json
 
@@ -112,7 +113,7 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                                               seed=seed).items() if v is not None})
     started = time.perf_counter()
     result = analytic if analytic is not None else fit(spec, progress=progress)
-    write_json(out / "posterior.json", result.to_json())
+    write_json(out / "posterior.json", posterior_document(result, spec))
     fitted = time.perf_counter()
 
     # A model with discrete parameters names the sampler it needs (NUTS cannot move them).

@@ -95,12 +95,14 @@ def _cmd_fit(args) -> int:
     from inference.dispatch import fit
     from models.spec import load_spec
 
+    from .fit_summary import posterior_document
     from .writers import write_json
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
-    write_json(out / "posterior.json", result.to_json())
+    document = posterior_document(result, spec)
+    write_json(out / "posterior.json", document)
     print(f"{result.model}: {result.n_rows} rows in {len(result.batches)} batch(es), "
           f"{result.seconds:.3f} s")
     for m in result.marginals:
@@ -108,7 +110,7 @@ def _cmd_fit(args) -> int:
         print(f"  {m.name:<24} mean {m.mean: .6g}{sd}")
     for e in result.estimates:
         print(f"  {e.name:<24} estimate {e.value: .6g}")
-    for note in result.notes:
+    for note in document.get("notes", []):
         print(f"  {note}")
     if result.log_evidence is not None:
         print(f"  log evidence {result.log_evidence:.6f}")
@@ -136,9 +138,11 @@ def _cmd_predict(args) -> int:
 
     import pandas as pd
 
-    from inference.families.naive_bayes import model_from_posterior, predict_table, read_loss
+    from inference.families.naive_bayes import model_from_posterior
     from models.data import DataSource
     from models.spec import load_spec
+
+    from .predict import predict_table, read_loss
 
     spec = load_spec(args.spec)
     if spec.model.name != "naive_bayes":

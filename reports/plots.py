@@ -263,13 +263,14 @@ def mixture_figure(points, weights, means, covariances, features, **_) -> str:
     return figure_uri(fig)
 
 
-#: ``kind`` of an ``AnalyticFit.plots`` entry -> the function drawing it from the entry's data.
+#: ``kind`` of a :func:`reports.fit_figures.fit_figures` entry -> the function drawing it from
+#: the entry's data.
 FIT_PLOTS = {"series": series_figure, "intervals": intervals_figure,
              "mixture": mixture_figure}
 
 
 def fit_figure(entry: dict) -> dict:
-    """Draw one ``AnalyticFit.plots`` entry; return ``{"title", "caption", "uri"}``."""
+    """Draw one :func:`reports.fit_figures.fit_figures` entry; return its title, caption, uri."""
     data = {k: v for k, v in entry.items() if k not in ("kind", "title", "caption")}
     return {"title": entry["title"], "caption": entry.get("caption", ""),
             "uri": FIT_PLOTS[entry["kind"]](**data)}

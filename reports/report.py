@@ -26,6 +26,8 @@ from .calibration_report import (
     read_calibration,
     same_run_inputs,
 )
+from .fit_figures import fit_figures
+from .fit_summary import fit_notes
 from .writers import clean_json, read_json
 
 __all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
@@ -151,14 +153,14 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "data_label": spec.data.label if spec.data is not None else "none (in the spec)",
         "n_rows": fit.n_rows, "n_batches": len(fit.batches), "log_evidence": fit.log_evidence,
         "data_fingerprints": fingerprints(fit),
-        "notes": list(fit.notes), "spec_text": spec_text,
+        "notes": fit_notes(fit, spec), "spec_text": spec_text,
         "sampler": first.sampler,
         "sampling": {"draws": sampling.draws, "tune": sampling.tune,
                      "chains": sampling.chains, "seed": sampling.seed},
         "thresholds": _asdict(shown.thresholds), "diagnostics": diagnostics,
         "timings": check.timings,
         "exact": None, "estimates": None,
-        "fit_plots": list(fit.plots), "trajectory": list(fit.trajectory),
+        "fit_plots": fit_figures(fit), "trajectory": list(fit.trajectory),
         "predictive": getattr(check, "predictive", None) or {},
     }
     if comparison is not None:

@@ -42,10 +42,8 @@ def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
         "evidence": r.evidence,
         "observation": model.observation,
     }
-    notes = [f"P({h} | {model.observation}) = {p:.6g}" for h, p in post.items()]
-    notes.append(f"P({model.observation}) = {r.evidence:.6g}")
     oracles = [ExactMarginal(f"posterior[{h}]", "posterior", {"hypothesis": h}, None,
                              exact_mean=p) for h, p in post.items()]
     return AnalyticFit(model=model.name, parameters=parameters, marginals=oracles,
                        log_evidence=math.log(r.evidence), n_rows=0,
-                       seconds=time.perf_counter() - started, state=r, notes=notes)
+                       seconds=time.perf_counter() - started, state=r)

@@ -78,7 +78,7 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     except ValueError as exc:  # the spec and data were validated; what is left is the data's
         raise DataError(f"EM cannot fit these data: {exc}", path=spec.data.label) from None
     result = _reordered(result, _order(model, X, result.means))
-    K, D = result.means.shape
+    K = result.means.shape[0]
     comps = [str(k) for k in range(K)]
     features = list(model.features)
     estimate = "MAP" if model.is_map else "ML"
@@ -108,39 +108,11 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         "reg_covar": result.reg_covar, "messages": list(result.messages),
         "responsibilities_first_rows": gamma[:20].tolist(),
     }
-    notes = [f"{estimate} by EM: {result.n_iter} iteration(s), "
-             f"{'converged' if result.converged else 'stopped at max_iter'}; "
-             f"log-likelihood {result.log_likelihood:.6f}"]
-    for k in range(K):
-        mean = ", ".join(f"{v:.6g}" for v in result.means[k])
-        sds = ", ".join(f"{v:.4g}" for v in result.sds[k])
-        notes.append(f"component {k}: weight {result.weights[k]:.4f}  mean ({mean})  "
-                     f"sd ({sds})")
-    if len(result.restart_log_likelihoods) > 1:
-        notes.append("final log-likelihood of each start: " + ", ".join(
-            f"{v:.4f}" for v in result.restart_log_likelihoods))
-    notes.extend(result.messages)
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=[],
         n_rows=int(X.shape[0]), seconds=time.perf_counter() - started, state=result,
-        notes=notes, info=info, estimates=_estimates(model, result),
-        posterior_checks=posterior_checks,
-        plots=[{"kind": "series", "title": "EM objective per iteration",
-                "caption": ("Log-likelihood plus log prior" if model.is_map else
-                            "Log-likelihood") + " after each M step of the best start (it "
-                                                "never decreases).",
-                "values": result.history.tolist(), "xlabel": "iteration",
-                "ylabel": "objective"},
-               {"kind": "mixture", "title": "The data with the fitted components",
-                "caption": f"The {X.shape[0]} rows (at most 5000 drawn) and the {estimate} "
-                           f"mixture: each weighted component"
-                           + (" density and their sum." if D == 1 else
-                              " as its 1- and 2-sd ellipses (first two features)."),
-                "points": X[np.unique(np.linspace(0, X.shape[0] - 1, min(5000, X.shape[0]))
-                                      .astype(int))],
-                "weights": result.weights, "means": result.means,
-                "covariances": result.covariances, "features": features}],
-    )
+        info=info, estimates=_estimates(model, result), posterior_checks=posterior_checks,
+        data_matrix=X)
 
 
 def _estimates(model: GaussianMixture, result) -> list[PointEstimate]:

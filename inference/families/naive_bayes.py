@@ -1,33 +1,30 @@
-"""Connecting a :class:`models.NaiveBayes` to the naive Bayes engine, and predicting with it.
+"""Connecting a :class:`models.NaiveBayes` to the naive Bayes engine.
 
-The engine is fed over a stream, and the predictions are minimum-risk decisions.
+The engine is fed over a stream; the spec's query rows get minimum-risk decisions.
 
 The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is
 :class:`NaiveBayesStreamState`, the engine's
 :class:`~inference.engines.naive_bayes_stats.NaiveBayesStats` flattened into arrays (the
 schema, classes and categories, is rebuilt from the spec and a pass over the labels).
 ``posterior.json`` keeps the sufficient statistics, so ``bayescheck predict`` rebuilds the
-fitted model from it without reading the training data.
+fitted model from it (:func:`model_from_posterior`) without reading the training data;
+:mod:`reports.predict` reads the new rows and the loss file and writes the table.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from models.data import Batch
 from models.errors import DataError, SpecError
 from models.naive_bayes import NaiveBayes
 from models.spec import Spec
 
-from ..engines.counts import encode_labels
 from ..engines.decisions import bayes_decision, zero_one_loss
 from ..engines.naive_bayes_stats import (
     CATEGORICAL,
@@ -45,11 +42,10 @@ from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
 __all__ = [
     "NaiveBayesStreamState",
+    "decision_loss",
     "fit_naive_bayes",
     "fitted_model",
     "model_from_posterior",
-    "predict_table",
-    "read_loss",
 ]
 
 
@@ -128,8 +124,13 @@ def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") 
         raise DataError(f"{exc}", path=where or None, column=model.target) from None
 
 
-def _loss(model: NaiveBayes, classes: tuple, *, where=None) -> tuple[np.ndarray, tuple]:
-    """The spec's loss matrix with its columns in the model's class order, and its options."""
+def decision_loss(model: NaiveBayes, classes: tuple, *,
+                  where: Path | None = None) -> tuple[np.ndarray, tuple]:
+    """The spec's loss matrix with its columns in ``classes`` order, and its option labels.
+
+    Zero-one loss over the classes when the spec has no ``[decision]``; a :class:`SpecError`
+    naming ``where`` when the spec's ``decision.classes`` are not the data's classes.
+    """
     if model.loss is None:
         return zero_one_loss(len(classes)), tuple(classes)
     if set(model.decision_classes) != set(classes) or len(model.decision_classes) != len(classes):
@@ -277,7 +278,7 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
                         progress=progress)
     stats = stream.state.to_stats(schema)
     nb = fitted_model(model, stats, where=spec.data.label)
-    loss, options = _loss(model, classes, where=spec.path)
+    loss, options = decision_loss(model, classes, where=spec.path)
     checked = model.checked_queries(categories)
     queries = _query_records(model, nb, loss, options, checked)
     parameters = {
@@ -300,28 +301,15 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
         "query": queries,
         "statistics": _statistics_json(stats),
     }
-    notes = []
-    for q in queries:
-        probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
-        scores = ", ".join(f"{c} {v:.4g}" for c, v in q["scores"].items())
-        risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
-        notes.append(f"query {q['name']}: {probs}; scores {scores}; decide {q['decision']} "
-                     f"(expected risk: {risks})")
-    if queries and not model.bayesian_predictive:
-        notes.append("the query probabilities are not cross-checked: with smoothing = false, "
-                     "class_prior = 'frequency' or gaussian = 'ml' they are not the posterior "
-                     "predictive of the declared model; check compares that model's parameter "
-                     "posteriors only")
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=_oracles(model, nb, queries),
         log_evidence=None, n_rows=stats.n,
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=nb,
-        notes=notes)
+        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=nb)
 
 
-# ---- prediction -----------------------------------------------------------------------
+# ---- the fitted model again, for prediction ------------------------------------------------
 
 
 def model_from_posterior(model: NaiveBayes, posterior: dict, *, where: str) -> NaiveBayesModel:
@@ -351,92 +339,3 @@ def model_from_posterior(model: NaiveBayes, posterior: dict, *, where: str) -> N
         raise SpecError(f"not a naive Bayes posterior.json written by 'bayescheck fit' "
                         f"({type(exc).__name__}: {exc})", path=where) from None
     return fitted_model(model, stats, where=where)
-
-
-def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
-    """Read a loss matrix CSV: header ``option,<class>,<class>,...``, one row per option.
-
-    Returns the matrix with its columns in ``classes`` order, and the option labels.
-    Wrong classes (shape) or negative / non-numeric entries are a :class:`DataError`.
-    """
-    try:
-        frame = pd.read_csv(path, index_col=0, dtype=str)
-    except FileNotFoundError:
-        raise DataError("loss file not found", path=path) from None
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
-        raise DataError(f"cannot read the loss matrix: {exc}", path=path) from None
-    columns = [str(c) for c in frame.columns]
-    if sorted(columns) != sorted(classes) or len(frame) < 1:
-        raise DataError(f"expected a loss matrix with one column per class {list(classes)} "
-                        f"(header: option,{','.join(classes)}) and at least one row, got "
-                        f"columns {columns} and {len(frame)} row(s), shape "
-                        f"({len(frame)}, {len(columns)})", path=path)
-    loss = np.empty((len(frame), len(classes)))
-    for j, c in enumerate(classes):
-        col = frame.columns[columns.index(c)]
-        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
-        for i, v in enumerate(values):
-            if not math.isfinite(v) or v < 0:
-                raise DataError(f"expected a finite non-negative loss, got "
-                                f"{frame[col].iloc[i]!r}", path=path, column=c, row=i + 1)
-        loss[:, j] = values
-    options = tuple(str(o) for o in frame.index)
-    if len(set(options)) != len(options):
-        raise DataError(f"option labels (first column) must be unique, got {list(options)}",
-                        path=path)
-    return loss, options
-
-
-def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
-                  loss: np.ndarray | None = None, options: tuple | None = None,
-                  warn=None) -> pd.DataFrame:
-    """Class probabilities, decision and expected risk of every option for each row.
-
-    Parameters
-    ----------
-    model : models.NaiveBayes
-    nb : NaiveBayesModel
-        The fitted engine.
-    batch : models.Batch
-        The new rows (the target column, when present, is copied through, not used).
-    loss, options : optional
-        Loss matrix (columns in ``nb.classes`` order) and its option labels; default the
-        spec's ``[decision]``, else zero-one loss over the classes.
-    warn : callable, optional
-        Receives a message for each categorical feature with labels never seen in training
-        (they get the prior's mass when smoothed, probability 0 otherwise).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``row``, the feature columns, ``p_<class>`` per class, ``decision`` and
-        ``risk_<option>`` per option.
-    """
-    classes = nb.classes
-    if loss is None:
-        loss, options = _loss(model, classes)
-    X, _ = model.table(batch, with_target=False)
-    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
-    for j in nb.schema.categorical_features:
-        f = nb.schema.feature_names[j]
-        codes = encode_labels(X[f].to_numpy(dtype=object), nb.schema.categories[j])
-        if (codes < 0).any():
-            r = int(np.flatnonzero(codes < 0)[0])
-            how = "gets the prior's mass" if model.smoothing else \
-                "has probability 0 in every class and is left out"
-            warn(f"{batch.name}, column '{f}', row {r + 1}: category {X[f].iloc[r]!r} never "
-                 f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
-    if len(X) == 0:
-        raise DataError("no rows to predict", path=batch.name)
-    proba = nb.predict_proba(X)
-    decision = bayes_decision(proba=proba, loss=loss, options=options)
-    out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})
-    for f in model.features:
-        out[f] = X[f].to_numpy()
-    for k, c in enumerate(classes):
-        out[f"p_{c}"] = proba[:, k]
-    out["decision"] = decision.label
-    for r, o in enumerate(decision.options):
-        out[f"risk_{o}"] = decision.risk[:, r]
-    return out
-

@@ -18,6 +18,8 @@ from inference.engines.sbl import ard_posterior
 from models import ARD, BayescheckError, DataSource, load_spec
 from models.spec import Spec
 from reports.cli import main
+from reports.fit_figures import fit_figures
+from reports.fit_summary import fit_notes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ard" / "design.toml"
 
@@ -62,7 +64,7 @@ def test_example_spec_and_fit(example_fit, tmp_path):
     assert info["converged"] and info["relevant_features"] == ["x2", "x6", "x9"]
     assert len(info["log_evidence_per_iteration"]) == info["n_iter"] + 1
     assert result.log_evidence == info["log_evidence_per_iteration"][-1]
-    assert {p["kind"] for p in result.plots} == {"series", "intervals"}
+    assert {p["kind"] for p in fit_figures(result)} == {"series", "intervals"}
     # posterior.json through the CLI: strict JSON (pruned alphas are null), relevant features
     assert main(["fit", str(EXAMPLE), "--out", str(tmp_path), "--quiet"]) == 0
     saved = json.loads((tmp_path / "posterior.json").read_text())
@@ -139,28 +141,36 @@ def test_zero_and_constant_columns_and_more_features_than_rows(tmp_path):
     frame.insert(1, "const", 3.0)
     path = _write(tmp_path, frame, '[fit]\nmethod = "mackay"\nmax_iter = 5000\n', name="a.toml")
     path.write_text(path.read_text().replace('target = "y"\n', 'target = "y"\nintercept = true\n'))
-    result = fit(load_spec(path))
+    spec = load_spec(path)
+    result = fit(spec)
     w = result.parameters["w"]
     assert w["features"][:3] == ["intercept", "zero", "const"]
     assert "zero" in w["pruned"] and {"x0", "x1"} <= set(w["relevant"])
-    assert any("all-zero column(s) zero" in n for n in result.notes)
-    assert any("constant column(s) const duplicate the intercept" in n for n in result.notes)
+    assert result.findings["zero_columns"] == ["zero"]
+    assert result.findings["constant_columns"] == ["const"]
+    notes = fit_notes(result, spec)
+    assert any("all-zero column(s) zero" in n for n in notes)
+    assert any("constant column(s) const duplicate the intercept" in n for n in notes)
     # more features than rows: a clear note, at most n weights kept, finite posterior
     wide = _frame(n=12, m=30, nonzero=(3.0,), noise=0.1, seed=2)
     for method in ("fast", "em", "mackay"):
         path = _write(tmp_path, wide, f'[fit]\nmethod = "{method}"\nmax_iter = 3000\n',
                       name=f"wide_{method}.toml")
-        result = fit(load_spec(path))
-        assert any("more features (30) than rows (12)" in n for n in result.notes)
+        spec = load_spec(path)
+        result = fit(spec)
+        assert any("more features (30) than rows (12)" in n for n in fit_notes(result, spec))
         assert 1 <= len(result.parameters["w"]["relevant"]) <= 12
         assert "x0" in result.parameters["w"]["relevant"]
         assert np.all(np.isfinite(result.parameters["w"]["mean"]))
     # exact type-II ML interpolates a wide design: said plainly, no crash
     noisy = _frame(n=12, m=30, nonzero=(1.0,), noise=1.0, seed=3)
     path = _write(tmp_path, noisy, "", name="noisy.toml")
-    result = fit(load_spec(path))
+    spec = load_spec(path)
+    result = fit(spec)
     if len(result.parameters["w"]["relevant"]) >= 12 or result.parameters["sigma2"]["value"] < 1e-6:
-        assert any("collapsed" in n and "relevance_threshold" in n for n in result.notes)
+        assert result.findings["noise_collapsed"]
+        assert any("collapsed" in n and "relevance_threshold" in n
+                   for n in fit_notes(result, spec))
 
 
 def test_every_weight_pruned_cannot_be_checked_conditionally():

@@ -1,0 +1,146 @@
+"""The lines of text that describe an analytic fit.
+
+``bayescheck fit`` prints them after the marginals, ``posterior.json`` keeps them as
+``"notes"`` and the report shows them. They are worded here from what the family put in the
+fit (``parameters``, ``info`` and ``findings``) and from the spec; the families in
+``inference.families`` produce numbers, not sentences.
+
+This module is on the path of ``bayescheck fit``: it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from inference.result import AnalyticFit
+from models.spec import Spec
+
+__all__ = ["NOTES", "fit_notes", "posterior_document"]
+
+
+def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
+    w, sigma2, info = fit.parameters["w"], fit.parameters["sigma2"], fit.info
+    features, relevant = w["features"], w["relevant"]
+    lines = [("alpha and sigma2 held fixed (not estimated)" if not sigma2["estimated"] else
+              f"{info['method']}: {info['n_iter']} iteration(s), "
+              f"{'converged' if info['converged'] else 'NOT converged (max_iter reached)'}"),
+             f"relevant: {', '.join(relevant) or '(none)'} ({len(relevant)} of {len(features)})",
+             f"sigma2 {sigma2['value']:.6g}"]
+    n, m = fit.n_rows, len(features)
+    if n < m:
+        lines.append(f"more features ({m}) than rows ({n}): the weights are not identified "
+                     f"by the data alone; at the type-II ML optimum at most {n} of them are "
+                     f"kept")
+    zero = fit.findings.get("zero_columns", [])
+    if zero:
+        lines.append(f"all-zero column(s) {', '.join(zero)} in {spec.data.label}: never "
+                     f"relevant, pruned")
+    const = fit.findings.get("constant_columns", [])
+    if const and spec.model.intercept:
+        lines.append(f"constant column(s) {', '.join(const)} duplicate the intercept: they "
+                     f"share its role (collinear columns; the evidence decides which are kept)")
+    elif len(const) > 1:
+        lines.append(f"constant columns {', '.join(const)} duplicate each other: at most one "
+                     f"acts as the intercept (collinear columns; the evidence decides)")
+    if fit.findings.get("noise_collapsed"):
+        lines.append(f"sigma2 ({sigma2['value']:.3g}) collapsed: the {len(relevant)} kept "
+                     f"weights interpolate the {n} rows (type-II ML over-fits here); a larger "
+                     f"[fit] relevance_threshold (\"ric\") keeps fewer weights")
+    return lines
+
+
+def _gaussian_mixture(fit: AnalyticFit, spec: Spec) -> list[str]:
+    info, p = fit.info, fit.parameters
+    lines = [f"{info['estimate']} by EM: {info['n_iter']} iteration(s), "
+             f"{'converged' if info['converged'] else 'stopped at max_iter'}; "
+             f"log-likelihood {info['log_likelihood']:.6f}"]
+    components = zip(p["weights"]["estimate"], p["means"]["estimate"], p["sds"]["estimate"],
+                     strict=True)
+    for k, (weight, means, sds) in enumerate(components):
+        mean = ", ".join(f"{v:.6g}" for v in means)
+        sd = ", ".join(f"{v:.4g}" for v in sds)
+        lines.append(f"component {k}: weight {weight:.4f}  mean ({mean})  sd ({sd})")
+    if len(info["restart_log_likelihoods"]) > 1:
+        lines.append("final log-likelihood of each start: " + ", ".join(
+            f"{v:.4f}" for v in info["restart_log_likelihoods"]))
+    return lines + list(info["messages"])
+
+
+def _naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
+    queries = fit.parameters["query"]
+    lines = []
+    for q in queries:
+        probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
+        scores = ", ".join(f"{c} {v:.4g}" for c, v in q["scores"].items())
+        risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
+        lines.append(f"query {q['name']}: {probs}; scores {scores}; decide {q['decision']} "
+                     f"(expected risk: {risks})")
+    if queries and not spec.model.bayesian_predictive:
+        lines.append("the query probabilities are not cross-checked: with smoothing = false, "
+                     "class_prior = 'frequency' or gaussian = 'ml' they are not the posterior "
+                     "predictive of the declared model; check compares that model's parameter "
+                     "posteriors only")
+    return lines
+
+
+def _bayes_rule(fit: AnalyticFit, spec: Spec) -> list[str]:
+    p = fit.parameters
+    observation = p["observation"]
+    lines = [f"P({h} | {observation}) = {v:.6g}" for h, v in p["posterior"]["mean"].items()]
+    lines.append(f"P({observation}) = {p['evidence']:.6g}")
+    return lines
+
+
+#: ``model`` value -> the lines describing its fit; models not listed have none (their
+#: marginals and log evidence say it all).
+NOTES: dict[str, Callable[[AnalyticFit, Spec], list[str]]] = {
+    "ard": _ard,
+    "gaussian_mixture": _gaussian_mixture,
+    "naive_bayes": _naive_bayes,
+    "bayes_rule": _bayes_rule,
+}
+
+
+def fit_notes(fit: AnalyticFit, spec: Spec) -> list[str]:
+    """The lines describing a fit beyond its marginals and estimates.
+
+    Parameters
+    ----------
+    fit : inference.AnalyticFit
+        From :func:`inference.fit` on ``spec``.
+    spec : models.Spec
+        The spec that was fitted (some lines name its data or depend on its settings).
+
+    Returns
+    -------
+    list of str
+        For example the iterations of an iterative fit, the relevant weights, query
+        predictions or what is unusual about the data; empty for models without notes.
+    """
+    lines = NOTES.get(fit.model)
+    return lines(fit, spec) if lines is not None else []
+
+
+def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
+    """The content of ``posterior.json``: the fit's JSON with its notes (``"notes"``).
+
+    Parameters
+    ----------
+    fit : inference.AnalyticFit
+    spec : models.Spec
+        The spec that was fitted.
+
+    Returns
+    -------
+    dict
+        :meth:`inference.AnalyticFit.to_json` with ``"notes"`` before ``"fit"`` when there are
+        any.
+    """
+    document = fit.to_json()
+    info = document.pop("fit", None)
+    notes = fit_notes(fit, spec)
+    if notes:
+        document["notes"] = notes
+    if info is not None:
+        document["fit"] = info
+    return document

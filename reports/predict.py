@@ -1,0 +1,115 @@
+"""``bayescheck predict``: the loss file and the table of predictions (naive Bayes).
+
+The fitted engine comes back from ``posterior.json``
+(:func:`inference.families.naive_bayes.model_from_posterior`); this module reads the loss
+matrix CSV given with ``--loss`` and builds the output table: class probabilities, the
+minimum-risk decision and the expected risk of every option for each new row.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from inference.engines.counts import encode_labels
+from inference.engines.decisions import bayes_decision
+from inference.engines.naive_bayes_stats import NaiveBayesModel
+from inference.families.naive_bayes import decision_loss
+from models.data import Batch
+from models.errors import DataError
+from models.naive_bayes import NaiveBayes
+
+__all__ = ["predict_table", "read_loss"]
+
+
+def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
+    """Read a loss matrix CSV: header ``option,<class>,<class>,...``, one row per option.
+
+    Returns the matrix with its columns in ``classes`` order, and the option labels.
+    Wrong classes (shape) or negative / non-numeric entries are a :class:`DataError`.
+    """
+    try:
+        frame = pd.read_csv(path, index_col=0, dtype=str)
+    except FileNotFoundError:
+        raise DataError("loss file not found", path=path) from None
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise DataError(f"cannot read the loss matrix: {exc}", path=path) from None
+    columns = [str(c) for c in frame.columns]
+    if sorted(columns) != sorted(classes) or len(frame) < 1:
+        raise DataError(f"expected a loss matrix with one column per class {list(classes)} "
+                        f"(header: option,{','.join(classes)}) and at least one row, got "
+                        f"columns {columns} and {len(frame)} row(s), shape "
+                        f"({len(frame)}, {len(columns)})", path=path)
+    loss = np.empty((len(frame), len(classes)))
+    for j, c in enumerate(classes):
+        col = frame.columns[columns.index(c)]
+        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float)
+        for i, v in enumerate(values):
+            if not math.isfinite(v) or v < 0:
+                raise DataError(f"expected a finite non-negative loss, got "
+                                f"{frame[col].iloc[i]!r}", path=path, column=c, row=i + 1)
+        loss[:, j] = values
+    options = tuple(str(o) for o in frame.index)
+    if len(set(options)) != len(options):
+        raise DataError(f"option labels (first column) must be unique, got {list(options)}",
+                        path=path)
+    return loss, options
+
+
+def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
+                  loss: np.ndarray | None = None, options: tuple | None = None,
+                  warn=None) -> pd.DataFrame:
+    """Class probabilities, decision and expected risk of every option for each row.
+
+    Parameters
+    ----------
+    model : models.NaiveBayes
+    nb : NaiveBayesModel
+        The fitted engine.
+    batch : models.Batch
+        The new rows (the target column, when present, is copied through, not used).
+    loss, options : optional
+        Loss matrix (columns in ``nb.classes`` order) and its option labels; default the
+        spec's ``[decision]``, else zero-one loss over the classes.
+    warn : callable, optional
+        Receives a message for each categorical feature with labels never seen in training
+        (they get the prior's mass when smoothed, probability 0 otherwise).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``row``, the feature columns, ``p_<class>`` per class, ``decision`` and
+        ``risk_<option>`` per option.
+    """
+    classes = nb.classes
+    if loss is None:
+        loss, options = decision_loss(model, classes)
+    X, _ = model.table(batch, with_target=False)
+    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
+    for j in nb.schema.categorical_features:
+        f = nb.schema.feature_names[j]
+        codes = encode_labels(X[f].to_numpy(dtype=object), nb.schema.categories[j])
+        if (codes < 0).any():
+            r = int(np.flatnonzero(codes < 0)[0])
+            how = "gets the prior's mass" if model.smoothing else \
+                "has probability 0 in every class and is left out"
+            warn(f"{batch.name}, column '{f}', row {r + 1}: category {X[f].iloc[r]!r} never "
+                 f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
+    if len(X) == 0:
+        raise DataError("no rows to predict", path=batch.name)
+    proba = nb.predict_proba(X)
+    decision = bayes_decision(proba=proba, loss=loss, options=options)
+    out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})
+    for f in model.features:
+        out[f] = X[f].to_numpy()
+    for k, c in enumerate(classes):
+        out[f"p_{c}"] = proba[:, k]
+    out["decision"] = decision.label
+    for r, o in enumerate(decision.options):
+        out[f"risk_{o}"] = decision.risk[:, r]
+    return out
+
