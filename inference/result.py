@@ -122,6 +122,10 @@ class AnalyticFit:
         ``posterior_checks(fit, comparison, idata, spec)`` edits the
         ``EstimateComparison`` in place and returns it (the mixture judges its mode and
         responsibilities this way).
+    declaration : dict
+        What the model's ``declare(source, fit=...)`` needs from an engine, computed by the
+        family because models do not import engines (the mixture's k-means clustering of the
+        data, under ``"clustering"``); not written to ``posterior.json``.
     """
 
     model: str
@@ -139,6 +143,7 @@ class AnalyticFit:
     plots: list[dict] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     posterior_checks: Callable | None = None
+    declaration: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json``."""
