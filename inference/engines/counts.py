@@ -385,10 +385,15 @@ def _label_tuple(categories: Any) -> tuple:
 class CategoricalStats:
     """Sufficient statistics of categorical data: one count per category.
 
+    Batches over one category set combine by ``+``. A stream whose label set is not declared
+    starts from no categories (``counts`` of length 0) and grows it with :meth:`add_labels`;
+    the fields are an array and a tuple of labels, so the statistics are checkpointed as they
+    are (:mod:`inference.streaming`).
+
     Parameters
     ----------
     counts : array_like of int, shape (N,)
-        Counts in the fixed category order.
+        Counts in the fixed category order (N = 0: no category yet).
     categories : tuple, optional
         The labels, in that order (default ``0 .. N-1``).
     """
@@ -398,10 +403,8 @@ class CategoricalStats:
 
     def __post_init__(self) -> None:
         c = np.asarray(self.counts)
-        if c.ndim != 1 or c.size < 1:
-            raise ValueError(
-                f"counts: expected a 1-D array of at least one count, received shape {c.shape}"
-            )
+        if c.ndim != 1:
+            raise ValueError(f"counts: expected a 1-D array of counts, received shape {c.shape}")
         if c.dtype.kind not in "iuf" or np.any(c < 0) or np.any(c != np.floor(c)):
             raise ValueError(
                 f"counts: expected non-negative integer counts, received {c.tolist()!r}"
@@ -428,6 +431,35 @@ class CategoricalStats:
                 f"{self.categories!r} and {other.categories!r}"
             )
         return CategoricalStats(counts=self.counts + other.counts, categories=self.categories)
+
+    def add_labels(self, labels: Any) -> CategoricalStats:
+        """These statistics plus one batch of labels, over a category set that may grow.
+
+        Labels not yet among the categories are appended, in sorted order.
+
+        Parameters
+        ----------
+        labels : array_like
+            One batch of labels (sortable: all strings, or all numbers).
+
+        Returns
+        -------
+        CategoricalStats
+        """
+        values, counts = np.unique(np.asarray(labels).ravel(), return_counts=True)
+        values = values.tolist()
+        known = set(self.categories)
+        cats = self.categories + tuple(v for v in values if v not in known)
+        total = np.zeros(len(cats), dtype=np.int64)
+        total[: self.counts.size] = self.counts
+        index = {c: i for i, c in enumerate(cats)}
+        np.add.at(total, [index[v] for v in values], counts)
+        return CategoricalStats(counts=total, categories=cats)
+
+    def counts_for(self, categories: Sequence) -> np.ndarray:
+        """The counts in the order of ``categories``; a category never counted has 0."""
+        known = dict(zip(self.categories, self.counts.tolist(), strict=True))
+        return np.array([known.get(c, 0) for c in categories], dtype=np.int64)
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -356,3 +356,22 @@ def test_bad_categorical_input():
     b = categorical_stats(["a"], categories=["b", "a"])
     with pytest.raises(ValueError, match=r"categories: expected the same category order"):
         a + b
+
+
+def test_growing_label_set_equals_counting_against_the_final_categories():
+    batches = [["b", "b", "c"], ["c", "a", "b"], [], ["d", "a"]]
+    stats = CategoricalStats(counts=np.zeros(0, dtype=np.int64))
+    assert stats.n == 0 and stats.categories == ()
+    for batch in batches:
+        stats = stats.add_labels(np.asarray(batch, dtype=str))
+    # new labels are appended batch by batch, sorted within a batch
+    assert stats.categories == ("b", "c", "a", "d")
+    flat = [v for b in batches for v in b]
+    whole = categorical_stats(flat, categories=("a", "b", "c", "d"))
+    np.testing.assert_array_equal(stats.counts_for(whole.categories), whole.counts)
+    np.testing.assert_array_equal(stats.counts_for(("d", "x")), [1, 0])
+    # a declared set that already holds every label is kept as it is
+    declared = CategoricalStats(counts=np.zeros(4, dtype=np.int64), categories=("a", "b", "c", "d"))
+    for batch in batches:
+        declared = declared.add_labels(np.asarray(batch, dtype=str))
+    assert declared == whole
