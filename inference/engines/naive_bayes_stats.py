@@ -330,6 +330,15 @@ class NaiveBayesStats:
     gaussian_m2: np.ndarray
     category_counts: tuple
 
+    @classmethod
+    def empty(cls, schema: NaiveBayesSchema) -> NaiveBayesStats:
+        """The statistics of no rows: the neutral element of ``+``."""
+        K, G = len(schema.classes), len(schema.gaussian_features)
+        return cls(schema=schema, class_counts=np.zeros(K, np.int64),
+                   gaussian_mean=np.zeros((K, G)), gaussian_m2=np.zeros((K, G)),
+                   category_counts=tuple(np.zeros((K, len(schema.categories[j])), np.int64)
+                                         for j in schema.categorical_features))
+
     @property
     def n(self) -> int:
         """Number of rows."""
