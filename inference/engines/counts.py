@@ -1,7 +1,9 @@
 """Conjugate engines on counts: Beta-Bernoulli and Dirichlet-categorical.
 
 Counts are sufficient statistics. Each model has a per-batch statistic
-(:func:`bernoulli_stats`, :func:`categorical_stats`) and an additive combine step
+(:class:`BernoulliStats` from the number of ones and of outcomes, which are validated as 0/1
+where they are read: ``models.beta_bernoulli.bernoulli_labels``; :func:`categorical_stats`)
+and an additive combine step
 (``stats_a + stats_b`` or :func:`combine`), so streaming over batches gives
 exactly the same posterior as one batch, and a posterior can be used as the
 prior of the next batch (:meth:`BetaPosterior.as_prior`,
@@ -44,7 +46,6 @@ __all__ = [
     "BernoulliStats",
     "BetaPrior",
     "BetaPosterior",
-    "bernoulli_stats",
     "bernoulli_beta",
     "bernoulli_beta_predictive",
     "CategoricalStats",
@@ -165,49 +166,6 @@ class BernoulliStats:
         return BernoulliStats(k=self.k + other.k, n=self.n + other.n)
 
 
-def bernoulli_stats(y: Any) -> BernoulliStats:
-    """Per-batch statistics of 0/1 (or boolean) observations.
-
-    Parameters
-    ----------
-    y : array_like of {0, 1} or bool
-        One batch of observations (any shape; flattened).
-
-    Returns
-    -------
-    BernoulliStats
-        ``k = sum(y)``, ``n = len(y)``.
-
-    Raises
-    ------
-    ValueError
-        If an entry is not 0/1 (or True/False); the message gives the first
-        offending position and value.
-    """
-    a = np.asarray(y).ravel()
-    if a.dtype == bool:
-        return BernoulliStats(k=int(a.sum()), n=int(a.size))
-    if a.dtype.kind in "iuf":
-        bad = ~((a == 0) | (a == 1))
-    else:
-        bad = np.array(
-            [
-                not (
-                    isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
-                    and v in (0, 1)
-                )
-                for v in a.tolist()
-            ],
-            dtype=bool,
-        )
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"y: expected 0/1 or true/false observations, received {_plain(a[i])!r} at position {i}"
-        )
-    return BernoulliStats(k=int(np.sum(a.astype(float) == 1)), n=int(a.size))
-
-
 @dataclass(frozen=True)
 class BetaPrior:
     """Beta(a, b) prior on a Bernoulli probability.
@@ -320,7 +278,7 @@ def bernoulli_beta(*, stats: BernoulliStats, prior: BetaPrior) -> BetaPosterior:
     Parameters
     ----------
     stats : BernoulliStats
-        Successes ``k`` and trials ``n`` (from :func:`bernoulli_stats`, possibly combined).
+        Successes ``k`` and trials ``n`` (per batch, possibly combined).
     prior : BetaPrior
         ``Beta(a0, b0)``.
 
