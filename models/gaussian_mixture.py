@@ -64,7 +64,9 @@ from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
 
-#: Covariance structures (as in inference.engines.mixture_em and scikit-learn).
+#: Covariance structures (as in scikit-learn): those the engine implements, whose own list is
+#: ``inference.engines.mixture_em.COVARIANCE_KINDS`` (models do not import engines; a test
+#: holds the two equal).
 COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
 
 #: Relabelling tries every ordering of the components: K! of them, at most this many (K <= 6).
