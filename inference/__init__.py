@@ -23,7 +23,7 @@ _EXPORTS = {
     "RegressionStats": "engines.linear_gaussian", "regression_stats": "engines.linear_gaussian",
     "SampleResult": "nuts", "sample_nuts": "nuts", "SBCRun": "sbc", "run_sbc": "sbc",
     "AnalyticFit": "result", "ExactMarginal": "result",
-    "LabelCounts": "families.beta_bernoulli", "fit_beta_bernoulli": "families.beta_bernoulli",
+    "fit_beta_bernoulli": "families.beta_bernoulli",
     "fit_dirichlet_categorical": "families.beta_bernoulli",
     "BatchRecord": "streaming", "StreamResult": "streaming", "run_stream": "streaming",
 }

@@ -124,6 +124,10 @@ class AnalyticFit:
         ``posterior_checks(fit, comparison, idata, spec)`` edits the
         ``EstimateComparison`` in place and returns it (the mixture judges its mode and
         responsibilities this way).
+    declaration : dict
+        What the model's ``declare(source, fit=...)`` needs from an engine, computed by the
+        family because models do not import engines (the mixture's k-means clustering of the
+        data, under ``"clustering"``); not written to ``posterior.json``.
     """
 
     model: str
@@ -141,6 +145,7 @@ class AnalyticFit:
     findings: dict = field(default_factory=dict)
     data_matrix: np.ndarray | None = None
     posterior_checks: Callable | None = None
+    declaration: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json`` without the lines of text.

@@ -71,11 +71,23 @@ class StreamResult:
     resumed_from: int = 0
 
 
+def _description(value: Any) -> Any:
+    """A dataclass as the plain JSON value it is saved as (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(value), default=str))
+
+
+def _is_array_tuple(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, np.ndarray) for v in value)
+
+
 def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajectory: list[dict],
                     model_key: str) -> None:
     """Write a checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
 
-    ``state`` must be a dataclass whose fields are arrays, numbers or None.
+    ``state`` must be a dataclass (an engine's statistics, as they are) whose fields are
+    arrays, numbers, tuples of labels, None, tuples of arrays (saved one array each), or
+    dataclasses describing the statistics (a schema: saved as JSON, to be checked on resume,
+    see :func:`load_checkpoint`).
     """
     path = Path(path)
     meta = {
@@ -85,12 +97,20 @@ def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajecto
         "records": [dataclasses.asdict(r) for r in records],
         "trajectory": trajectory,
         "none_fields": [],
+        "tuple_fields": {},
+        "described_fields": {},
     }
     arrays = {}
     for f in dataclasses.fields(state):
         value = getattr(state, f.name)
         if value is None:
             meta["none_fields"].append(f.name)
+        elif dataclasses.is_dataclass(value):
+            meta["described_fields"][f.name] = _description(value)
+        elif _is_array_tuple(value):
+            meta["tuple_fields"][f.name] = len(value)
+            for i, item in enumerate(value):
+                arrays[f"state__{f.name}__{i}"] = item
         else:
             arrays[f"state__{f.name}"] = np.asarray(value)
     buffer = io.BytesIO()
@@ -108,13 +128,27 @@ def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajecto
         os.close(dir_fd)
 
 
-def load_checkpoint(path: Path, state_type: type, model_key: str) -> StreamResult:
+def load_checkpoint(path: Path, state_type: type, model_key: str,
+                    initial_state: Any = None) -> StreamResult:
     """Read a checkpoint written by :func:`save_checkpoint` for the same model.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The checkpoint file.
+    state_type : type
+        The state's dataclass.
+    model_key : str
+        :func:`model_key` of the spec; a checkpoint of another key is refused.
+    initial_state : object, optional
+        The state a fresh stream would start from. A field saved as a description (a
+        dataclass such as a schema) is taken from it, and must equal the saved one; needed
+        when the state has such fields.
 
     Raises
     ------
     SpecError
-        When the checkpoint belongs to another model or prior, or cannot be read.
+        When the checkpoint belongs to another model, prior or schema, or cannot be read.
     """
     path = Path(path)
     try:
@@ -135,6 +169,22 @@ def load_checkpoint(path: Path, state_type: type, model_key: str) -> StreamResul
     for f in dataclasses.fields(state_type):
         if f.name in meta["none_fields"]:
             values[f.name] = None
+        elif f.name in meta.get("tuple_fields", {}):
+            values[f.name] = tuple(arrays[f"{f.name}__{i}"]
+                                   for i in range(meta["tuple_fields"][f.name]))
+        elif f.name in meta.get("described_fields", {}):
+            if initial_state is None:
+                raise ValueError(f"load_checkpoint: the state's {f.name} is not saved; pass "
+                                 f"initial_state")
+            values[f.name] = getattr(initial_state, f.name)
+            saved, now = meta["described_fields"][f.name], _description(values[f.name])
+            if saved != now:
+                changed = "; ".join(f"{k} {saved.get(k)!r} then, {now.get(k)!r} now"
+                                    for k in sorted(set(saved) | set(now))
+                                    if saved.get(k) != now.get(k))
+                raise SpecError(f"the checkpoint was written for another {f.name} than the "
+                                f"data now give ({changed}); start afresh without --resume",
+                                path=path)
         else:
             arr = arrays[f.name]
             values[f.name] = arr if arr.ndim else arr.item()
@@ -190,7 +240,8 @@ def run_stream(source: DataSource, *, initial_state: Any,
     if resume:
         if checkpoint is None:
             raise SpecError("--resume needs an output folder holding a checkpoint")
-        result = load_checkpoint(checkpoint, type(initial_state), model_key)
+        result = load_checkpoint(checkpoint, type(initial_state), model_key,
+                                 initial_state=initial_state)
     else:
         result = StreamResult(initial_state)
     seen = {r.fingerprint: r.name for r in result.records}

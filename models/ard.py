@@ -30,7 +30,9 @@ from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["ARD", "ard_spec", "CHECK_MODES", "FIT_METHODS"]
 
-#: ``[fit] method`` values (the engine's hyperparameter updates).
+#: ``[fit] method`` values: the hyperparameter updates the engine implements, whose own
+#: list is ``inference.engines.sbl.METHODS`` (models do not import engines; a test holds the
+#: two equal).
 FIT_METHODS = ("fast", "em", "mackay")
 #: ``[check] mode`` values.
 CHECK_MODES = ("conditional", "hierarchical", "both")

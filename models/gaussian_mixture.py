@@ -35,10 +35,12 @@ Label switching: in one dimension the means are declared with an ordered transfo
 is the unconstrained one on the ordered region and its mode is the EM-MAP with the components
 sorted by mean). In several dimensions the draws are relabelled inside the model, as
 deterministics: per draw, the permutation of the components (among all K!, K <= 6) whose means
-are closest (sum of squared distances) to a reference, the EM means when the fit is passed to
-:meth:`GaussianMixture.declare`, otherwise deterministic k-means centres of the data
-(:meth:`GaussianMixture.reference_means`), to which the EM glue aligns its own components with
-:func:`relabel_draws`. Both sides then name the components the same way.
+are closest (sum of squared distances) to a reference: the EM means of the fit passed to
+:meth:`GaussianMixture.declare`, which the EM glue has itself aligned with :func:`relabel_draws`
+to the deterministic k-means centres of the data
+(:func:`inference.engines.mixture_em.kmeans`). Both sides then name the components the same
+way. The same k-means clustering, computed by the glue and handed over in the fit (models do
+not import the engines), gives the sampler its starting point.
 
 A proper posterior needs proper priors: ``kappa > 0`` and, unless ``known_sd`` is given, a
 covariance prior (``iw_*`` or ``ig_*``). A mixture with a flat prior on a mean or a
@@ -62,7 +64,9 @@ from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
 
-#: Covariance structures (as in inference.engines.mixture_em and scikit-learn).
+#: Covariance structures (as in scikit-learn): those the engine implements, whose own list is
+#: ``inference.engines.mixture_em.COVARIANCE_KINDS`` (models do not import engines; a test
+#: holds the two equal).
 COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
 
 #: Relabelling tries every ordering of the components: K! of them, at most this many (K <= 6).
@@ -212,32 +216,54 @@ class GaussianMixture(Model):
     def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``.
 
-        ``fit`` (an :class:`inference.AnalyticFit` of this model), when given, supplies the
-        reference means for relabelling (the EM solution); otherwise the reference is
-        :meth:`reference_means` of the data, to which the EM glue aligns its components too.
+        Parameters
+        ----------
+        source : models.DataSource
+            The data.
+        fit : inference.AnalyticFit
+            The EM fit of this model on ``source``: its ``declaration["clustering"]`` (the
+            deterministic k-means of the data, computed by the engine) starts the sampler,
+            and its EM means (``state.means``) are the reference the draws are relabelled
+            to.
+
+        Raises
+        ------
+        SpecError
+            Without such a fit.
         """
+        clustering = None if fit is None else getattr(fit, "declaration", {}).get("clustering")
+        if clustering is None:
+            raise SpecError("the mixture's declaration needs its EM fit on the same data (the "
+                            "k-means clustering that starts the sampler and labels the "
+                            "components): declare(source, fit=fit(spec))",
+                            path=getattr(source, "label", None))
         X = self.data_matrix(source)
         self.require_proper(getattr(source, "label", None))
         reference = None
-        if fit is not None and getattr(fit, "state", None) is not None:
+        if getattr(fit, "state", None) is not None:
             reference = np.asarray(fit.state.means, dtype=np.float64)
-        return self.pymc_model(X, reference=reference)
+        return self.pymc_model(X, clustering, reference=reference)
 
-    def reference_means(self, X: np.ndarray) -> np.ndarray:
-        """Deterministic k-means centres of ``X`` (K, D), sorted by their first coordinate.
-
-        They are the labels that sampled components and EM components are both aligned to.
-        """
-        return _kmeans(np.asarray(X, dtype=np.float64), self.n_components)[0]
-
-    def pymc_model(self, X: np.ndarray, reference: np.ndarray | None = None):
+    def pymc_model(self, X: np.ndarray, clustering: tuple[np.ndarray, np.ndarray],
+                   reference: np.ndarray | None = None):
         """The PyMC declaration on data ``X`` (n, D); see the module docstring.
 
         In one dimension the means are ordered. In several, the sampled variables carry the
         suffix ``_raw`` and the deterministics ``weights``, ``means``, ``covariances`` /
         ``variances`` are the same draws relabelled: per draw, the permutation of the
-        components (among all K!) whose means are closest to ``reference`` (default
-        :meth:`reference_means`).
+        components (among all K!) whose means are closest to ``reference`` (default the
+        k-means centres).
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            The data, shape ``(n, D)``.
+        clustering : tuple of numpy.ndarray
+            ``(centres, labels)``: the k-means of ``X``
+            (:func:`inference.engines.mixture_em.kmeans`), shapes ``(K, D)`` and ``(n,)``; the
+            sampler starts from its clusters.
+        reference : numpy.ndarray, optional
+            Means ``(K, D)`` the draws are relabelled to.
         """
         import itertools
 
@@ -249,7 +275,7 @@ class GaussianMixture(Model):
         n, D = X.shape
         K = self.n_components
         kind = self.kind
-        centres, labels = _kmeans(X, K)
+        centres, labels = clustering
         if reference is None:
             reference = centres
         reference = np.asarray(reference, dtype=np.float64).reshape(K, D)
@@ -386,36 +412,6 @@ class GaussianMixture(Model):
                 for name, (value, dims) in out.items():
                     pm.Deterministic(name, value[perm], dims=dims)
         return model
-
-
-def _kmeans(X: np.ndarray, K: int, iterations: int = 50):
-    """Deterministic k-means: a farthest-point start, then Lloyd steps.
-
-    The start is the row farthest from the data mean. Returns the centres (K, D), sorted by
-    their first coordinate, and the label of each row.
-    """
-    n = X.shape[0]
-    first = int(np.argmax(np.sum((X - X.mean(axis=0)) ** 2, axis=1)))
-    idx = [first]
-    d2 = np.sum((X - X[first]) ** 2, axis=1)
-    for _ in range(1, K):
-        nxt = int(np.argmax(d2))
-        idx.append(nxt)
-        d2 = np.minimum(d2, np.sum((X - X[nxt]) ** 2, axis=1))
-    centres = X[idx].copy()
-    labels = np.zeros(n, dtype=np.int64)
-    for _ in range(iterations):
-        dist = np.sum((X[:, None, :] - centres[None]) ** 2, axis=2)
-        labels = np.argmin(dist, axis=1)
-        new = np.array([X[labels == k].mean(axis=0) if np.any(labels == k) else centres[k]
-                        for k in range(K)])
-        if np.allclose(new, centres):
-            break
-        centres = new
-    order = np.lexsort(centres.T[::-1])
-    rank = np.empty(K, dtype=np.int64)
-    rank[order] = np.arange(K)
-    return centres[order], rank[labels]
 
 
 def relabel_draws(means: np.ndarray, reference: np.ndarray) -> np.ndarray:

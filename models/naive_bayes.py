@@ -37,6 +37,8 @@ from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["NaiveBayes", "naive_bayes_spec", "KINDS"]
 
+#: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
+#: ``CATEGORICAL`` and ``GAUSSIAN``; models do not import engines, a test holds them equal).
 KINDS = ("categorical", "gaussian")
 
 

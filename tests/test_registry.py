@@ -40,3 +40,13 @@ def test_every_family_module_has_a_model_module():
     model_modules = {m.name for m in pkgutil.iter_modules(models.__path__)}
     assert families == set(MODELS.values())
     assert families <= model_modules
+
+
+def test_the_spec_vocabularies_are_what_the_engines_implement():
+    # models cannot import the engines, so each list is written in both; they must agree
+    from inference.engines import mixture_em, naive_bayes_stats, sbl
+    from models import ard, gaussian_mixture, naive_bayes
+
+    assert ard.FIT_METHODS == sbl.METHODS
+    assert gaussian_mixture.COVARIANCE_KINDS == mixture_em.COVARIANCE_KINDS
+    assert set(naive_bayes.KINDS) == {naive_bayes_stats.GAUSSIAN, naive_bayes_stats.CATEGORICAL}

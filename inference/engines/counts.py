@@ -1,7 +1,9 @@
 """Conjugate engines on counts: Beta-Bernoulli and Dirichlet-categorical.
 
 Counts are sufficient statistics. Each model has a per-batch statistic
-(:func:`bernoulli_stats`, :func:`categorical_stats`) and an additive combine step
+(:class:`BernoulliStats` from the number of ones and of outcomes, which are validated as 0/1
+where they are read: ``models.beta_bernoulli.bernoulli_labels``; :func:`categorical_stats`)
+and an additive combine step
 (``stats_a + stats_b`` or :func:`combine`), so streaming over batches gives
 exactly the same posterior as one batch, and a posterior can be used as the
 prior of the next batch (:meth:`BetaPosterior.as_prior`,
@@ -44,7 +46,6 @@ __all__ = [
     "BernoulliStats",
     "BetaPrior",
     "BetaPosterior",
-    "bernoulli_stats",
     "bernoulli_beta",
     "bernoulli_beta_predictive",
     "CategoricalStats",
@@ -165,49 +166,6 @@ class BernoulliStats:
         return BernoulliStats(k=self.k + other.k, n=self.n + other.n)
 
 
-def bernoulli_stats(y: Any) -> BernoulliStats:
-    """Per-batch statistics of 0/1 (or boolean) observations.
-
-    Parameters
-    ----------
-    y : array_like of {0, 1} or bool
-        One batch of observations (any shape; flattened).
-
-    Returns
-    -------
-    BernoulliStats
-        ``k = sum(y)``, ``n = len(y)``.
-
-    Raises
-    ------
-    ValueError
-        If an entry is not 0/1 (or True/False); the message gives the first
-        offending position and value.
-    """
-    a = np.asarray(y).ravel()
-    if a.dtype == bool:
-        return BernoulliStats(k=int(a.sum()), n=int(a.size))
-    if a.dtype.kind in "iuf":
-        bad = ~((a == 0) | (a == 1))
-    else:
-        bad = np.array(
-            [
-                not (
-                    isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
-                    and v in (0, 1)
-                )
-                for v in a.tolist()
-            ],
-            dtype=bool,
-        )
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"y: expected 0/1 or true/false observations, received {_plain(a[i])!r} at position {i}"
-        )
-    return BernoulliStats(k=int(np.sum(a.astype(float) == 1)), n=int(a.size))
-
-
 @dataclass(frozen=True)
 class BetaPrior:
     """Beta(a, b) prior on a Bernoulli probability.
@@ -320,7 +278,7 @@ def bernoulli_beta(*, stats: BernoulliStats, prior: BetaPrior) -> BetaPosterior:
     Parameters
     ----------
     stats : BernoulliStats
-        Successes ``k`` and trials ``n`` (from :func:`bernoulli_stats`, possibly combined).
+        Successes ``k`` and trials ``n`` (per batch, possibly combined).
     prior : BetaPrior
         ``Beta(a0, b0)``.
 
@@ -385,10 +343,15 @@ def _label_tuple(categories: Any) -> tuple:
 class CategoricalStats:
     """Sufficient statistics of categorical data: one count per category.
 
+    Batches over one category set combine by ``+``. A stream whose label set is not declared
+    starts from no categories (``counts`` of length 0) and grows it with :meth:`add_labels`;
+    the fields are an array and a tuple of labels, so the statistics are checkpointed as they
+    are (:mod:`inference.streaming`).
+
     Parameters
     ----------
     counts : array_like of int, shape (N,)
-        Counts in the fixed category order.
+        Counts in the fixed category order (N = 0: no category yet).
     categories : tuple, optional
         The labels, in that order (default ``0 .. N-1``).
     """
@@ -398,10 +361,8 @@ class CategoricalStats:
 
     def __post_init__(self) -> None:
         c = np.asarray(self.counts)
-        if c.ndim != 1 or c.size < 1:
-            raise ValueError(
-                f"counts: expected a 1-D array of at least one count, received shape {c.shape}"
-            )
+        if c.ndim != 1:
+            raise ValueError(f"counts: expected a 1-D array of counts, received shape {c.shape}")
         if c.dtype.kind not in "iuf" or np.any(c < 0) or np.any(c != np.floor(c)):
             raise ValueError(
                 f"counts: expected non-negative integer counts, received {c.tolist()!r}"
@@ -428,6 +389,35 @@ class CategoricalStats:
                 f"{self.categories!r} and {other.categories!r}"
             )
         return CategoricalStats(counts=self.counts + other.counts, categories=self.categories)
+
+    def add_labels(self, labels: Any) -> CategoricalStats:
+        """These statistics plus one batch of labels, over a category set that may grow.
+
+        Labels not yet among the categories are appended, in sorted order.
+
+        Parameters
+        ----------
+        labels : array_like
+            One batch of labels (sortable: all strings, or all numbers).
+
+        Returns
+        -------
+        CategoricalStats
+        """
+        values, counts = np.unique(np.asarray(labels).ravel(), return_counts=True)
+        values = values.tolist()
+        known = set(self.categories)
+        cats = self.categories + tuple(v for v in values if v not in known)
+        total = np.zeros(len(cats), dtype=np.int64)
+        total[: self.counts.size] = self.counts
+        index = {c: i for i, c in enumerate(cats)}
+        np.add.at(total, [index[v] for v in values], counts)
+        return CategoricalStats(counts=total, categories=cats)
+
+    def counts_for(self, categories: Sequence) -> np.ndarray:
+        """The counts in the order of ``categories``; a category never counted has 0."""
+        known = dict(zip(self.categories, self.counts.tolist(), strict=True))
+        return np.array([known.get(c, 0) for c in categories], dtype=np.int64)
 
     def __eq__(self, other: object) -> bool:
         return (

@@ -18,6 +18,12 @@ question about the posterior raises :class:`~.errors.NotIdentified`. With unknow
 flat prior on theta is taken independent of sigma2, which gives a = a0 + (n - d) / 2.
 
 Everything is solved with Cholesky factors; log-determinants come from their diagonals.
+
+The Normal-Inverse-Gamma formulas that do not depend on how the posterior was updated (the
+Student-t scale of a marginal, the log evidence) are the module functions :func:`nig_t_scale`
+and :func:`nig_log_evidence`, elementwise; the univariate NIG of naive Bayes
+(:mod:`inference.engines.naive_bayes_stats`, one posterior per class and feature) uses the
+same two, and a test holds it equal to this regression NIG with an intercept-only design.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ __all__ = [
     "GaussianPosterior",
     "NormalInverseGammaPosterior",
     "RegressionStats",
+    "nig_log_evidence",
+    "nig_t_scale",
     "regression_stats",
     "regression_stats_joint",
 ]
@@ -97,6 +105,53 @@ def regression_stats_joint(Z: np.ndarray) -> RegressionStats:
     Z = np.asarray(Z, dtype=np.float64)
     G = Z.T @ Z
     return RegressionStats(len(Z), G[:-1, :-1].copy(), G[:-1, -1].copy(), float(G[-1, -1]))
+
+
+def nig_t_scale(shape, scale, variance_factor):
+    """Scale of a Student-t marginal of a Normal-Inverse-Gamma posterior, elementwise.
+
+    Under sigma2 ~ InvGamma(a, b) and z | sigma2 ~ N(m, sigma2 v), z is Student-t with 2a
+    degrees of freedom, location m and scale sqrt(b / a * v).
+
+    Parameters
+    ----------
+    shape, scale : float or numpy.ndarray
+        The posterior a and b of sigma2.
+    variance_factor : float or numpy.ndarray
+        v: a diagonal entry of P^-1 for a coefficient (1 / kappa in one dimension),
+        1 + x' P^-1 x for a new response at x.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        sqrt(b / a * v), broadcast.
+    """
+    return np.sqrt(scale / shape * variance_factor)
+
+
+def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior_logdet):
+    """log p(data) of a Normal-Inverse-Gamma model, theta and sigma2 integrated out, elementwise.
+
+    ``-n/2 log(2 pi) + (log|P0| - log|P|) / 2 + a0 log b0 - a log b + lgamma(a) - lgamma(a0)``
+    (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian distribution"; for one Gaussian
+    P0 = kappa0 and P = kappa).
+
+    Parameters
+    ----------
+    n : int or numpy.ndarray
+        Rows (observations) absorbed.
+    shape0, scale0, shape, scale : float or numpy.ndarray
+        Prior and posterior InvGamma parameters of sigma2.
+    prior_logdet, posterior_logdet : float or numpy.ndarray
+        log |P0| and log |P| of the precisions of theta (in units of 1 / sigma2).
+
+    Returns
+    -------
+    numpy.ndarray or float
+    """
+    return (-0.5 * n * _LOG_2PI + 0.5 * prior_logdet - 0.5 * posterior_logdet
+            + shape0 * np.log(scale0) - shape * np.log(scale) + gammaln(shape)
+            - gammaln(shape0))
 
 
 def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
@@ -366,7 +421,7 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
     @property
     def t_scale(self) -> np.ndarray:
         """Scale of each theta_j's Student-t marginal, sqrt(b / a * (P^-1)_jj)."""
-        return np.sqrt(self.scale / self.shape * np.diag(self._scale_matrix))
+        return nig_t_scale(self.shape, self.scale, np.diag(self._scale_matrix))
 
     def marginal(self) -> Dist:
         """All theta_j's Student-t marginals as one vectorised :class:`~.dist.Dist`."""
@@ -384,7 +439,7 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
     def predictive(self, X: np.ndarray):
         """Posterior predictive at rows ``X``: a frozen Student-t with 2a degrees of freedom."""
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        spread = np.sqrt(self.scale / self.shape * (1.0 + self._row_variances(X)))
+        spread = nig_t_scale(self.shape, self.scale, 1.0 + self._row_variances(X))
         return Dist("t", self.df, X @ self.mean, spread)
 
     @property
@@ -392,7 +447,7 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         """log p(y | X) with theta and sigma2 integrated out; None under the flat prior."""
         if self.prior_logdet is None:
             return None
-        a0, b0, a, b = self.shape0, self.scale0, self.shape, self.scale
-        return float(-0.5 * self.n * _LOG_2PI + 0.5 * self.prior_logdet
-                     - 0.5 * self._logdet_precision() + a0 * np.log(b0) - a * np.log(b)
-                     + gammaln(a) - gammaln(a0))
+        return float(nig_log_evidence(
+            n=self.n, shape0=self.shape0, scale0=self.scale0, shape=self.shape,
+            scale=self.scale, prior_logdet=self.prior_logdet,
+            posterior_logdet=self._logdet_precision()))

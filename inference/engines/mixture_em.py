@@ -107,9 +107,11 @@ __all__ = [
     "batch_statistics",
     "combine_statistics",
     "fit_em",
+    "kmeans",
     "log_likelihood",
     "m_step",
     "responsibilities",
+    "seed_centres",
 ]
 
 COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
@@ -874,23 +876,86 @@ def _state_from_covariances(weights, means, covs, kind: str) -> EMState:
 # --------------------------------------------------------------------------------------------
 
 
-def _kmeans_plusplus(X: np.ndarray, K: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding (Arthur & Vassilvitskii 2007): K rows drawn with D^2 weighting."""
+def seed_centres(X: np.ndarray, K: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """K rows of ``X`` chosen one by one by their squared distance to the nearest row chosen.
+
+    With ``rng``: k-means++ seeding (Arthur & Vassilvitskii 2007), the first row uniformly,
+    each next one with probability proportional to that squared distance. Without:
+    deterministic farthest-point seeding, the first row the farthest from the data mean, each
+    next one the farthest from the rows chosen.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Data, shape ``(n, D)``.
+    K : int
+        Number of centres.
+    rng : numpy.random.Generator, optional
+        Source of the random choices; None for the deterministic seeding.
+
+    Returns
+    -------
+    numpy.ndarray
+        The chosen rows, shape ``(K, D)`` (a copy).
+    """
     n = X.shape[0]
-    centres = np.empty((K, X.shape[1]))
-    centres[0] = X[rng.integers(n)]
-    d2 = np.square(X - centres[0]).sum(axis=1)
-    for k in range(1, K):
-        total = d2.sum()
-        if total > 0:
+    if rng is None:
+        first = int(np.argmax(np.square(X - X.mean(axis=0)).sum(axis=1)))
+    else:
+        first = int(rng.integers(n))
+    chosen = [first]
+    d2 = np.square(X - X[first]).sum(axis=1)
+    for _ in range(1, K):
+        if rng is None:
+            nxt = int(np.argmax(d2))
+        elif d2.sum() > 0:
             cdf = np.cumsum(d2)
-            idx = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
-            idx = min(idx, n - 1)
+            nxt = min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), n - 1)
         else:  # every row equals a chosen centre
-            idx = int(rng.integers(n))
-        centres[k] = X[idx]
-        np.minimum(d2, np.square(X - centres[k]).sum(axis=1), out=d2)
-    return centres
+            nxt = int(rng.integers(n))
+        chosen.append(nxt)
+        np.minimum(d2, np.square(X - X[nxt]).sum(axis=1), out=d2)
+    return X[chosen]
+
+
+def kmeans(X: np.ndarray, K: int, iterations: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic k-means: farthest-point seeding (:func:`seed_centres`), then Lloyd steps.
+
+    It stops when the centres no longer move (``numpy.allclose``) or after ``iterations``
+    steps. Used to name the components of a mixture the same way on the EM side and in the
+    PyMC declaration, and to start the declaration's sampler.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Data, shape ``(n, D)``.
+    K : int
+        Number of clusters.
+    iterations : int, default 50
+        Most Lloyd steps.
+
+    Returns
+    -------
+    centres : numpy.ndarray
+        Shape ``(K, D)``, sorted by their first coordinate (then the next, on ties).
+    labels : numpy.ndarray of int64
+        The cluster of each row, in the sorted numbering.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    centres = seed_centres(X, K)
+    labels = np.zeros(X.shape[0], dtype=np.int64)
+    for _ in range(iterations):
+        dist = np.sum((X[:, None, :] - centres[None]) ** 2, axis=2)
+        labels = np.argmin(dist, axis=1)
+        new = np.array([X[labels == k].mean(axis=0) if np.any(labels == k) else centres[k]
+                        for k in range(K)])
+        if np.allclose(new, centres):
+            break
+        centres = new
+    order = np.lexsort(centres.T[::-1])
+    rank = np.empty(K, dtype=np.int64)
+    rank[order] = np.arange(K)
+    return centres[order], rank[labels]
 
 
 def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size, pool) -> EMState:
@@ -1151,7 +1216,7 @@ def _fit(
     else:
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         for _ in range(n_init):
-            centres = _kmeans_plusplus(X, K, rng)
+            centres = seed_centres(X, K, rng)
             starts.append(_start_from_centres(X, centres, cfg, known_chol, batch_size, pool))
 
     runs = [

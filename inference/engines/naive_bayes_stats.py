@@ -60,7 +60,6 @@ from typing import Any, Literal
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 from scipy.special import logsumexp
 
 from .counts import (
@@ -70,6 +69,8 @@ from .counts import (
     categorical_dirichlet,
     encode_labels,
 )
+from .dist import Dist
+from .linear_gaussian import nig_log_evidence, nig_t_scale
 
 __all__ = [
     "GAUSSIAN",
@@ -89,7 +90,6 @@ __all__ = [
 GAUSSIAN = "gaussian"
 CATEGORICAL = "categorical"
 _KINDS = (GAUSSIAN, CATEGORICAL)
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 
 def _plain(v: Any) -> Any:
@@ -330,6 +330,15 @@ class NaiveBayesStats:
     gaussian_m2: np.ndarray
     category_counts: tuple
 
+    @classmethod
+    def empty(cls, schema: NaiveBayesSchema) -> NaiveBayesStats:
+        """The statistics of no rows: the neutral element of ``+``."""
+        K, G = len(schema.classes), len(schema.gaussian_features)
+        return cls(schema=schema, class_counts=np.zeros(K, np.int64),
+                   gaussian_mean=np.zeros((K, G)), gaussian_m2=np.zeros((K, G)),
+                   category_counts=tuple(np.zeros((K, len(schema.categories[j])), np.int64)
+                                         for j in schema.categorical_features))
+
     @property
     def n(self) -> int:
         """Number of rows."""
@@ -492,6 +501,14 @@ class UnivariateNIGPrior:
 class UnivariateNIGPosterior:
     """Posterior NIG(mu, kappa, a, b), elementwise over arrays of any shape.
 
+    Each element is the regression posterior
+    :class:`~inference.engines.linear_gaussian.NormalInverseGammaPosterior` of an
+    intercept-only design, vectorised over classes and features and updated from centred
+    moments (count, mean, m2) instead of natural parameters, so that b does not come from the
+    difference of two large sums; the Student-t scales and the evidence are the same functions
+    (:func:`~inference.engines.linear_gaussian.nig_t_scale`,
+    :func:`~inference.engines.linear_gaussian.nig_log_evidence`).
+
     Attributes
     ----------
     mu, kappa, a, b : numpy.ndarray
@@ -509,17 +526,14 @@ class UnivariateNIGPosterior:
     count: np.ndarray
     prior: UnivariateNIGPrior
 
-    def predictive(self) -> Any:
-        """Posterior predictive of a new x.
-
-        ``scipy.stats.t(2a, mu, sqrt(b (kappa + 1) / (a kappa)))``.
-        """
-        return sps.t(df=2 * self.a, loc=self.mu, scale=self.predictive_scale)
+    def predictive(self) -> Dist:
+        """Posterior predictive of a new x: Student-t(2a, mu, :attr:`predictive_scale`)."""
+        return Dist("t", 2 * self.a, self.mu, self.predictive_scale)
 
     @property
     def predictive_scale(self) -> np.ndarray:
-        """Scale of the Student-t predictive."""
-        return np.sqrt(self.b * (self.kappa + 1.0) / (self.a * self.kappa))
+        """Scale of the Student-t predictive, ``sqrt(b / a * (1 + 1 / kappa))``."""
+        return nig_t_scale(self.a, self.b, 1.0 + 1.0 / self.kappa)
 
     def predictive_logpdf(self, x: np.ndarray) -> np.ndarray:
         """Log density of the Student-t predictive (broadcasts ``x`` against the parameters)."""
@@ -534,29 +548,24 @@ class UnivariateNIGPosterior:
             - (nu + 1.0) / 2.0 * np.log1p(z * z / nu)
         )
 
-    def mean_marginal(self) -> Any:
-        """Marginal posterior of mu: ``scipy.stats.t(2a, mu, sqrt(b / (a kappa)))``."""
-        return sps.t(df=2 * self.a, loc=self.mu, scale=np.sqrt(self.b / (self.a * self.kappa)))
+    def mean_marginal(self) -> Dist:
+        """Marginal posterior of mu: Student-t(2a, mu, ``sqrt(b / (a kappa))``)."""
+        return Dist("t", 2 * self.a, self.mu, nig_t_scale(self.a, self.b, 1.0 / self.kappa))
 
-    def variance_marginal(self) -> Any:
-        """Marginal posterior of sigma2: ``scipy.stats.invgamma(a, scale=b)``."""
-        return sps.invgamma(self.a, scale=self.b)
+    def variance_marginal(self) -> Dist:
+        """Marginal posterior of sigma2: InvGamma(a, scale=b)."""
+        return Dist("invgamma", self.a, scale=self.b)
 
     def log_marginal_likelihood(self) -> np.ndarray:
-        """Log density of the data under the prior.
+        """Log density of the data under the prior (:func:`~.linear_gaussian.nig_log_evidence`).
 
         ``lgamma(a) - lgamma(a0) + a0 log b0 - a log b``
         ``+ (log kappa0 - log kappa) / 2 - n log(2 pi) / 2``.
         """
         p = self.prior
-        return (
-            special.gammaln(self.a)
-            - special.gammaln(p.a0)
-            + p.a0 * np.log(p.b0)
-            - self.a * np.log(self.b)
-            + 0.5 * (np.log(p.kappa0) - np.log(self.kappa))
-            - 0.5 * self.count * _LOG_2PI
-        )
+        return nig_log_evidence(n=self.count, shape0=p.a0, scale0=p.b0, shape=self.a,
+                                scale=self.b, prior_logdet=np.log(p.kappa0),
+                                posterior_logdet=np.log(self.kappa))
 
 
 def normal_normal_inverse_gamma(

@@ -5,13 +5,15 @@ engines those of :mod:`inference.engines.counts`, fed over a stream of batches.
 
 Counts are sufficient statistics: each batch adds its successes / trials (or its count per
 label) to the state, and the posterior is formed once at the end, so any cut of the data into
-batches gives exactly the same posterior. The state is checkpointed after every batch.
+batches gives exactly the same posterior. The state, the engine's statistics themselves
+(:class:`~inference.engines.counts.BernoulliStats`,
+:class:`~inference.engines.counts.CategoricalStats`, whose label set grows over the stream when
+it is not declared), is checkpointed after every batch.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,44 +33,7 @@ from ..engines.counts import (
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["LabelCounts", "fit_beta_bernoulli", "fit_dirichlet_categorical"]
-
-
-@dataclass(frozen=True)
-class LabelCounts:
-    """Streaming state of the Dirichlet-categorical model: a count per label seen so far.
-
-    Attributes
-    ----------
-    labels : numpy.ndarray of str
-        The labels (the declared categories, or those seen so far, in first-seen order).
-    counts : numpy.ndarray of int64
-        The count of each label.
-    """
-
-    labels: np.ndarray
-    counts: np.ndarray
-
-    @classmethod
-    def empty(cls, labels=()) -> LabelCounts:
-        """Zero counts over ``labels``."""
-        return cls(np.asarray(list(labels), dtype=str), np.zeros(len(labels), dtype=np.int64))
-
-    def add(self, labels: np.ndarray) -> LabelCounts:
-        """Add one batch of labels; labels not seen before are appended."""
-        values, counts = np.unique(np.asarray(labels, dtype=str), return_counts=True)
-        known = {str(label): i for i, label in enumerate(self.labels.tolist())}
-        new = [str(v) for v in values.tolist() if str(v) not in known]
-        all_labels = np.concatenate([self.labels.astype(str), np.asarray(new, dtype=str)])
-        total = np.concatenate([self.counts.astype(np.int64), np.zeros(len(new), np.int64)])
-        index = {label: i for i, label in enumerate(all_labels.tolist())}
-        np.add.at(total, [index[str(v)] for v in values.tolist()], counts)
-        return LabelCounts(all_labels, total)
-
-    def ordered(self, categories) -> np.ndarray:
-        """The counts in the order of ``categories`` (labels not listed count zero)."""
-        known = dict(zip(self.labels.tolist(), self.counts.tolist(), strict=True))
-        return np.array([known.get(c, 0) for c in categories], dtype=np.int64)
+__all__ = ["fit_beta_bernoulli", "fit_dirichlet_categorical"]
 
 
 def _interval(name: str, dist) -> dict:
@@ -154,14 +119,14 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
     model: DirichletCategorical = spec.model
     declared = model.categories
 
-    def absorb(state: LabelCounts, batch):
+    def absorb(state: CategoricalStats, batch):
         labels = model.labels(batch)
-        return state.add(labels), int(labels.size)
+        return state.add_labels(np.asarray(labels, dtype=str)), int(labels.size)
 
-    def summarize(state: LabelCounts):
+    def summarize(state: CategoricalStats):
         if declared is None:  # the label set is not final until the stream ends
             return None
-        post = _posterior(model, declared, state.ordered(declared))
+        post = _posterior(model, declared, state.counts_for(declared))
         record = {"mean": {}, "q05": {}, "q95": {}}
         for c, m in zip(declared, post.marginals(), strict=True):
             for key, value in _interval(f"pi[{c}]", m).items():
@@ -169,10 +134,11 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
         return record
 
     started = time.perf_counter()
-    stream = _stream(spec, LabelCounts.empty(declared or ()), absorb, summarize, out, resume,
-                     progress)
-    cats = model.resolve_categories(stream.state.labels.tolist(), where=spec.data.label)
-    post = _posterior(model, cats, stream.state.ordered(cats))
+    initial = CategoricalStats(counts=np.zeros(len(declared or ()), dtype=np.int64),
+                               categories=tuple(declared or ()))
+    stream = _stream(spec, initial, absorb, summarize, out, resume, progress)
+    cats = model.resolve_categories(stream.state.categories, where=spec.data.label)
+    post = _posterior(model, cats, stream.state.counts_for(cats))
     prior = post.prior
     parameters = {"pi": {
         "categories": list(cats), "distribution": "dirichlet",

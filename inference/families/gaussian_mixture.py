@@ -4,11 +4,14 @@ This module also holds the mixture-specific part of its cross-check.
 
 The fit reads every row, runs :func:`inference.engines.mixture_em.fit_em` (maximum likelihood,
 or MAP-EM when the spec gives priors) and names the components the way the PyMC declaration
-does: sorted by mean in one dimension (the declaration orders the means), aligned to
-:meth:`models.GaussianMixture.reference_means` in several (the declaration relabels its draws
-against the same reference). The point estimates compared with the posterior are the
-coordinates in which MAP-EM is the mode: ``weights``, ``means``, ``covariances`` (full / tied;
-lower triangle) or ``variances`` (diag / spherical).
+does: sorted by mean in one dimension (the declaration orders the means), aligned to the
+deterministic k-means centres of the data (:func:`inference.engines.mixture_em.kmeans`) in
+several (the declaration relabels its draws against the EM means so aligned). The same
+clustering starts the declaration's sampler: it is handed over as
+``AnalyticFit.declaration["clustering"]``, since models do not import engines. The point
+estimates compared with the posterior are the coordinates in which MAP-EM is the mode:
+``weights``, ``means``, ``covariances`` (full / tied; lower triangle) or ``variances``
+(diag / spherical).
 
 :func:`posterior_checks` adds to the generic point-estimate comparison
 (:func:`inference.compare.compare_estimates`: the estimate inside the posterior's central
@@ -36,18 +39,21 @@ from models.errors import DataError
 from models.gaussian_mixture import GaussianMixture, relabel_draws
 from models.spec import Spec
 
-from ..engines.mixture_em import MixturePrior, fit_em
+from ..engines.mixture_em import MixturePrior, fit_em, kmeans
 from ..engines.mixture_em import responsibilities as em_responsibilities
 from ..result import AnalyticFit, PointEstimate
 
 __all__ = ["fit_gaussian_mixture", "marginal_mode", "posterior_checks"]
 
 
-def _order(model: GaussianMixture, X: np.ndarray, means: np.ndarray) -> np.ndarray:
-    """The EM components in the order the declaration names them."""
+def _order(X: np.ndarray, means: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """The EM components in the order the declaration names them.
+
+    Sorted by mean in one dimension; in several, matched to the k-means ``centres``.
+    """
     if X.shape[1] == 1:
         return np.argsort(means[:, 0], kind="stable")
-    return relabel_draws(means[None], model.reference_means(X))[0]
+    return relabel_draws(means[None], centres)[0]
 
 
 def _reordered(result, order):
@@ -77,7 +83,8 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
                         equal_weights=model.equal_weights, prior=prior)
     except ValueError as exc:  # the spec and data were validated; what is left is the data's
         raise DataError(f"EM cannot fit these data: {exc}", path=spec.data.label) from None
-    result = _reordered(result, _order(model, X, result.means))
+    clustering = kmeans(X, model.n_components)
+    result = _reordered(result, _order(X, result.means, clustering[0]))
     K = result.means.shape[0]
     comps = [str(k) for k in range(K)]
     features = list(model.features)
@@ -112,7 +119,7 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         model=model.name, parameters=parameters, marginals=[],
         n_rows=int(X.shape[0]), seconds=time.perf_counter() - started, state=result,
         info=info, estimates=_estimates(model, result), posterior_checks=posterior_checks,
-        data_matrix=X)
+        declaration={"clustering": clustering}, data_matrix=X)
 
 
 def _estimates(model: GaussianMixture, result) -> list[PointEstimate]:

@@ -2,10 +2,10 @@
 
 The engine is fed over a stream; the spec's query rows get minimum-risk decisions.
 
-The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is
-:class:`NaiveBayesStreamState`, the engine's
-:class:`~inference.engines.naive_bayes_stats.NaiveBayesStats` flattened into arrays (the
-schema, classes and categories, is rebuilt from the spec and a pass over the labels).
+The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is the
+engine's :class:`~inference.engines.naive_bayes_stats.NaiveBayesStats` itself (its schema,
+classes and categories, is rebuilt from the spec and a pass over the labels, and a checkpoint
+written for another schema is refused on resume).
 ``posterior.json`` keeps the sufficient statistics, so ``bayescheck predict`` rebuilds the
 fitted model from it (:func:`model_from_posterior`) without reading the training data;
 :mod:`reports.predict` reads the new rows and the loss file and writes the table.
@@ -13,9 +13,7 @@ fitted model from it (:func:`model_from_posterior`) without reading the training
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,64 +39,11 @@ from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
 __all__ = [
-    "NaiveBayesStreamState",
     "decision_loss",
     "fit_naive_bayes",
     "fitted_model",
     "model_from_posterior",
 ]
-
-
-@dataclass(frozen=True)
-class NaiveBayesStreamState:
-    """The engine's statistics as plain arrays (a checkpointable state).
-
-    Attributes
-    ----------
-    class_counts : numpy.ndarray, shape (K,)
-    gaussian_mean, gaussian_m2 : numpy.ndarray, shape (K, G)
-    category_counts : numpy.ndarray, shape (K, sum of N_f)
-        The per-feature count tables side by side, in schema order.
-    """
-
-    class_counts: np.ndarray
-    gaussian_mean: np.ndarray
-    gaussian_m2: np.ndarray
-    category_counts: np.ndarray
-
-    @classmethod
-    def empty(cls, schema: NaiveBayesSchema) -> NaiveBayesStreamState:
-        """No rows yet."""
-        K, G = len(schema.classes), len(schema.gaussian_features)
-        width = sum(len(schema.categories[j]) for j in schema.categorical_features)
-        return cls(np.zeros(K, np.int64), np.zeros((K, G)), np.zeros((K, G)),
-                   np.zeros((K, width), np.int64))
-
-    @classmethod
-    def from_stats(cls, stats: NaiveBayesStats) -> NaiveBayesStreamState:
-        """Flatten engine statistics."""
-        K = len(stats.schema.classes)
-        cats = (np.concatenate(stats.category_counts, axis=1) if stats.category_counts
-                else np.zeros((K, 0), np.int64))
-        return cls(stats.class_counts, stats.gaussian_mean, stats.gaussian_m2, cats)
-
-    def to_stats(self, schema: NaiveBayesSchema) -> NaiveBayesStats:
-        """Engine statistics for ``schema`` (the shapes must match it)."""
-        expected = NaiveBayesStreamState.empty(schema)
-        for f in dataclasses.fields(self):
-            if np.shape(getattr(self, f.name)) != np.shape(getattr(expected, f.name)):
-                raise SpecError("the checkpoint's classes or categories differ from the data's "
-                                "(a new class or category appeared); start afresh without "
-                                "--resume")
-        widths = [len(schema.categories[j]) for j in schema.categorical_features]
-        splits = np.cumsum(widths)[:-1]
-        tables = np.split(np.asarray(self.category_counts, np.int64), splits, axis=1) \
-            if widths else []
-        return NaiveBayesStats(schema=schema,
-                               class_counts=np.asarray(self.class_counts, np.int64),
-                               gaussian_mean=np.asarray(self.gaussian_mean, np.float64),
-                               gaussian_m2=np.asarray(self.gaussian_m2, np.float64),
-                               category_counts=tuple(tables))
 
 
 def _schema(model: NaiveBayes, classes, categories) -> NaiveBayesSchema:
@@ -258,25 +203,25 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
     classes, categories = model.labels(spec.data)
     schema = _schema(model, classes, categories)
 
-    def absorb(state: NaiveBayesStreamState, batch: Batch):
+    def absorb(state: NaiveBayesStats, batch: Batch):
         X, y = model.table(batch)
         try:
             stats = naive_bayes_stats(X, y, schema=schema)
         except ValueError as exc:
             raise DataError(f"{exc}", path=batch.name) from None
-        return NaiveBayesStreamState.from_stats(state.to_stats(schema) + stats), len(y)
+        return state + stats, len(y)
 
-    def summarize(state: NaiveBayesStreamState):
+    def summarize(state: NaiveBayesStats):
         return {"class_counts": dict(zip(classes, np.asarray(state.class_counts).tolist(),
                                          strict=True))}
 
     files = spec.data.files()
-    stream = run_stream(spec.data, initial_state=NaiveBayesStreamState.empty(schema),
+    stream = run_stream(spec.data, initial_state=NaiveBayesStats.empty(schema),
                         absorb=absorb, summarize=summarize,
                         checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
                         resume=resume, model_key=model_key(spec), total=len(files) or None,
                         progress=progress)
-    stats = stream.state.to_stats(schema)
+    stats = stream.state
     nb = fitted_model(model, stats, where=spec.data.label)
     loss, options = decision_loss(model, classes, where=spec.path)
     checked = model.checked_queries(categories)

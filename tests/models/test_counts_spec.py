@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from inference.dispatch import fit
-from inference.families.beta_bernoulli import LabelCounts
+from inference.engines.counts import CategoricalStats
 from inference.streaming import CHECKPOINT_NAME, load_checkpoint, model_key
 from models import BetaBernoulli, DataSource, DirichletCategorical, Spec, load_spec
 from models.beta_bernoulli import order_labels
@@ -213,8 +213,8 @@ def test_categorical_checkpoint_resume_equals_one_batch(tmp_path):
             'categories = ["x", "y", "z"]\n')
     spec = _spec(tmp_path, "s.toml", body)
     fit(spec, out=tmp_path / "o")
-    saved = load_checkpoint(tmp_path / "o" / CHECKPOINT_NAME, LabelCounts, model_key(spec))
-    assert saved.state.labels.tolist() == ["x", "y", "z"]
+    saved = load_checkpoint(tmp_path / "o" / CHECKPOINT_NAME, CategoricalStats, model_key(spec))
+    assert saved.state.categories == ("x", "y", "z")
     assert saved.state.counts.tolist() == [2, 3, 1]
     last.write_bytes(held_back)
     resumed = fit(spec, out=tmp_path / "o", resume=True)

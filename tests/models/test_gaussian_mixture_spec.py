@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 from inference.dispatch import fit
+from inference.engines.mixture_em import kmeans
 from inference.families.gaussian_mixture import marginal_mode
 from models import load_spec
 from models.errors import DataError, SpecError
@@ -72,12 +73,24 @@ def test_components_are_named_as_the_declaration_names_them():
     spec = load_spec(EXAMPLES / "blobs.toml")
     result = fit(spec)
     X = spec.model.data_matrix(spec.data)
-    ref = spec.model.reference_means(X)
+    ref = kmeans(X, spec.model.n_components)[0]
     means = np.array(result.parameters["means"]["estimate"])
     np.testing.assert_allclose(means, ref, atol=0.3)  # matched component by component
     names = [e.name for e in result.estimates]
     assert names[:3] == ["weights[0]", "weights[1]", "weights[2]"]
     assert "covariances[0, x2, x1]" in names and "covariances[0, x1, x2]" not in names
+
+
+def test_declaration_starts_from_the_fits_clustering_and_needs_it():
+    spec = load_spec(EXAMPLES / "blobs.toml")
+    result = fit(spec)
+    X = spec.model.data_matrix(spec.data)
+    centres, labels = result.declaration["clustering"]
+    expected = kmeans(X, spec.model.n_components)
+    np.testing.assert_array_equal(centres, expected[0])
+    np.testing.assert_array_equal(labels, expected[1])
+    with pytest.raises(SpecError, match="needs its EM fit"):
+        spec.model.declare(spec.data)
 
 
 def test_one_dimensional_components_sorted_by_mean(tmp_path):
@@ -180,7 +193,7 @@ def test_declared_log_density_against_scipy():
     model = GaussianMixture(features=("a", "b"), n_components=1, equal_weights=True,
                             prior_mean=np.array([0.5, -0.5]), kappa=0.3, iw_dof=4.0,
                             iw_scale=np.array([[1.0, 0.2], [0.2, 2.0]]))
-    pm_model = model.pymc_model(X)
+    pm_model = model.pymc_model(X, kmeans(X, 1))
     logp = pm_model.compile_logp()
     D, values = 2, []
     for _ in range(4):

@@ -20,9 +20,11 @@ from inference.engines.mixture_em import (
     batch_statistics,
     combine_statistics,
     fit_em,
+    kmeans,
     log_likelihood,
     m_step,
     responsibilities,
+    seed_centres,
 )
 
 EPS = np.finfo(np.float64).eps
@@ -155,6 +157,38 @@ def test_kmeans_lloyd_iterations():
         lab = np.argmin(((X[:, None, :] - centres[None]) ** 2).sum(-1), axis=1)
         centres = np.stack([X[lab == k].mean(axis=0) for k in range(3)])
     assert_allclose(res.means, centres, rtol=1e-13)
+
+
+def test_farthest_point_seeds():
+    X = blobs(5)
+    seeds = seed_centres(X, 3)
+    # the row farthest from the data mean, then each time the row farthest from those chosen
+    chosen = [int(np.argmax(((X - X.mean(axis=0)) ** 2).sum(axis=1)))]
+    for _ in range(2):
+        gaps = np.min([((X - X[i]) ** 2).sum(axis=1) for i in chosen], axis=0)
+        chosen.append(int(np.argmax(gaps)))
+    assert_array_equal(seeds, X[chosen])
+
+
+def test_kmeans_plusplus_seeds_follow_the_squared_distances():
+    # the second seed lands on each row with probability proportional to its squared distance
+    # from the first: over many generators the two halves of the data are hit 1:100
+    X = np.array([[0.0], [1.0], [10.0]])
+    seconds = [seed_centres(X, 2, np.random.default_rng(s)) for s in range(400)]
+    firsts_at_0 = [c for c in seconds if c[0, 0] == 0.0]
+    at_10 = np.mean([c[1, 0] == 10.0 for c in firsts_at_0])
+    assert at_10 == pytest.approx(100 / 101, abs=0.05)
+    assert all(c[1, 0] != c[0, 0] for c in seconds)  # a chosen row has weight 0
+
+
+def test_kmeans_is_a_fixed_point_of_lloyd_sorted_by_first_coordinate():
+    X = blobs(6)
+    centres, labels = kmeans(X, 3)
+    assert_array_equal(labels, np.argmin(((X[:, None] - centres[None]) ** 2).sum(-1), axis=1))
+    assert_allclose(centres, [X[labels == k].mean(axis=0) for k in range(3)], rtol=1e-12)
+    assert np.all(np.diff(centres[:, 0]) > 0)
+    again = kmeans(X.copy(), 3)  # deterministic
+    assert_array_equal(again[0], centres)
 
 
 # ----------------------------------------------------------------------------------------

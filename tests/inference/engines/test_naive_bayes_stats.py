@@ -14,8 +14,10 @@ from scipy import stats
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
 from inference.engines.decisions import bayes_decision
+from inference.engines.linear_gaussian import NormalInverseGammaPosterior, regression_stats
 from inference.engines.naive_bayes_stats import (
     NaiveBayesSchema,
+    UnivariateNIGPosterior,
     UnivariateNIGPrior,
     chan_combine,
     fit_naive_bayes,
@@ -513,3 +515,42 @@ def test_bad_nig_prior():
         UnivariateNIGPrior(mu0=0, kappa0=0, a0=1, b0=1)
     with pytest.raises(ValueError, match=r"mu0: expected a finite number, received inf"):
         UnivariateNIGPrior(mu0=float("inf"), kappa0=1, a0=1, b0=1)
+
+
+@pytest.mark.parametrize("offset", [0.0, 50.0])
+def test_naive_bayes_nig_equals_regression_nig_with_intercept_only_design(offset):
+    # Two implementations of one posterior: the univariate NIG of naive Bayes (centred moments,
+    # merged per class by Chan's formulas) and the regression NIG (natural parameters) with
+    # X = a column of ones, fed each class's values of each feature.
+    rng = np.random.default_rng(11)
+    X, y = _gaussian_data(rng, n=80, d=2, k=3)
+    X = X + offset
+    prior = UnivariateNIGPrior(mu0=0.4, kappa0=0.3, a0=2.5, b0=1.7)
+    schema = NaiveBayesSchema(classes=(0, 1, 2), kinds=("gaussian", "gaussian"),
+                              categories=(None, None))
+    halves = naive_bayes_stats(X[:37], y[:37], schema=schema) + naive_bayes_stats(
+        X[37:], y[37:], schema=schema)
+    nig = fit_naive_bayes(stats=halves, gaussian="nig", nig_prior=prior).nig
+    for c in range(3):
+        for j in range(2):
+            col = X[y == c, j]
+            reg = NormalInverseGammaPosterior.from_prior(
+                [prior.mu0], [[1.0 / prior.kappa0]], shape=prior.a0, scale=prior.b0
+            ).update(regression_stats(np.ones((col.size, 1)), col))
+            nb = UnivariateNIGPosterior(mu=nig.mu[c, j], kappa=nig.kappa[c, j], a=nig.a[c, j],
+                                        b=nig.b[c, j], count=nig.count[c, j], prior=prior)
+            assert nb.count == col.size
+            rtol = 1e-12
+            np.testing.assert_allclose(
+                [nb.mu, nb.kappa, nb.a, nb.b],
+                [reg.mean[0], reg.precision[0, 0], reg.shape, reg.scale], rtol=rtol)
+            t_nb, t_reg = nb.mean_marginal(), reg.marginal()
+            np.testing.assert_allclose(
+                [t_nb.args[0], t_nb.args[2], t_nb.std(), nb.variance_marginal().mean()],
+                [t_reg.args[0], t_reg.args[2][0], reg.sd[0], reg.noise_marginal().mean()],
+                rtol=rtol)
+            pred = reg.predictive(np.ones((1, 1)))
+            np.testing.assert_allclose([nb.predictive_scale, nb.predictive().logpdf(offset)],
+                                       [pred.args[2][0], pred.logpdf(offset)[0]], rtol=rtol)
+            assert float(nb.log_marginal_likelihood()) == pytest.approx(reg.log_evidence,
+                                                                        rel=rtol)
