@@ -69,6 +69,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky, solve_triangular
+from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dpotri
 from scipy.stats import multivariate_normal
 
@@ -717,7 +718,7 @@ class _FastIncremental:
         self.B = np.empty((prob.m, cap), order="F")
         for c, j in enumerate(idx):
             self.B[:, c] = self._xt_column(j)
-        self.sigma = np.empty((cap, cap))
+        self.sigma = np.empty((0, 0), order="F")  # exactly k x k, Fortran order (BLAS ger)
         self.mu = np.empty(cap)
         self.nnz = prob.X.nnz if sp.issparse(prob.X) else prob.n * prob.m
         self.n_refactor = 0
@@ -731,13 +732,11 @@ class _FastIncremental:
     def _grow(self):
         cap = min(self.prob.m, 2 * self.order.size)
         k = self.k
-        order, B, sig, mu = self.order, self.B, self.sigma, self.mu
+        order, B, mu = self.order, self.B, self.mu
         self.order = np.empty(cap, dtype=np.intp)
         self.order[:k] = order[:k]
         self.B = np.empty((self.prob.m, cap), order="F")
         self.B[:, :k] = B[:, :k]
-        self.sigma = np.empty((cap, cap))
-        self.sigma[:k, :k] = sig[:k, :k]
         self.mu = np.empty(cap)
         self.mu[:k] = mu[:k]
 
@@ -768,6 +767,7 @@ class _FastIncremental:
         self.n_refactor += 1
         self.since_refactor = 0
         if k == 0:
+            self.sigma = np.empty((0, 0), order="F")
             self.S = beta * prob.colnorm2
             self.Q = beta * prob.xty
             self.log_evidence = -0.5 * (
@@ -785,7 +785,7 @@ class _FastIncremental:
         if info != 0:
             raise np.linalg.LinAlgError(f"potri failed (info {info})")
         low = np.tril(inv)
-        self.sigma[:k, :k] = low + np.tril(low, -1).T
+        self.sigma = np.asfortranarray(low + np.tril(low, -1).T)
         mu = beta * cho_solve((chol, True), prob.xty[idx], check_finite=False)
         self.mu[:k] = mu
         z = solve_triangular(chol, b.T, lower=True, check_finite=False)  # (k, M)
@@ -808,19 +808,19 @@ class _FastIncremental:
         s = self.S.copy()
         q = self.Q.copy()
         if k:
-            d = np.diagonal(self.sigma)[:k]
+            d = np.diagonal(self.sigma)
             s[idx] = 1.0 / d - self.alpha[idx]
             q[idx] = self.mu[:k] / d
         return s, q, beta * self.prob.colnorm2
 
     def cov_diag(self) -> np.ndarray:
-        return np.diagonal(self.sigma)[: self.k].copy()
+        return np.diagonal(self.sigma).copy()
 
     def _healthy(self) -> bool:
         """Every ``Sigma_ii`` in ``(0, 1 / alpha_i]`` (``0 <= gamma_i < 1``), up to round-off."""
         if self.k == 0:
             return True
-        g = self.alpha[self.order[: self.k]] * np.diagonal(self.sigma)[: self.k]
+        g = self.alpha[self.order[: self.k]] * np.diagonal(self.sigma)
         return bool(np.all((g > 0) & (g <= 1.0 + 1e-8)))
 
     # ------------------------------------------------------------------ actions
@@ -829,11 +829,10 @@ class _FastIncremental:
         k = self.k
         pos = int(np.flatnonzero(self.order[:k] == j)[0])
         a_old = self.alpha[j]
-        sig = self.sigma[:k, :k]
-        sj = sig[:, pos].copy()
+        sj = self.sigma[:, pos].copy()
         kappa = 1.0 / (sj[pos] + 1.0 / (a_new - a_old))
         mu_j = self.mu[pos]
-        sig -= kappa * np.outer(sj, sj)
+        self.sigma = dger(-kappa, sj, sj, a=self.sigma, overwrite_a=1)  # in place
         self.mu[:k] -= (kappa * mu_j) * sj
         e = self._b_times(sj) / self.noise_var
         self.S += kappa * e**2
@@ -843,11 +842,10 @@ class _FastIncremental:
     def delete(self, j: int):
         k = self.k
         pos = int(np.flatnonzero(self.order[:k] == j)[0])
-        sig = self.sigma[:k, :k]
-        sj = sig[:, pos].copy()
+        sj = self.sigma[:, pos].copy()
         sjj = sj[pos]
         mu_j = self.mu[pos]
-        sig -= np.outer(sj, sj) / sjj
+        sig = dger(-1.0 / sjj, sj, sj, a=self.sigma, overwrite_a=1)
         self.mu[:k] -= (mu_j / sjj) * sj
         e = self._b_times(sj) / self.noise_var
         self.S += e**2 / sjj
@@ -857,9 +855,10 @@ class _FastIncremental:
         if pos != last:
             self.order[pos] = self.order[last]
             self.B[:, pos] = self.B[:, last]
-            self.sigma[pos, :k] = self.sigma[last, :k]
-            self.sigma[:k, pos] = self.sigma[:k, last]
+            sig[pos, :] = sig[last, :]
+            sig[:, pos] = sig[:, last]
             self.mu[pos] = self.mu[last]
+        self.sigma = np.asfortranarray(sig[:last, :last])
         self.k = last
 
     def add(self, i: int, a: float):
@@ -870,16 +869,18 @@ class _FastIncremental:
         b_i = self._xt_column(i)  # X' x_i
         sii = 1.0 / (a + self.S[i])
         mu_i = sii * self.Q[i]
+        new = np.empty((k + 1, k + 1), order="F")
         if k:
-            u = beta * (self.sigma[:k, :k] @ b_i[self.order[:k]])
+            u = beta * (self.sigma @ b_i[self.order[:k]])
             e = beta * (b_i - self._b_times(u))
-            self.sigma[:k, :k] += sii * np.outer(u, u)
-            self.sigma[:k, k] = -sii * u
-            self.sigma[k, :k] = -sii * u
+            new[:k, :k] = dger(sii, u, u, a=self.sigma, overwrite_a=1)
+            new[:k, k] = -sii * u
+            new[k, :k] = -sii * u
             self.mu[:k] -= mu_i * u
         else:
             e = beta * b_i
-        self.sigma[k, k] = sii
+        new[k, k] = sii
+        self.sigma = new
         self.mu[k] = mu_i
         self.S -= sii * e**2
         self.Q -= mu_i * e
@@ -923,7 +924,7 @@ class _FastIncremental:
         the degrees of freedom ``N - sum gamma`` are not positive. Costs ``O(nnz(X) + k)``.
         """
         k = self.k
-        gamma = 1.0 - self.alpha[self.order[:k]] * np.diagonal(self.sigma)[:k]
+        gamma = 1.0 - self.alpha[self.order[:k]] * np.diagonal(self.sigma)
         dof = self.prob.n - float(np.sum(gamma))
         if dof <= 0:
             return self.noise_var, 0.0
