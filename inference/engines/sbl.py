@@ -979,9 +979,11 @@ def _fit_fast_incremental(prob: _Problem, alpha, noise_var, *, max_iter, tol, th
             if prob.noise_fixed:
                 converged = True
                 break
-            if fs.noise_update() < tol:
+            noise_new, _ = fs.noise_proposal()
+            if abs(math.log(noise_new / fs.noise_var)) < tol:  # (not applied, as the reference)
                 converged = True
                 break
+            fs.noise_update(noise_new)
         else:
             refactors = fs.n_refactor
             fs.act(ch)
