@@ -17,6 +17,14 @@ Also Tipping's sinc example (100 points, Gaussian kernel width 3 plus a bias col
 Run: ``.venv/bin/python benchmarks/bench_ard.py [--quick] [--seed S]``. Writes
 bench-output/ard.md and, when matplotlib is present, bench-output/ard_error.png and
 bench-output/ard_sparsity.png.
+
+``--exact [--max-iter N] [--ref-iter R]``: only the goal row with exact type-II ML (the
+default ``relevance_threshold = 1``), side by side in one run: the recomputing reference
+(the code before the rank-one updates) and the rank-one updates for R actions each, the
+rank-one updates to max_iter N, ARDRegression (with the log evidence of its hyperparameters
+under SBL's model), LassoCV and SBL with "ric"; ``uptime`` before and after. Writes
+bench-output/ard_exact.md. ``--per-action ITER``: only the time of one action of each
+implementation from the state after ITER exact actions (bench-output/ard_per_action.md).
 """
 
 from __future__ import annotations
@@ -94,6 +102,122 @@ def run_ard(X, y, w):
     return scores(model.coef_, w, dt, float(1.0 / np.sqrt(model.alpha_)), note)
 
 
+def run_lasso_cv(X, y, w):
+    from sklearn.linear_model import LassoCV
+
+    t = time.perf_counter()
+    model = LassoCV(cv=5, n_jobs=1, random_state=0).fit(X, y)
+    return scores(model.coef_, w, time.perf_counter() - t)
+
+
+def ard_regression_evidence(X, y):
+    """ARDRegression's fit plus the log evidence of its (lambda_, alpha_) under SBL's model.
+
+    ARDRegression prunes at ``threshold_lambda`` (its pruned weights: alpha = inf) and
+    centres the data (the data here have no intercept, so the model evaluated is SBL's).
+    """
+    from sklearn.linear_model import ARDRegression
+
+    from inference.engines.sbl import ard_log_evidence
+
+    t = time.perf_counter()
+    model = ARDRegression().fit(X.toarray(), y)
+    dt = time.perf_counter() - t
+    alpha = np.where(model.coef_ != 0, model.lambda_, np.inf)
+    return model, dt, ard_log_evidence(X, y, alpha, 1.0 / model.alpha_)
+
+
+def exact_goal(args):
+    """Exact type-II ML (relevance_threshold = 1) at the goal row, side by side in one run.
+
+    Interleaved: the recomputing reference (today's code before the rank-one updates) for
+    ``--ref-iter`` actions, the incremental code for the same number of actions, the
+    incremental code to ``--max-iter``, ARDRegression, LassoCV, SBL with "ric".
+    """
+    import subprocess
+
+    density, noise = GOAL
+    X, y, w = make_data(density, noise, args.seed)
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    rows = []
+
+    def sbl_row(label, **kw):
+        t = time.perf_counter()
+        res = fit_sbl(X, y, **kw)
+        dt = time.perf_counter() - t
+        sc = scores(res.mean, w, dt, float(np.sqrt(res.noise_var)))
+        sc.update(evidence=float(res.log_evidence[-1]), n_iter=res.n_iter,
+                  converged=res.converged)
+        rows.append((label, sc))
+        print(label, sc, file=sys.stderr, flush=True)
+
+    sbl_row(f"SBL fast exact, recomputing reference, {args.ref_iter} actions",
+            max_iter=args.ref_iter, _incremental=False)
+    sbl_row(f"SBL fast exact, rank-one updates, {args.ref_iter} actions",
+            max_iter=args.ref_iter)
+    sbl_row(f"SBL fast exact, rank-one updates, max_iter {args.max_iter}",
+            max_iter=args.max_iter)
+    model, dt, ev = ard_regression_evidence(X, y)
+    sc = scores(model.coef_, w, dt, float(1.0 / np.sqrt(model.alpha_)))
+    sc.update(evidence=ev, n_iter=model.n_iter_, converged=model.n_iter_ < model.max_iter)
+    rows.append(("sklearn ARDRegression()", sc))
+    print(rows[-1], file=sys.stderr, flush=True)
+    sc = run_lasso_cv(X, y, w)
+    sc.update(evidence=None, n_iter=None, converged=None)
+    rows.append(("sklearn LassoCV(cv=5)", sc))
+    sbl_row("SBL fast, ric", relevance_threshold="ric")
+    load_after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    ard_t = dict(rows)["sklearn ARDRegression()"]["time"]
+    lines = [
+        f"density {density}, noise sd {noise}, n = {N}, M = {M}, seed {args.seed}; "
+        f"load before: `{load}`; after: `{load_after}`",
+        "",
+        "| method | time (s) | ARD time / time | log evidence | iterations | converged "
+        "| nonzero | support F1 | coef MSE | noise sd est. |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, sc in rows:
+        ev = "" if sc["evidence"] is None else f"{sc['evidence']:.2f}"
+        lines.append(
+            f"| {label} | {sc['time']:.3g} | {ard_t / sc['time']:.1f}x | {ev} "
+            f"| {'' if sc['n_iter'] is None else sc['n_iter']} "
+            f"| {'' if sc['converged'] is None else sc['converged']} | {sc['nonzero']} "
+            f"| {sc['f1']:.3f} | {sc['mse']:.2e} | {fmt(sc['noise_sd'], 'sd')} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "ard_exact.md"), "w") as fh:
+        fh.write(text)
+    return 0
+
+
+def per_action(X, y, start_iter, actions=20, repeats=3):
+    """Milliseconds per action of both implementations from the same large state.
+
+    The state: the exact fit after ``start_iter`` actions (alpha, noise). From there each
+    implementation runs 1 and ``1 + actions`` actions at that fixed noise, alternately
+    ``repeats`` times; per action = (t(1 + actions) - t(1)) / actions, median over repeats.
+    """
+    start = fit_sbl(X, y, max_iter=start_iter)
+    k = len(start.relevant)
+    times = {False: [], True: []}
+    for _ in range(repeats):
+        for inc in (False, True):
+            t = []
+            for n in (1, 1 + actions):
+                t0 = time.perf_counter()
+                fit_sbl(X, y, alpha_init=start.alpha, noise_var=start.noise_var, max_iter=n,
+                        _incremental=inc)
+                t.append(time.perf_counter() - t0)
+            times[inc].append((t[1] - t[0]) / actions)
+    old, new = float(np.median(times[False])), float(np.median(times[True]))
+    return [
+        f"Per action from the state after {start_iter} actions (k = {k} kept weights), "
+        f"{actions} actions, median of {repeats} alternating repeats: recomputing "
+        f"{1e3 * old:.1f} ms, rank-one updates {1e3 * new:.2f} ms ({old / new:.0f}x).",
+    ]
+
+
 def run_ridge(X, y, w):
     from sklearn.linear_model import Ridge
 
@@ -166,8 +290,27 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="only density 0.05, noise 0.05")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench-output"))
+    ap.add_argument("--exact", action="store_true",
+                    help="only exact type-II ML at the goal row, against the recomputing "
+                         "reference, ARDRegression and LassoCV (bench-output/ard_exact.md)")
+    ap.add_argument("--max-iter", type=int, default=1000, help="--exact: SBL's max_iter")
+    ap.add_argument("--per-action", type=int, default=0, metavar="ITER",
+                    help="only time single actions of both implementations at the goal row, "
+                         "from the state after ITER exact actions "
+                         "(bench-output/ard_per_action.md)")
+    ap.add_argument("--ref-iter", type=int, default=100,
+                    help="--exact: actions for the recomputing reference and its twin")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
+    if args.per_action:
+        X, y, _ = make_data(*GOAL, args.seed)
+        text = "\n".join(per_action(X, y, args.per_action)) + "\n"
+        print(text)
+        with open(os.path.join(args.out, "ard_per_action.md"), "w") as fh:
+            fh.write(text)
+        return 0
+    if args.exact:
+        return exact_goal(args)
 
     grid = [GOAL] if args.quick else [(d, s) for d in DENSITIES for s in NOISES]
     results = []  # (density, noise, method, scores or None)

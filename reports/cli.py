@@ -115,7 +115,18 @@ def _cmd_fit(args) -> int:
     if result.log_evidence is not None:
         print(f"  log evidence {result.log_evidence:.6f}")
     print(f"wrote {out / 'posterior.json'}")
+    _warn_not_converged(args.spec, result)
     return 0
+
+
+def _warn_not_converged(spec, fit) -> None:
+    """On stderr: an iterative fit that stopped at ``max_iter`` before converging."""
+    info = fit.info or {}
+    if info.get("converged") is False:
+        print(f"bayescheck: warning: {spec}: the {fit.model} fit stopped at max_iter "
+              f"({info.get('n_iter')} iterations) without converging; its estimates are "
+              f"where it stopped (posterior.json: \"fit\": {{\"converged\": false}}); "
+              f"raise [fit] max_iter to go on", file=sys.stderr)
 
 
 def _cmd_check(args) -> int:
@@ -130,6 +141,7 @@ def _cmd_check(args) -> int:
     result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
                        seed=args.seed, sampler=args.sampler, progress=not args.quiet)
     _print_check(result)
+    _warn_not_converged(args.spec, result.fit)
     return EXIT_CODES[result.verdict]
 
 

@@ -100,6 +100,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     }
     log_ev = [float(v) for v in sbl.log_evidence]
     info = {"method": sbl.method, "n_iter": sbl.n_iter, "converged": sbl.converged,
+            "max_iter": model.max_iter,
             "relevant_features": relevant, "log_evidence_per_iteration": log_ev,
             "relevance_threshold": model.relevance_threshold}
     marginals, estimates = [], []

@@ -124,6 +124,22 @@ def test_methods_selectable_from_the_spec(tmp_path):
     np.testing.assert_allclose(means["mackay"][:2], means["fast"][:2], atol=1e-3)
 
 
+def test_fit_stopped_at_max_iter_warns_on_stderr(tmp_path, capsys):
+    """Not converged: said on stderr by the CLI, and in posterior.json; a converged fit is
+    silent on stderr."""
+    path = _write(tmp_path, _frame(), '[fit]\nmax_iter = 2\n')
+    assert main(["fit", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"warning: .*s\.toml: the ard fit stopped at max_iter \(2 iterations\) "
+                     r"without converging", err)
+    saved = json.loads((tmp_path / "o" / "posterior.json").read_text())
+    assert saved["fit"]["converged"] is False and saved["fit"]["max_iter"] == 2
+    assert any("NOT converged (max_iter reached)" in n for n in saved["notes"])
+    path = _write(tmp_path, _frame(), "", name="t.toml")
+    assert main(["fit", str(path), "--out", str(tmp_path / "p"), "--quiet"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_hierarchical_mode_gives_point_estimates(tmp_path):
     path = _write(tmp_path, _frame(), '[check]\nmode = "both"\n[fit]\n'
                                       'relevance_threshold = "ric"\n')

@@ -281,6 +281,162 @@ def test_relevance_threshold_is_the_penalised_fixed_point():
         assert (q**2 / s > t) == (i in res.relevant)
 
 
+# ------------------------------------------------------------------ incremental Tipping-Faul
+
+
+def sparse_wide_problem(seed=0, n=100, m=400, cut=1.2):
+    """A sparse design with M = 4 N: the active set grows to ~45 columns, so the rank-one
+    updates run for several actions between recomputations (``refactor_every() > 1``)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, m))
+    w = np.zeros(m)
+    w[rng.choice(m, 8, replace=False)] = rng.normal(size=8)
+    y = X @ w + 0.3 * rng.normal(size=n)
+    return sp.csc_array(np.where(np.abs(X) > cut, X, 0.0)), y
+
+
+def dense_sq(X, y, alpha, noise_var):
+    """S_m = x_m' C^-1 x_m, Q_m = x_m' C^-1 y for every column, by a dense solve with C."""
+    Xd = X.toarray() if sp.issparse(X) else X
+    c = dense_covariance(Xd, alpha, noise_var)
+    sol = np.linalg.solve(c, np.column_stack([Xd, y]))
+    return np.einsum("ij,ij->j", Xd, sol[:, :-1]), Xd.T @ sol[:, -1]
+
+
+@pytest.fixture(scope="module")
+def incremental_and_reference():
+    X, y = sparse_wide_problem()
+    kw = {"noise_var": 0.09, "relevance_threshold": 2.0, "max_iter": 3000, "tol": TOL_FIT}
+    return X, y, kw, fit_sbl(X, y, **kw), fit_sbl(X, y, _incremental=False, **kw)
+
+
+def test_incremental_updates_follow_the_recomputing_reference(incremental_and_reference):
+    """Same actions, same evidence after every action, same optimum as recomputing each step."""
+    from inference.engines import sbl
+
+    X, y, _, inc, ref = incremental_and_reference
+    fs = sbl._FastIncremental(sbl._problem(X, y, True), inc.alpha, inc.noise_var)
+    assert fs.refactor_every() > 1  # the updates really run between recomputations here
+    assert inc.converged and ref.converged and inc.n_iter == ref.n_iter > 100
+    np.testing.assert_allclose(inc.log_evidence, ref.log_evidence, rtol=RTOL, atol=0)
+    np.testing.assert_array_equal(inc.relevant, ref.relevant)
+    np.testing.assert_allclose(inc.alpha[inc.relevant], ref.alpha[ref.relevant], rtol=1e-8)
+    np.testing.assert_allclose(inc.mean, ref.mean, rtol=1e-8, atol=1e-12)
+
+
+def test_small_problem_with_estimated_noise_is_the_reference_path():
+    """When a recomputation costs about as much as an action, the noise is re-estimated after
+    every action, as the reference does: the evidence sequence is the same."""
+    X, y, _ = make_problem(seed=6)
+    inc = fit_sbl(X, y, tol=TOL_FIT)
+    ref = fit_sbl(X, y, tol=TOL_FIT, _incremental=False)
+    assert inc.converged and inc.n_iter == ref.n_iter
+    np.testing.assert_allclose(inc.log_evidence, ref.log_evidence, rtol=RTOL, atol=0)
+    assert inc.noise_var == pytest.approx(ref.noise_var, rel=1e-10)
+
+
+def test_incremental_optimum_satisfies_the_conditions(incremental_and_reference):
+    """Independent check at the end: S, Q from dense solves with C; relevant columns sit at
+    alpha_i = s_i^2 / (q_i^2 - s_i), the others have q_i^2 / s_i <= threshold."""
+    X, y, kw, inc, _ = incremental_and_reference
+    S, Q = dense_sq(X, y, inc.alpha, inc.noise_var)
+    a = inc.alpha
+    act = np.isfinite(a)
+    s = np.where(act, a * S / np.where(act, a - S, 1.0), S)
+    q = np.where(act, a * Q / np.where(act, a - S, 1.0), Q)
+    np.testing.assert_allclose(a[act], s[act] ** 2 / (q[act] ** 2 - s[act]), rtol=1e-6)
+    assert np.all(q[act] ** 2 / s[act] > kw["relevance_threshold"])
+    usable = ~act & (np.asarray(abs(X).sum(axis=0)).ravel() > 0)
+    assert np.all(q[usable] ** 2 / s[usable] <= kw["relevance_threshold"])
+    # a wrong optimum (one relevant precision doubled) violates the first condition
+    assert not np.allclose(2 * a[act][0], s[act][0] ** 2 / (q[act][0] ** 2 - s[act][0]),
+                           rtol=1e-6)
+
+
+def _fresh_in_column_order(sbl, fs):
+    """Sigma, mu (by column index) and S, Q of a state recomputed from a fresh factor."""
+    fresh = sbl._FastIncremental(fs.prob, fs.alpha, fs.noise_var)
+    pos = {j: c for c, j in enumerate(fresh.order[: fresh.k])}
+    perm = [pos[j] for j in fs.order[: fs.k]]
+    return fresh, fresh.sigma[np.ix_(perm, perm)], fresh.mu[perm]
+
+
+def test_rank_one_updates_drift_little_from_a_full_recompute():
+    """250 actions by rank-one updates only (no recomputation): Sigma, mu, S, Q and the log
+    evidence (the sum of the actions' gains) against a fresh factor and against dense
+    formulas. Drift grows like (number of updates) * cond * eps: bound 1e-8 relative."""
+    from inference.engines import sbl
+
+    X, y = sparse_wide_problem(seed=1)
+    prob = sbl._problem(X, y, True)
+    fs = sbl._FastIncremental(prob, np.full(prob.m, np.inf), 0.09)
+    kinds = set()
+    for _ in range(250):
+        s, q, s_max = fs.factors()
+        ch = sbl._choose(prob, fs.alpha, fs.order[: fs.k], s, q, s_max, tol=TOL_FIT,
+                         threshold=1.0)
+        assert not ch.basis_converged
+        kinds.add(ch.kind)
+        {"add": fs.add, "reestimate": fs.reestimate, "delete": fs.delete}[ch.kind](
+            ch.j, *([] if ch.kind == "delete" else [ch.alpha_new])
+        )
+        fs.log_evidence += ch.d_log_ev
+    assert kinds == {"add", "reestimate", "delete"} and fs.n_refactor == 1
+    k = fs.k
+    fresh, sig, mu = _fresh_in_column_order(sbl, fs)
+    scale = np.abs(sig).max()
+    np.testing.assert_allclose(fs.sigma[:k, :k], sig, rtol=0, atol=1e-8 * scale)
+    np.testing.assert_allclose(fs.mu[:k], mu, rtol=0, atol=1e-8 * np.abs(mu).max())
+    np.testing.assert_allclose(fs.S, fresh.S, rtol=1e-8, atol=1e-8 * fresh.S.max())
+    np.testing.assert_allclose(fs.Q, fresh.Q, rtol=0, atol=1e-8 * np.abs(fresh.Q).max())
+    assert fs.log_evidence == pytest.approx(fresh.log_evidence, rel=1e-10)
+    # independent: the dense posterior covariance and S, Q from C
+    idx = fs.order[:k]
+    mean_ref, cov_ref = brute_posterior(X.toarray(), y, fs.alpha, 0.09)
+    order = np.argsort(idx)
+    np.testing.assert_allclose(fs.sigma[:k, :k][np.ix_(order, order)], cov_ref, rtol=0,
+                               atol=1e-8 * scale)
+    np.testing.assert_allclose(fs.mu[:k][order], mean_ref, rtol=0,
+                               atol=1e-8 * np.abs(mean_ref).max())
+    S, Q = dense_sq(X, y, fs.alpha, 0.09)
+    np.testing.assert_allclose(fs.S, S, rtol=1e-8, atol=1e-8 * S.max())
+    np.testing.assert_allclose(fs.Q, Q, rtol=0, atol=1e-8 * np.abs(Q).max())
+    assert fs.log_evidence == pytest.approx(ard_log_evidence(X, y, fs.alpha, 0.09), rel=1e-10)
+    # the comparison can fail: one more update not applied to S is far outside the bound
+    s, q, s_max = fs.factors()
+    ch = sbl._choose(prob, fs.alpha, idx, s, q, s_max, tol=TOL_FIT, threshold=1.0)
+    S_before = fs.S.copy()
+    {"add": fs.add, "reestimate": fs.reestimate, "delete": fs.delete}[ch.kind](
+        ch.j, *([] if ch.kind == "delete" else [ch.alpha_new])
+    )
+    S_after, _ = dense_sq(X, y, fs.alpha, 0.09)
+    assert np.abs(S_before - S_after).max() > 1e3 * 1e-8 * S_after.max()
+
+
+def test_lost_positive_definiteness_forces_a_recompute():
+    """An update that leaves a Sigma_ii outside (0, 1/alpha_i] is thrown away: the state is
+    recomputed from a fresh Cholesky factor, and equals the exact one."""
+    from inference.engines import sbl
+
+    X, y = sparse_wide_problem(seed=2)
+    prob = sbl._problem(X, y, True)
+    start = np.full(prob.m, np.inf)
+    start[::8] = 1.0  # 50 active columns
+    fs = sbl._FastIncremental(prob, start, 0.09)
+    assert fs.refactor_every() > 1  # so the recompute below is the guard, not the schedule
+    s, q, s_max = fs.factors()
+    ch = sbl._choose(prob, fs.alpha, fs.order[: fs.k], s, q, s_max, tol=TOL_FIT,
+                     threshold=1.0)
+    other = 1 if fs.order[0] == ch.j else 0
+    fs.sigma[other, other] *= -1.0  # as lost definiteness would
+    fs.act(ch)
+    assert fs.n_refactor == 2 and fs.since_refactor == 0
+    _, sig, _ = _fresh_in_column_order(sbl, fs)
+    np.testing.assert_allclose(fs.sigma[: fs.k, : fs.k], sig, rtol=0,
+                               atol=1e-10 * np.abs(sig).max())
+    assert fs.log_evidence == pytest.approx(ard_log_evidence(X, y, fs.alpha, 0.09), rel=RTOL)
+
+
 # ------------------------------------------------------------------ awkward designs
 
 
