@@ -161,8 +161,14 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "fit_plots": list(fit.plots), "trajectory": list(fit.trajectory),
         "predictive": getattr(check, "predictive", None) or {},
     }
+    if comparison is not None and comparison.not_judged():
+        n = len(comparison.not_judged())
+        data["verdict_sentence"] = (data["verdict_sentence"][:-1] + f"; {n} statistic(s) whose "
+                                    f"Monte Carlo error is unreliable (heavy tails) were not "
+                                    f"judged.")
     if comparison is not None:
         data["exact"] = {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
+                         "not_judged": comparison.not_judged(),
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
                          "has_priors": bool(fit.priors)}
@@ -240,12 +246,23 @@ def _exact_figures(data: dict, idata) -> list[dict]:
             + (f"; the {MAX_ROWS} worst of {n} parameters." if many else "."),
             plots.forest_figure, rows[:MAX_ROWS])
     if many:
-        z = [r.get(f"z_{s}") for r in rows for s in STAT_NAMES]
+        z = [r.get(f"z_{s}") for r in rows for s in STAT_NAMES if _judged(r, s)]
+        clipped = plots.clip_z(z, exact["z_threshold"])
         _figure(figures, "All z scores",
-                f"Every z of the {n} parameters × {len(STAT_NAMES)} statistics, with the "
-                "standard normal they follow when the closed form is right and the failure "
-                "threshold (dashed).", plots.z_histogram_figure, z, exact["z_threshold"])
+                f"Every judged z of the {n} parameters × {len(STAT_NAMES)} statistics, with "
+                "the standard normal they follow when the closed form is right and the failure "
+                "threshold (dashed)"
+                + (f"; {clipped['below'] + clipped['above']} beyond ±{clipped['top']:.3g} are "
+                   f"drawn in the edge bins (largest |z| {clipped['max_abs']:.3g})."
+                   if clipped["below"] or clipped["above"] else "."),
+                plots.z_histogram_figure, z, exact["z_threshold"])
     return figures
+
+
+def _judged(row: dict, stat: str) -> bool:
+    """Whether a comparison row's statistic was judged (see ``ParameterCheck.row``)."""
+    return not any(part.split(":", 1)[0] == stat
+                   for part in (row.get("not_judged") or "").split("; ") if part)
 
 
 def _which(shown: int, n: int) -> str:
