@@ -95,13 +95,13 @@ def _cmd_fit(args) -> int:
     from inference.dispatch import fit
     from models.spec import load_spec
 
-    from .writers import write_json
+    from .writers import rows_and_batches, write_json
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
     write_json(out / "posterior.json", result.to_json())
-    print(f"{result.model}: {result.n_rows} rows in {len(result.batches)} batch(es), "
+    print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")
     for m in result.marginals:
         sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
@@ -175,11 +175,15 @@ def _print_check(result) -> None:
     comp = result.comparison
     print(f"{result.fit.model}: {result.verdict.upper()}")
     if comp is not None:
+        skipped = comp.not_judged()
         print(f"  exact marginals: {comp.verdict} (|z| threshold {comp.z_threshold:.3f} over "
-              f"{comp.n_comparisons} comparisons)")
+              f"{comp.n_comparisons} comparisons"
+              + (f"; {len(skipped)} statistic(s) not judged" if skipped else "") + ")")
         for p in comp.parameters:
             print(f"  {p.name:<24} {p.verdict:<12} exact mean {p.analytic['mean']: .5g}  "
                   f"NUTS {p.sampled['mean']: .5g}  max|z| {p.max_abs_z:.2f}")
+            for stat, why in p.not_judged.items():
+                print(f"  {'':<24} {stat} not judged: {why}")
         for problem in comp.diagnostics.problems:
             print(f"  sampler: {problem}")
     est = result.estimates
