@@ -58,7 +58,9 @@ __all__ = [
     "EstimateComparison",
     "ParameterCheck",
     "QUANTILES",
+    "INCONSISTENT_SD",
     "Thresholds",
+    "as_information",
     "compare_draws",
     "compare_estimates",
     "compare_estimates_idata",
@@ -461,6 +463,7 @@ class EstimateCheck:
     ess_tail: float
     verdict: str = ""
     reasons: list[str] = field(default_factory=list)
+    inconsistent: list[str] = field(default_factory=list)
 
     def row(self) -> dict:
         """Flat dict for the CSV / JSON tables."""
@@ -469,7 +472,8 @@ class EstimateCheck:
                 "distance_sd": self.distance_sd, "inside": self.inside,
                 "zero_excluded": self.zero_excluded, "r_hat": self.r_hat,
                 "ess_bulk": self.ess_bulk, "ess_tail": self.ess_tail, "verdict": self.verdict,
-                "reasons": "; ".join(self.reasons)}
+                "reasons": "; ".join(self.reasons),
+                "inconsistent": "; ".join(self.inconsistent)}
 
 
 @dataclass
@@ -482,10 +486,22 @@ class EstimateComparison:
     support_level: float
     thresholds: Thresholds
     verdict: str
+    informational: bool = False
+
+    @property
+    def binding_verdict(self) -> str | None:
+        """The verdict the overall check takes from this comparison.
+
+        Its own verdict, or for an informational comparison (:func:`as_information`) "fail"
+        when it found a numerical inconsistency and None (no say) otherwise.
+        """
+        if not self.informational:
+            return self.verdict
+        return "fail" if self.verdict == "fail" else None
 
     def rows(self) -> list[dict]:
         """Table rows, failing first, then by decreasing distance."""
-        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}
         return [p.row() for p in sorted(
             self.parameters, key=lambda p: (order[p.verdict], -abs(np.nan_to_num(p.distance_sd))))]
 
@@ -498,7 +514,8 @@ class EstimateComparison:
 
     def summary(self) -> dict:
         """The point-estimate part of ``summary.json``."""
-        return {"verdict": self.verdict, "level": self.level,
+        return {"verdict": self.verdict, "informational": self.informational,
+                "level": self.level,
                 "support_level": self.support_level, "thresholds": asdict(self.thresholds),
                 "support": self.support(), "parameters": [p.row() for p in self.parameters],
                 "diagnostics": asdict(self.diagnostics)}
@@ -599,3 +616,50 @@ def compare_estimates_idata(estimates: Sequence[PointEstimate], idata, *,
                              diverging=_sample_stat(idata, "diverging"),
                              energy=_sample_stat(idata, "energy"), thresholds=thresholds,
                              **kwargs)
+
+
+#: An informational point-estimate comparison (:func:`as_information`) fails only when an
+#: estimate is farther than this many posterior sds from the posterior mean: a distance no
+#: difference of shrinkage between two versions of a model explains (on the gallery and the
+#: examples the type-II ML weights lay within 3 sds of the hierarchical posterior means),
+#: so it points at a computation that went wrong (a sign, a scale, a misplaced feature).
+INCONSISTENT_SD = 8.0
+
+
+def as_information(comparison: EstimateComparison, *,
+                   max_distance_sd: float = INCONSISTENT_SD) -> EstimateComparison:
+    """Turn a point-estimate comparison into information that fails only on inconsistency.
+
+    For a model whose point estimates answer a different question from the full posterior
+    (ARD's type-II maximum likelihood against the posterior with hyperpriors), an estimate
+    outside the posterior's interval, or a weight kept whose interval contains 0, is a
+    property of the two models, not an error. Such rows become "differs" (their reasons
+    kept); a row is "fail" only when it is numerically inconsistent: a non-finite estimate or
+    posterior summary, or, with a healthy sampler, an estimate that claims to be non-zero
+    (or makes no claim) lying more than ``max_distance_sd`` posterior sds from the posterior
+    mean. The comparison's verdict is then "fail", "inconclusive" (sampler), "differs" or
+    "pass"; :attr:`EstimateComparison.binding_verdict` gives the overall check a say only in
+    the first case. Edits ``comparison`` in place and returns it.
+    """
+    healthy = comparison.diagnostics.healthy
+    for r in comparison.parameters:
+        values = (r.estimate, r.sampled["mean"], r.sampled["sd"])
+        r.inconsistent = []
+        if not all(map(math.isfinite, values)):
+            r.inconsistent.append("non-finite estimate or posterior summary")
+        elif (healthy and r.nonzero is not False and math.isfinite(r.distance_sd)
+              and abs(r.distance_sd) > max_distance_sd):
+            r.inconsistent.append(
+                f"estimate {r.distance_sd:+.1f} posterior sds from the posterior mean (more "
+                f"than {max_distance_sd:g}: no difference between the models explains it)")
+        if r.inconsistent:
+            r.verdict = "fail"
+        elif not healthy:
+            r.verdict = "inconclusive"
+        else:
+            r.verdict = "differs" if r.reasons else "pass"
+    verdicts = {r.verdict for r in comparison.parameters}
+    comparison.verdict = next(v for v in ("fail", "inconclusive", "differs", "pass")
+                              if v in verdicts or v == "pass")
+    comparison.informational = True
+    return comparison

@@ -122,6 +122,11 @@ class AnalyticFit:
         ``posterior_checks(fit, comparison, idata, spec)`` edits the
         ``EstimateComparison`` in place and returns it (the mixture judges its mode and
         responsibilities this way).
+    certificates : list of dict
+        Deterministic checks of the fit itself that need no sampler, each with at least
+        ``"name"``, ``"verdict"`` ("pass" or "fail") and ``"reason"`` (ARD: the Tipping-Faul
+        optimality conditions of its hyperparameters). ``check`` counts their verdicts with
+        the cross-checks' and writes them to ``summary.json``.
     """
 
     model: str
@@ -139,6 +144,7 @@ class AnalyticFit:
     plots: list[dict] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     posterior_checks: Callable | None = None
+    certificates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json``."""

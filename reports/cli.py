@@ -189,13 +189,17 @@ def _print_check(result) -> None:
     est = result.estimates
     if est is not None:
         print(f"  point estimates against the full posterior: {est.verdict} "
-              f"({100 * est.level:g} % intervals)")
+              f"({100 * est.level:g} % intervals"
+              + ("; information: fails the verdict only on a numerical inconsistency"
+                 if est.informational else "") + ")")
         for p in est.parameters:
             print(f"  {p.name:<24} {p.verdict:<12} estimate {p.estimate: .5g}  "
                   f"NUTS mean {p.sampled['mean']: .5g}  ({p.distance_sd:+.2f} sd)"
                   + (f"  {'; '.join(p.reasons)}" if p.reasons else ""))
         for problem in est.diagnostics.problems:
             print(f"  sampler (full posterior): {problem}")
+    for cert in result.fit.certificates:
+        print(f"  {cert['name']}: {cert['verdict']}: {cert['reason']}")
     print(f"report: {result.out / 'report.html'}")
 
 

@@ -286,7 +286,7 @@ def estimates_figure(comparison, draws) -> str:
     plt = _plt()
     rows = comparison.parameters
     if len(rows) > 60:
-        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}
         rows = sorted(rows, key=lambda r: (order[r.verdict],
                                            -abs(np.nan_to_num(r.distance_sd))))[:60]
     n = len(rows)

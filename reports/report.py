@@ -85,7 +85,8 @@ def _curves(fit, sample, comparison) -> list[dict]:
     return curves
 
 
-def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None) -> str:
+def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None,
+                      certificates: list | None = None) -> str:
     """What the verdict means, in one sentence, for the checks that ran."""
     parts = []
     if exact is not None:
@@ -101,8 +102,12 @@ def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None) ->
                       "fail": "at least one analytic point estimate lies outside the full "
                               "NUTS posterior's interval or disagrees on its support",
                       "inconclusive": "the sampler's diagnostics failed on the full "
-                                      "posterior, so the point estimates cannot be judged"}
+                                      "posterior, so the point estimates cannot be judged",
+                      "differs": "the point estimates differ from the full posterior where "
+                                 "the two models differ (information, not an error)"}
                      [estimates])
+    for cert in certificates or []:
+        parts.append(f"{cert['name']}: {cert['verdict']}")
     if not parts:
         return "nothing could be compared."
     sentence = "; ".join(parts) + ("; no verdict" if verdict == "inconclusive" else "")
@@ -136,6 +141,8 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
     spec_text : str
         The spec as the user wrote it.
     """
+    from inference.compare import INCONSISTENT_SD
+
     fit, comparison, estimates = check.fit, check.comparison, check.estimates
     shown = comparison or estimates
     first = check.sample or check.estimates_sample
@@ -144,7 +151,8 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "model": fit.model, "verdict": check.verdict,
         "verdict_sentence": _verdict_sentence(
             check.verdict, comparison.verdict if comparison else None,
-            estimates.verdict if estimates else None),
+            estimates.verdict if estimates else None, fit.certificates),
+        "certificates": list(fit.certificates),
         "checks": {"exact": comparison.verdict if comparison else None,
                    "estimates": estimates.verdict if estimates else None},
         "spec_path": str(spec.path) if spec.path else "(Python)",
@@ -179,6 +187,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
             "rows": estimates.rows(), "level": estimates.level,
             "support_level": estimates.support_level, "support": estimates.support(),
             "verdict": estimates.verdict, "diagnostics": est_diag,
+            "informational": estimates.informational, "inconsistent_sd": INCONSISTENT_SD,
             "separate_sampler": comparison is not None,
             "file": "posterior_full.nc" if comparison is not None else "posterior.nc",
             "names": [{"name": e.name, "var": e.var, "coords": e.coords}
