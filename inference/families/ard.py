@@ -76,7 +76,8 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
         ``name``, ``verdict`` ("pass" / "fail"), ``reason``, ``tolerance``,
         ``largest_violation``, ``worst`` (a feature or "sigma2"), ``threshold``, and the
         conditions: ``kept`` (feature, alpha, alpha_opt, violation), ``pruned`` (feature,
-        q2_over_s, violation), ``sigma2`` (value, stationary, violation).
+        q2_over_s, violation; by decreasing q2_over_s), ``sigma2`` (value, stationary,
+        violation).
     """
     opt = ard_optimality(X, y, sbl.alpha, sbl.noise_var,
                          relevance_threshold=relevance_threshold)
@@ -102,8 +103,11 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
         "kept": [{"feature": features[i], "alpha": float(sbl.alpha[i]),
                   "alpha_opt": float(opt.alpha_opt[i]), "violation": float(opt.violation[i])}
                  for i in np.flatnonzero(kept)],
+        # pruned weights closest to being kept first (all-zero columns, ratio NaN, last)
         "pruned": [{"feature": features[i], "q2_over_s": float(opt.ratio[i]),
-                    "violation": float(opt.violation[i])} for i in np.flatnonzero(~kept)],
+                    "violation": float(opt.violation[i])}
+                   for i in sorted(np.flatnonzero(~kept),
+                                   key=lambda i: -np.nan_to_num(opt.ratio[i], nan=-np.inf))],
         "sigma2": {"value": sbl.noise_var, "stationary": opt.noise_opt,
                    "violation": opt.noise_violation},
     }

@@ -35,6 +35,9 @@ def test_example_fit_carries_a_passing_certificate(example):
     assert cert["largest_violation"] < CERTIFICATE_TOL
     assert [k["feature"] for k in cert["kept"]] == ["x2", "x6", "x9"]
     assert cert["penalised"]  # relevance_threshold = "ric"
+    ratios = [p["q2_over_s"] for p in cert["pruned"]]
+    assert ratios == sorted(ratios, reverse=True)  # closest to being kept first
+    assert all(r <= cert["threshold"] for r in ratios)
     assert result.info["certificate"]["verdict"] == "pass"
     assert any(n.startswith("optimality certificate: pass") for n in result.notes)
 
