@@ -10,6 +10,19 @@ of z-scores, makes a correct model pass with probability at least 1 - ``familywi
 (0.999 by default). Sampler health is judged first: a failing r_hat, bulk or tail ESS,
 divergence count or E-BFMI makes the verdict "inconclusive", never "pass".
 
+Before a statistic is judged, its Monte Carlo error must itself be trustworthy. The MCSE of a
+mean (and of an sd, a mean of squares) rests on a central limit theorem that heavy tails break:
+a quantity such as a density evaluated far in a Student-t tail can have a posterior mean that
+the draws' mean misses by many orders of magnitude while its estimated MCSE is tiny. Following
+Vehtari et al. (2024, "Pareto smoothed importance sampling", JMLR 25(72)), the Pareto k-hat of
+the draws of the quantity (``arviz_stats`` ``pareto_khat``: of the draws, both tails, for the
+mean; of the squared deviations, right tail, for the sd) above ``min(1 - 1 / log10(S), 0.7)``
+with ``S`` draws in total means that MCSE cannot be relied on. Such a statistic is "not judged":
+its z is reported with the reason, left out of the number of comparisons, and never the basis
+of a fail. Quantiles are always judged: their MCSE comes from the indicator ``1{x <= q}``,
+which is bounded. A parameter none of whose statistics can be judged gets the verdict
+"not judged"; the overall verdict rests on the judged ones (inconclusive when none is).
+
 An oracle may know only its exact mean (``ExactMarginal.dist is None``, ``exact_mean`` set),
 for example a posterior predictive probability, which is a posterior mean without a
 closed-form distribution. Then only the mean is compared; its sd and quantile z-scores are
@@ -45,12 +58,15 @@ __all__ = [
     "EstimateComparison",
     "ParameterCheck",
     "QUANTILES",
+    "INCONSISTENT_SD",
     "Thresholds",
+    "as_information",
     "compare_draws",
     "compare_estimates",
     "compare_estimates_idata",
     "compare_idata",
     "draws_from_idata",
+    "khat_threshold",
 ]
 
 #: Quantiles compared besides mean and sd.
@@ -98,9 +114,16 @@ class ParameterCheck:
     ess_tail: float
     max_abs_z: float
     verdict: str
+    khat: dict = field(default_factory=dict)
+    not_judged: dict = field(default_factory=dict)
 
     def row(self) -> dict:
-        """Flat dict for the CSV / JSON tables."""
+        """Flat dict for the CSV / JSON tables.
+
+        ``khat_mean`` / ``khat_sd`` are the Pareto k-hats behind the MCSEs of the mean and sd;
+        ``not_judged`` lists the statistics left out of the verdict, each with its reason
+        (``"stat: reason; ..."``, empty when every statistic was judged).
+        """
         out = {"name": self.name}
         for s in _STATS:
             out[f"analytic_{s}"] = self.analytic[s]
@@ -108,7 +131,10 @@ class ParameterCheck:
             out[f"mcse_{s}"] = self.mcse[s]
             out[f"z_{s}"] = self.z[s]
         out.update(r_hat=self.r_hat, ess_bulk=self.ess_bulk, ess_tail=self.ess_tail,
-                   max_abs_z=self.max_abs_z, verdict=self.verdict)
+                   khat_mean=self.khat.get("mean", math.nan),
+                   khat_sd=self.khat.get("sd", math.nan),
+                   max_abs_z=self.max_abs_z, verdict=self.verdict,
+                   not_judged="; ".join(f"{k}: {v}" for k, v in self.not_judged.items()))
         return out
 
 
@@ -144,9 +170,14 @@ class Comparison:
 
     def rows(self) -> list[dict]:
         """Table rows, failing parameters first, then by decreasing max |z|."""
-        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        order = {"fail": 0, "inconclusive": 1, "not judged": 2, "pass": 3}
         return [p.row() for p in sorted(
             self.parameters, key=lambda p: (order[p.verdict], -np.nan_to_num(p.max_abs_z)))]
+
+    def not_judged(self) -> list[dict]:
+        """Every statistic left out of the verdict: ``{"name", "statistic", "reason"}``."""
+        return [{"name": p.name, "statistic": k, "reason": v}
+                for p in self.parameters for k, v in p.not_judged.items()]
 
     def summary(self) -> dict:
         """The comparison part of ``summary.json``."""
@@ -160,12 +191,14 @@ class Comparison:
                 "z_mean": p.z["mean"], "z_sd": p.z["sd"],
                 **{f"z_{s}": p.z[s] for s in _STATS[2:]},
                 "max_abs_z": p.max_abs_z, "r_hat": p.r_hat, "ess_bulk": p.ess_bulk,
-                "ess_tail": p.ess_tail, "verdict": p.verdict,
+                "ess_tail": p.ess_tail, "khat_mean": p.khat.get("mean"),
+                "khat_sd": p.khat.get("sd"), "verdict": p.verdict,
+                "not_judged": dict(p.not_judged),
             })
         diag = asdict(self.diagnostics)
         return {"verdict": self.verdict, "z_threshold": self.z_threshold,
                 "n_comparisons": self.n_comparisons, "thresholds": asdict(self.thresholds),
-                "parameters": params, "diagnostics": diag}
+                "parameters": params, "not_judged": self.not_judged(), "diagnostics": diag}
 
 
 def _nan_to_none(x: float) -> float | None:
@@ -195,6 +228,50 @@ def _quantile_mcse(x: np.ndarray, prob: float, density: float) -> float:
     if not (ess > 0 and density > 0):
         return math.nan
     return math.sqrt(prob * (1 - prob) / ess) / float(density)
+
+
+def khat_threshold(n_draws: int) -> float:
+    """Largest Pareto k-hat for which a Monte Carlo mean of ``n_draws`` draws is reliable.
+
+    ``min(1 - 1 / log10(S), 0.7)`` (Vehtari et al. 2024, sec. 3): above it the estimate's
+    error is not reduced usefully by ``S`` draws and its MCSE is unreliable.
+    """
+    return min(1.0 - 1.0 / math.log10(n_draws), 0.7) if n_draws > 10 else 0.0
+
+
+def _khat(x: np.ndarray, tail: str) -> float:
+    """Pareto k-hat of draws ``x`` (chain, draw); -inf when the tail is constant (bounded)."""
+    import warnings
+
+    from arviz_stats.base import array_stats
+
+    if not np.all(np.isfinite(x)):
+        return math.nan
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(array_stats.pareto_khat(x, tail=tail))
+    except ValueError:  # "All tail values are the same": a bounded, not a heavy, tail
+        return -math.inf
+
+
+def _trust(x: np.ndarray, mean: float) -> tuple[dict, dict]:
+    """Pareto k-hats of the mean's and sd's quantities, and the statistics not to judge.
+
+    The mean's MCSE depends on both tails of the draws; the sd's on the right tail of the
+    squared deviations ``(x - mean)**2`` (a quantity with twice the draws' k).
+    """
+    limit = khat_threshold(x.size)
+    khat = {"mean": _khat(x, "both"), "sd": _khat((x - mean) ** 2, "right")}
+    what = {"mean": "the draws (both tails)", "sd": "the squared deviations (right tail)"}
+    not_judged = {}
+    for s, k in khat.items():
+        if math.isnan(k):
+            not_judged[s] = "Pareto k-hat not computable (non-finite draws)"
+        elif k > limit:
+            not_judged[s] = (f"Pareto k-hat of {what[s]} {k:.2f} > {limit:.2f}: heavy tail, "
+                             f"the Monte Carlo error of the {s} is unreliable")
+    return khat, not_judged
 
 
 def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.ndarray], *,
@@ -228,6 +305,7 @@ def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.nda
         if x.ndim != 2:
             raise ValueError(f"draws of {m.name} must be (chain, draw), got shape {x.shape}")
         sampled = {"mean": float(np.mean(x)), "sd": float(np.std(x, ddof=1))}
+        khat, not_judged = _trust(x, sampled["mean"])
         mcse = {"mean": float(array_stats.mcse(x, method="mean")),
                 "sd": float(array_stats.mcse(x, method="sd"))}
         if m.dist is None:  # only the exact mean is known: sd and quantiles stay unchecked
@@ -246,19 +324,25 @@ def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.nda
         for s in _STATS:
             ok = all(map(math.isfinite, (analytic[s], sampled[s], mcse[s]))) and mcse[s] > 0
             z[s] = (sampled[s] - analytic[s]) / mcse[s] if ok else math.nan
-        finite = [abs(v) for v in z.values() if math.isfinite(v)]
+        # only statistics that are compared at all can be "not judged"
+        not_judged = {s: why for s, why in not_judged.items() if math.isfinite(z[s])}
+        finite = [abs(v) for s, v in z.items() if math.isfinite(v) and s not in not_judged]
         rows.append(ParameterCheck(
             name=m.name, analytic=analytic, sampled=sampled, mcse=mcse, z=z,
             r_hat=float(array_stats.rhat(x)), ess_bulk=float(array_stats.ess(x, method="bulk")),
             ess_tail=float(array_stats.ess(x, method="tail", prob=(0.05, 0.95))),
-            max_abs_z=max(finite) if finite else math.nan, verdict=""))
+            max_abs_z=max(finite) if finite else math.nan, verdict="", khat=khat,
+            not_judged=not_judged))
 
-    n_comparisons = sum(math.isfinite(v) for r in rows for v in r.z.values())
+    n_comparisons = sum(math.isfinite(v) and s not in r.not_judged
+                        for r in rows for s, v in r.z.items())
     z_threshold = float(stats.norm.isf(thresholds.familywise_alpha / (2 * max(n_comparisons, 1))))
     diagnostics = _diagnostics(rows, draws, marginals, diverging, energy, thresholds)
     for r in rows:
         if not diagnostics.healthy:
             r.verdict = "inconclusive"
+        elif not math.isfinite(r.max_abs_z) and r.not_judged:
+            r.verdict = "not judged"
         elif not math.isfinite(r.max_abs_z):
             r.verdict = "inconclusive"
             diagnostics.problems.append(f"{r.name}: no finite statistic to compare")
@@ -270,6 +354,10 @@ def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.nda
         verdict = "fail"
     elif any(r.verdict == "inconclusive" for r in rows):
         verdict = "inconclusive"
+    elif n_comparisons == 0:
+        verdict = "inconclusive"
+        diagnostics.problems.append("no statistic could be judged (every Monte Carlo error "
+                                    "is unreliable)")
     else:
         verdict = "pass"
     return Comparison(rows, diagnostics, z_threshold, n_comparisons, thresholds, verdict)
@@ -375,6 +463,7 @@ class EstimateCheck:
     ess_tail: float
     verdict: str = ""
     reasons: list[str] = field(default_factory=list)
+    inconsistent: list[str] = field(default_factory=list)
 
     def row(self) -> dict:
         """Flat dict for the CSV / JSON tables."""
@@ -383,7 +472,8 @@ class EstimateCheck:
                 "distance_sd": self.distance_sd, "inside": self.inside,
                 "zero_excluded": self.zero_excluded, "r_hat": self.r_hat,
                 "ess_bulk": self.ess_bulk, "ess_tail": self.ess_tail, "verdict": self.verdict,
-                "reasons": "; ".join(self.reasons)}
+                "reasons": "; ".join(self.reasons),
+                "inconsistent": "; ".join(self.inconsistent)}
 
 
 @dataclass
@@ -396,10 +486,22 @@ class EstimateComparison:
     support_level: float
     thresholds: Thresholds
     verdict: str
+    informational: bool = False
+
+    @property
+    def binding_verdict(self) -> str | None:
+        """The verdict the overall check takes from this comparison.
+
+        Its own verdict, or for an informational comparison (:func:`as_information`) "fail"
+        when it found a numerical inconsistency and None (no say) otherwise.
+        """
+        if not self.informational:
+            return self.verdict
+        return "fail" if self.verdict == "fail" else None
 
     def rows(self) -> list[dict]:
         """Table rows, failing first, then by decreasing distance."""
-        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}
         return [p.row() for p in sorted(
             self.parameters, key=lambda p: (order[p.verdict], -abs(np.nan_to_num(p.distance_sd))))]
 
@@ -412,7 +514,8 @@ class EstimateComparison:
 
     def summary(self) -> dict:
         """The point-estimate part of ``summary.json``."""
-        return {"verdict": self.verdict, "level": self.level,
+        return {"verdict": self.verdict, "informational": self.informational,
+                "level": self.level,
                 "support_level": self.support_level, "thresholds": asdict(self.thresholds),
                 "support": self.support(), "parameters": [p.row() for p in self.parameters],
                 "diagnostics": asdict(self.diagnostics)}
@@ -513,3 +616,50 @@ def compare_estimates_idata(estimates: Sequence[PointEstimate], idata, *,
                              diverging=_sample_stat(idata, "diverging"),
                              energy=_sample_stat(idata, "energy"), thresholds=thresholds,
                              **kwargs)
+
+
+#: An informational point-estimate comparison (:func:`as_information`) fails only when an
+#: estimate is farther than this many posterior sds from the posterior mean: a distance no
+#: difference of shrinkage between two versions of a model explains (on the gallery and the
+#: examples the type-II ML weights lay within 3 sds of the hierarchical posterior means),
+#: so it points at a computation that went wrong (a sign, a scale, a misplaced feature).
+INCONSISTENT_SD = 8.0
+
+
+def as_information(comparison: EstimateComparison, *,
+                   max_distance_sd: float = INCONSISTENT_SD) -> EstimateComparison:
+    """Turn a point-estimate comparison into information that fails only on inconsistency.
+
+    For a model whose point estimates answer a different question from the full posterior
+    (ARD's type-II maximum likelihood against the posterior with hyperpriors), an estimate
+    outside the posterior's interval, or a weight kept whose interval contains 0, is a
+    property of the two models, not an error. Such rows become "differs" (their reasons
+    kept); a row is "fail" only when it is numerically inconsistent: a non-finite estimate or
+    posterior summary, or, with a healthy sampler, an estimate that claims to be non-zero
+    (or makes no claim) lying more than ``max_distance_sd`` posterior sds from the posterior
+    mean. The comparison's verdict is then "fail", "inconclusive" (sampler), "differs" or
+    "pass"; :attr:`EstimateComparison.binding_verdict` gives the overall check a say only in
+    the first case. Edits ``comparison`` in place and returns it.
+    """
+    healthy = comparison.diagnostics.healthy
+    for r in comparison.parameters:
+        values = (r.estimate, r.sampled["mean"], r.sampled["sd"])
+        r.inconsistent = []
+        if not all(map(math.isfinite, values)):
+            r.inconsistent.append("non-finite estimate or posterior summary")
+        elif (healthy and r.nonzero is not False and math.isfinite(r.distance_sd)
+              and abs(r.distance_sd) > max_distance_sd):
+            r.inconsistent.append(
+                f"estimate {r.distance_sd:+.1f} posterior sds from the posterior mean (more "
+                f"than {max_distance_sd:g}: no difference between the models explains it)")
+        if r.inconsistent:
+            r.verdict = "fail"
+        elif not healthy:
+            r.verdict = "inconclusive"
+        else:
+            r.verdict = "differs" if r.reasons else "pass"
+    verdicts = {r.verdict for r in comparison.parameters}
+    comparison.verdict = next(v for v in ("fail", "inconclusive", "differs", "pass")
+                              if v in verdicts or v == "pass")
+    comparison.informational = True
+    return comparison

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 
-__all__ = ["SampleResult", "sample_nuts"]
+__all__ = ["SampleResult", "sample_nuts", "show_progress_bar"]
 
 
 @dataclass
@@ -31,6 +32,19 @@ class SampleResult:
     sampler: str
 
 
+def show_progress_bar(progress: bool, stream=None) -> bool:
+    """Whether the sampler may draw its progress bar: asked for, and ``stream`` is a terminal.
+
+    In a log file or a pipe the bar writes box-drawing characters and "0.00 draws/s" lines
+    that nobody reads. ``stream`` defaults to ``sys.stderr``.
+    """
+    stream = sys.stderr if stream is None else stream
+    try:
+        return bool(progress) and stream.isatty()
+    except (AttributeError, ValueError):  # closed or replaced by something without isatty
+        return False
+
+
 def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
                 cores: int | None = None, sampler: str = "nutpie",
                 progress: bool = False) -> SampleResult:
@@ -48,7 +62,8 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     sampler : {"nutpie", "pymc", "numpyro", "blackjax"}
         NUTS implementation.
     progress : bool
-        Show the sampler's progress bar.
+        Show the sampler's progress bar (only when stderr is a terminal, see
+        :func:`show_progress_bar`).
 
     Returns
     -------
@@ -60,7 +75,8 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     started = time.perf_counter()
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                          nuts_sampler=sampler, progressbar=progress,
+                          nuts_sampler=sampler,
+                          progressbar=show_progress_bar(progress),
                           compute_convergence_checks=False)
     seconds = time.perf_counter() - started
     attrs = idata.posterior.attrs

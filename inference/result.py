@@ -128,6 +128,11 @@ class AnalyticFit:
         What the model's ``declare(source, fit=...)`` needs from an engine, computed by the
         family because models do not import engines (the mixture's k-means clustering of the
         data, under ``"clustering"``); not written to ``posterior.json``.
+    certificates : list of dict
+        Deterministic checks of the fit itself that need no sampler, each with at least
+        ``"name"``, ``"verdict"`` ("pass" or "fail") and ``"reason"`` (ARD: the Tipping-Faul
+        optimality conditions of its hyperparameters). ``check`` counts their verdicts with
+        the cross-checks' and writes them to ``summary.json``.
     """
 
     model: str
@@ -146,6 +151,7 @@ class AnalyticFit:
     data_matrix: np.ndarray | None = None
     posterior_checks: Callable | None = None
     declaration: dict = field(default_factory=dict)
+    certificates: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The content of ``posterior.json`` without the lines of text.

@@ -244,8 +244,8 @@ class NaiveBayes(Model, Calibratable):
 
         Variables: ``class_weight`` (dims ``class``), ``p_<feature>`` (``class``,
         ``<feature>_category``) per categorical feature, ``mu`` and ``sigma2``
-        (``class``, ``gaussian_feature``) and the deterministic ``score`` (``query``,
-        ``class``) for the query rows whose categories were seen in training.
+        (``class``, ``gaussian_feature``) and the deterministics ``score`` and ``log_score``
+        (``query``, ``class``) for the query rows whose categories were seen in training.
         """
         import pymc as pm
         import pytensor.tensor as pt
@@ -298,6 +298,7 @@ class NaiveBayes(Model, Calibratable):
                         axis=2)
             if len(Q):
                 pm.Deterministic("score", pt.exp(log_score), dims=("query", "class"))
+                pm.Deterministic("log_score", log_score, dims=("query", "class"))
         return model
 
 

@@ -54,10 +54,16 @@ class CheckResult:
         """The overall verdict: pass, fail or inconclusive.
 
         A failing check fails; otherwise an inconclusive one makes the whole inconclusive;
-        pass only when every check ran and passed.
+        pass only when every check ran and passed. The checks are the exact comparison, the
+        point-estimate comparison (an informational one, see
+        :func:`inference.compare.as_information`, counts only when it fails) and the fit's
+        certificates.
         """
-        return combine_verdicts(c.verdict for c in (self.comparison, self.estimates)
-                                if c is not None)
+        verdicts = [self.comparison.verdict] if self.comparison is not None else []
+        if self.estimates is not None and self.estimates.binding_verdict is not None:
+            verdicts.append(self.estimates.binding_verdict)
+        verdicts += [c["verdict"] for c in self.fit.certificates]
+        return combine_verdicts(verdicts)
 
 
 def combine_verdicts(verdicts) -> str:
@@ -175,6 +181,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                             "chains": sampling.chains, "seed": sampling.seed}}
     if estimates is not None:
         summary["estimates"] = estimates.summary()
+    if result.certificates:
+        summary["certificates"] = result.certificates
     # The report is drawn from the run's files, the same way `bayescheck report DIR` does.
     rendering = time.perf_counter()
     write_report_data(out, report_data(check, spec, sampling, spec_text))

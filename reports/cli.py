@@ -96,14 +96,14 @@ def _cmd_fit(args) -> int:
     from models.spec import load_spec
 
     from .fit_summary import posterior_document
-    from .writers import write_json
+    from .writers import rows_and_batches, write_json
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
     document = posterior_document(result, spec)
     write_json(out / "posterior.json", document)
-    print(f"{result.model}: {result.n_rows} rows in {len(result.batches)} batch(es), "
+    print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")
     for m in result.marginals:
         sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
@@ -191,23 +191,31 @@ def _print_check(result) -> None:
     comp = result.comparison
     print(f"{result.fit.model}: {result.verdict.upper()}")
     if comp is not None:
+        skipped = comp.not_judged()
         print(f"  exact marginals: {comp.verdict} (|z| threshold {comp.z_threshold:.3f} over "
-              f"{comp.n_comparisons} comparisons)")
+              f"{comp.n_comparisons} comparisons"
+              + (f"; {len(skipped)} statistic(s) not judged" if skipped else "") + ")")
         for p in comp.parameters:
             print(f"  {p.name:<24} {p.verdict:<12} exact mean {p.analytic['mean']: .5g}  "
                   f"NUTS {p.sampled['mean']: .5g}  max|z| {p.max_abs_z:.2f}")
+            for stat, why in p.not_judged.items():
+                print(f"  {'':<24} {stat} not judged: {why}")
         for problem in comp.diagnostics.problems:
             print(f"  sampler: {problem}")
     est = result.estimates
     if est is not None:
         print(f"  point estimates against the full posterior: {est.verdict} "
-              f"({100 * est.level:g} % intervals)")
+              f"({100 * est.level:g} % intervals"
+              + ("; information: fails the verdict only on a numerical inconsistency"
+                 if est.informational else "") + ")")
         for p in est.parameters:
             print(f"  {p.name:<24} {p.verdict:<12} estimate {p.estimate: .5g}  "
                   f"NUTS mean {p.sampled['mean']: .5g}  ({p.distance_sd:+.2f} sd)"
                   + (f"  {'; '.join(p.reasons)}" if p.reasons else ""))
         for problem in est.diagnostics.problems:
             print(f"  sampler (full posterior): {problem}")
+    for cert in result.fit.certificates:
+        print(f"  {cert['name']}: {cert['verdict']}: {cert['reason']}")
     print(f"report: {result.out / 'report.html'}")
 
 

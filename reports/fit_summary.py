@@ -46,6 +46,8 @@ def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
         lines.append(f"sigma2 ({sigma2['value']:.3g}) collapsed: the {len(relevant)} kept "
                      f"weights interpolate the {n} rows (type-II ML over-fits here); a larger "
                      f"[fit] relevance_threshold (\"ric\") keeps fewer weights")
+    for cert in fit.certificates:
+        lines.append(f"optimality certificate: {cert['verdict']}: {cert['reason']}")
     return lines
 
 

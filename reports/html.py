@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from .writers import rows_and_batches
+
 __all__ = ["render_index", "render_report"]
 
 VERDICT_SENTENCES = {
@@ -22,6 +24,7 @@ def _environment():
     env = Environment(loader=PackageLoader("reports", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.globals["fmt"] = _fmt
+    env.globals["rows_and_batches"] = rows_and_batches
     return env
 
 

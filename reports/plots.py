@@ -287,7 +287,7 @@ def estimates_figure(comparison, draws) -> str:
     plt = _plt()
     rows = comparison.parameters
     if len(rows) > 60:
-        order = {"fail": 0, "inconclusive": 1, "pass": 2}
+        order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}
         rows = sorted(rows, key=lambda r: (order[r.verdict],
                                            -abs(np.nan_to_num(r.distance_sd))))[:60]
     n = len(rows)
@@ -397,23 +397,58 @@ def forest_figure(rows) -> str:
     return figure_uri(fig)
 
 
+def clip_z(z, threshold: float) -> dict:
+    """The z scores a histogram can show, with the outliers put in its edge bins.
+
+    The axis spans ``±max(4, 1.5 * threshold)``: the standard normal and every z between the
+    threshold and half as far again stay readable whatever the largest |z| (one z of 1e24 used
+    to squeeze every other score into one bin). Scores beyond are clipped to the ends.
+
+    Parameters
+    ----------
+    z : iterable of float or None
+        The scores; None and non-finite values are dropped.
+    threshold : float
+        The failure threshold on |z|.
+
+    Returns
+    -------
+    dict
+        ``z`` (clipped array), ``top`` (axis half-width), ``below`` / ``above`` (how many
+        were clipped at each end) and ``max_abs`` (largest |z| before clipping, NaN if none).
+    """
+    z = np.asarray([v for v in z if v is not None and np.isfinite(v)], dtype=np.float64)
+    top = max(4.0, 1.5 * threshold)
+    return {"z": np.clip(z, -top, top), "top": top, "below": int(np.sum(z < -top)),
+            "above": int(np.sum(z > top)),
+            "max_abs": float(np.abs(z).max()) if z.size else math.nan}
+
+
 def z_histogram_figure(z, threshold: float) -> str:
-    """Histogram of every z score with the standard normal density and the ±threshold lines."""
+    """Histogram of every z score with the standard normal density and the ±threshold lines.
+
+    Scores beyond the axis (see :func:`clip_z`) are drawn in the edge bins and counted in a
+    note on the figure, with the largest |z|.
+    """
     from scipy import stats
 
     plt = _plt()
-    z = np.asarray([v for v in z if v is not None and np.isfinite(v)], dtype=np.float64)
+    c = clip_z(z, threshold)
+    top = c["top"]
     fig, ax = plt.subplots(figsize=(6.0, 3.0))
-    top = max(4.0, threshold + 0.5, float(np.abs(z).max()) if z.size else 0.0)
-    ax.hist(z, bins=40, range=(-top, top), density=True, color="#9ecae1",
+    ax.hist(c["z"], bins=40, range=(-top, top), density=True, color="#9ecae1",
             histtype="stepfilled", label="z scores")
     grid = np.linspace(-top, top, 300)
     ax.plot(grid, stats.norm.pdf(grid), color="#525252", lw=1.2, label="N(0, 1)")
     for s in (-threshold, threshold):
         ax.axvline(s, color="#d62728", ls="--", lw=1)
+    if c["below"] or c["above"]:
+        ax.text(0.02, 0.95, f"clipped to ±{top:.3g}: {c['below']} below, {c['above']} above "
+                f"(largest |z| {c['max_abs']:.3g})", transform=ax.transAxes, fontsize=8,
+                va="top", color="#d62728")
     ax.set_xlabel(f"z (fail beyond ±{threshold:.3g})", fontsize=9)
     ax.tick_params(labelsize=8)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return figure_uri(fig)
 

@@ -87,7 +87,8 @@ def _curves(fit, sample, comparison) -> list[dict]:
     return curves
 
 
-def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None) -> str:
+def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None,
+                      certificates: list | None = None) -> str:
     """What the verdict means, in one sentence, for the checks that ran."""
     parts = []
     if exact is not None:
@@ -103,8 +104,12 @@ def _verdict_sentence(verdict: str, exact: str | None, estimates: str | None) ->
                       "fail": "at least one analytic point estimate lies outside the full "
                               "NUTS posterior's interval or disagrees on its support",
                       "inconclusive": "the sampler's diagnostics failed on the full "
-                                      "posterior, so the point estimates cannot be judged"}
+                                      "posterior, so the point estimates cannot be judged",
+                      "differs": "the point estimates differ from the full posterior where "
+                                 "the two models differ (information, not an error)"}
                      [estimates])
+    for cert in certificates or []:
+        parts.append(f"{cert['name']}: {cert['verdict']}")
     if not parts:
         return "nothing could be compared."
     sentence = "; ".join(parts) + ("; no verdict" if verdict == "inconclusive" else "")
@@ -138,6 +143,8 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
     spec_text : str
         The spec as the user wrote it.
     """
+    from inference.compare import INCONSISTENT_SD
+
     fit, comparison, estimates = check.fit, check.comparison, check.estimates
     shown = comparison or estimates
     first = check.sample or check.estimates_sample
@@ -146,7 +153,8 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "model": fit.model, "verdict": check.verdict,
         "verdict_sentence": _verdict_sentence(
             check.verdict, comparison.verdict if comparison else None,
-            estimates.verdict if estimates else None),
+            estimates.verdict if estimates else None, fit.certificates),
+        "certificates": list(fit.certificates),
         "checks": {"exact": comparison.verdict if comparison else None,
                    "estimates": estimates.verdict if estimates else None},
         "spec_path": str(spec.path) if spec.path else "(Python)",
@@ -163,8 +171,14 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "fit_plots": fit_figures(fit), "trajectory": list(fit.trajectory),
         "predictive": getattr(check, "predictive", None) or {},
     }
+    if comparison is not None and comparison.not_judged():
+        n = len(comparison.not_judged())
+        data["verdict_sentence"] = (data["verdict_sentence"][:-1] + f"; {n} statistic(s) whose "
+                                    f"Monte Carlo error is unreliable (heavy tails) were not "
+                                    f"judged.")
     if comparison is not None:
         data["exact"] = {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
+                         "not_judged": comparison.not_judged(),
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
                          "has_priors": bool(fit.priors)}
@@ -175,6 +189,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
             "rows": estimates.rows(), "level": estimates.level,
             "support_level": estimates.support_level, "support": estimates.support(),
             "verdict": estimates.verdict, "diagnostics": est_diag,
+            "informational": estimates.informational, "inconsistent_sd": INCONSISTENT_SD,
             "separate_sampler": comparison is not None,
             "file": "posterior_full.nc" if comparison is not None else "posterior.nc",
             "names": [{"name": e.name, "var": e.var, "coords": e.coords}
@@ -242,12 +257,23 @@ def _exact_figures(data: dict, idata) -> list[dict]:
             + (f"; the {MAX_ROWS} worst of {n} parameters." if many else "."),
             plots.forest_figure, rows[:MAX_ROWS])
     if many:
-        z = [r.get(f"z_{s}") for r in rows for s in STAT_NAMES]
+        z = [r.get(f"z_{s}") for r in rows for s in STAT_NAMES if _judged(r, s)]
+        clipped = plots.clip_z(z, exact["z_threshold"])
         _figure(figures, "All z scores",
-                f"Every z of the {n} parameters × {len(STAT_NAMES)} statistics, with the "
-                "standard normal they follow when the closed form is right and the failure "
-                "threshold (dashed).", plots.z_histogram_figure, z, exact["z_threshold"])
+                f"Every judged z of the {n} parameters × {len(STAT_NAMES)} statistics, with "
+                "the standard normal they follow when the closed form is right and the failure "
+                "threshold (dashed)"
+                + (f"; {clipped['below'] + clipped['above']} beyond ±{clipped['top']:.3g} are "
+                   f"drawn in the edge bins (largest |z| {clipped['max_abs']:.3g})."
+                   if clipped["below"] or clipped["above"] else "."),
+                plots.z_histogram_figure, z, exact["z_threshold"])
     return figures
+
+
+def _judged(row: dict, stat: str) -> bool:
+    """Whether a comparison row's statistic was judged (see ``ParameterCheck.row``)."""
+    return not any(part.split(":", 1)[0] == stat
+                   for part in (row.get("not_judged") or "").split("; ") if part)
 
 
 def _which(shown: int, n: int) -> str:

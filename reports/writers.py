@@ -8,7 +8,7 @@ from pathlib import Path
 
 from models.errors import BayescheckError
 
-__all__ = ["clean_json", "read_json", "write_json"]
+__all__ = ["clean_json", "read_json", "rows_and_batches", "write_json"]
 
 
 def clean_json(value):
@@ -38,3 +38,15 @@ def read_json(path: Path) -> dict | None:
         return None
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{path}: cannot read: {exc}") from None
+
+
+def rows_and_batches(n_rows: int, n_batches: int) -> str:
+    """How much data a fit read, for a sentence: ``"150 rows"``, ``"1 row in 3 batches"``.
+
+    A model whose data are in the spec (no batches, no rows) reads ``"no data rows (the
+    model is given in the spec)"``; one batch is not mentioned.
+    """
+    if not n_batches and not n_rows:
+        return "no data rows (the model is given in the spec)"
+    rows = f"{n_rows} row{'' if n_rows == 1 else 's'}"
+    return rows if n_batches <= 1 else f"{rows} in {n_batches} batches"

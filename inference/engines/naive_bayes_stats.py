@@ -548,6 +548,17 @@ class UnivariateNIGPosterior:
             - (nu + 1.0) / 2.0 * np.log1p(z * z / nu)
         )
 
+    def expected_logpdf(self, x: np.ndarray) -> np.ndarray:
+        """Posterior mean of the log density ``E[log N(x | mu, sigma2)]`` (broadcasts ``x``).
+
+        With ``sigma2 ~ InvGamma(a, b)``, ``E[log sigma2] = log b - digamma(a)`` and
+        ``E[1 / sigma2] = a / b``; with ``mu | sigma2 ~ N(m, sigma2 / kappa)``,
+        ``E[(x - mu)^2 / sigma2] = (x - m)^2 a / b + 1 / kappa``. Unlike the mean of the
+        density itself (the Student-t predictive), this is the mean of a light-tailed quantity.
+        """
+        return (-0.5 * np.log(2.0 * np.pi) - 0.5 * (np.log(self.b) - special.digamma(self.a))
+                - 0.5 * ((x - self.mu) ** 2 * self.a / self.b + 1.0 / self.kappa))
+
     def mean_marginal(self) -> Dist:
         """Marginal posterior of mu: Student-t(2a, mu, ``sqrt(b / (a kappa))``)."""
         return Dist("t", 2 * self.a, self.mu, nig_t_scale(self.a, self.b, 1.0 / self.kappa))

@@ -81,7 +81,9 @@ __all__ = [
     "SBLInfo",
     "ard_posterior",
     "ard_log_evidence",
+    "ard_optimality",
     "fit_sbl",
+    "SBLOptimality",
 ]
 
 METHODS = ("fast", "em", "mackay")
@@ -428,6 +430,128 @@ def ard_log_evidence(X, y, alpha, noise_var) -> float:
     a = _check_alpha(alpha, prob.m)
     idx = np.flatnonzero(np.isfinite(a))
     return _posterior(prob, idx, a[idx], noise_var)[0].log_evidence
+
+
+class SBLOptimality(NamedTuple):
+    """How far ``(alpha, sigma2)`` are from the conditions of an evidence maximum.
+
+    Tipping and Faul (2003): with the sparsity and quality factors ``s_i, q_i`` of every
+    column at the given hyperparameters, a maximum of the evidence over each ``alpha_i``
+    alone has ``alpha_i = s_i**2 / (q_i**2 - s_i)`` for a kept weight (which needs
+    ``q_i**2 > s_i``) and ``q_i**2 <= s_i`` for a pruned one; with a relevance threshold
+    ``t`` (the penalised objective of :func:`fit_sbl`) the dividing line is ``q_i**2 / s_i``
+    against ``t``. The noise variance is stationary when
+    ``sigma2 = ||y - X mu||**2 / (N - sum(gamma))``, ``gamma_i = 1 - alpha_i Sigma_ii``.
+
+    Attributes
+    ----------
+    s, q : ndarray, shape (M,)
+        Sparsity and quality factors (NaN for all-zero columns).
+    ratio : ndarray, shape (M,)
+        ``q**2 / s``, the scale-free relevance of each column.
+    alpha_opt : ndarray, shape (M,)
+        The evidence-optimal ``alpha_i`` given the others (``inf``: pruned).
+    violation : ndarray, shape (M,)
+        Kept: ``|log(alpha_i / alpha_opt_i)|`` (``inf`` when the column should be pruned);
+        pruned: ``max(0, log(ratio_i / t))`` (how far it is from staying pruned); 0 for
+        all-zero columns and columns in the span of the kept ones (flat evidence).
+    noise_opt : float
+        The stationary noise variance at the given ``alpha``.
+    noise_violation : float
+        ``|log(sigma2 / noise_opt)|`` (0 when the noise is fixed, or at its floor with
+        ``noise_opt`` below it).
+    max_violation : float
+        The largest of all of them.
+    worst : int or None
+        Index of the column with the largest violation, None when it is the noise.
+    threshold : float
+        ``t``.
+    """
+
+    s: np.ndarray
+    q: np.ndarray
+    ratio: np.ndarray
+    alpha_opt: np.ndarray
+    violation: np.ndarray
+    noise_opt: float
+    noise_violation: float
+    max_violation: float
+    worst: int | None
+    threshold: float
+
+
+def ard_optimality(X, y, alpha, noise_var, *, relevance_threshold: float | str = 1.0,
+                   noise_estimated: bool = True) -> SBLOptimality:
+    """Evaluate the Tipping-Faul optimality conditions at ``(alpha, noise_var)``.
+
+    A deterministic certificate that a type-II maximum-likelihood fit stopped at a maximum
+    of the evidence (or, with ``relevance_threshold`` above 1, of the penalised evidence that
+    :func:`fit_sbl` maximises): every violation is 0 at an exact optimum; a converged fit
+    leaves violations of the order of its ``tol``.
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix, shape (N, M)
+        Design matrix.
+    y : array_like, shape (N,)
+        Targets.
+    alpha : array_like, shape (M,)
+        Precisions, ``np.inf`` for pruned weights.
+    noise_var : float
+        Noise variance.
+    relevance_threshold : float >= 1 or "ric", default 1.0
+        As in :func:`fit_sbl`.
+    noise_estimated : bool, default True
+        False when the noise variance was fixed (its condition is then not checked).
+
+    Returns
+    -------
+    SBLOptimality
+    """
+    noise_var = _check_noise(noise_var)
+    prob = _problem(X, y, not noise_estimated)
+    a = _check_alpha(alpha, prob.m)
+    threshold = (max(2.0 * math.log(prob.m), 1.0) if relevance_threshold == "ric"
+                 else float(relevance_threshold))
+    idx = np.flatnonzero(np.isfinite(a))
+    post, cov = _posterior(prob, idx, a[idx], noise_var, want_cov=True)
+    beta = 1.0 / noise_var
+    big_s = beta * prob.colnorm2.copy()
+    big_q = beta * prob.xty.copy()
+    if idx.size:
+        b = np.column_stack([_xt_times(prob, c) for c in _columns(prob, idx).T])  # X'X_A
+        big_s -= beta**2 * np.einsum("ij,jk,ik->i", b, cov, b)
+        big_q -= beta**2 * (b @ (cov @ prob.xty[idx]))
+    s, q = big_s, big_q
+    if idx.size:
+        s[idx], q[idx] = _active_sq(post, a[idx])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = q**2 / s
+        theta = q**2 - s
+        alpha_opt = np.where(ratio > threshold, s**2 / theta, np.inf)
+        kept = np.isfinite(a)
+        viol = np.where(kept, np.abs(np.log(a / alpha_opt)),
+                        np.maximum(0.0, np.log(ratio / threshold)))
+    # columns the evidence cannot see: all-zero, or in the span of the kept ones (S ~ 0)
+    flat = ~prob.usable | (~kept & (s <= 1e-10 * beta * prob.colnorm2))
+    viol = np.where(flat, 0.0, viol)
+    ratio = np.where(prob.usable, ratio, np.nan)
+    noise_opt, noise_viol = noise_var, 0.0
+    if noise_estimated:
+        gamma = 1.0 - a[idx] * post.cov_diag
+        dof = prob.n - float(np.sum(gamma))
+        noise_opt = post.resid2 / dof if dof > 0 else 0.0
+        at_floor = noise_var <= _noise_floor(prob) * (1 + 1e-9) and noise_opt <= noise_var
+        noise_viol = 0.0 if at_floor else (abs(math.log(noise_var / noise_opt))
+                                           if noise_opt > 0 else math.inf)
+    j = int(np.argmax(viol)) if viol.size else None
+    if j is None or noise_viol >= viol[j]:
+        worst, largest = None, noise_viol
+    else:
+        worst, largest = j, float(viol[j])
+    return SBLOptimality(s=s, q=q, ratio=ratio, alpha_opt=alpha_opt, violation=viol,
+                         noise_opt=float(noise_opt), noise_violation=float(noise_viol),
+                         max_violation=float(largest), worst=worst, threshold=threshold)
 
 
 # --------------------------------------------------------------------------- shared pieces

@@ -185,9 +185,48 @@ def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> lis
                                          post.variance_marginal()))
     for q in queries:
         if q["cross_checked"]:
-            out += [ExactMarginal(f"score[{q['name']}, {c}]", "score",
-                                  {"query": q["name"], "class": c}, None,
-                                  exact_mean=q["scores"][c]) for c in classes]
+            coords = [{"query": q["name"], "class": c} for c in classes]
+            out += [ExactMarginal(f"score[{q['name']}, {c}]", "score", co, None,
+                                  exact_mean=q["scores"][c])
+                    for c, co in zip(classes, coords, strict=True)]
+            logs = _expected_log_scores(model, nb, q["values"])
+            out += [ExactMarginal(f"log_score[{q['name']}, {c}]", "log_score", co, None,
+                                  exact_mean=float(v))
+                    for c, co, v in zip(classes, coords, logs, strict=True)]
+    return out
+
+
+def _expected_log_scores(model: NaiveBayes, nb: NaiveBayesModel, values: dict) -> np.ndarray:
+    """Exact posterior mean of ``log s_c(x)`` for one query row, per class.
+
+    The score ``s_c(x) = w_c prod_j p(x_j | c, theta)`` of a row far from a class is a density
+    deep in a tail: its draws are so heavy-tailed that their mean has no usable Monte Carlo
+    error (the check then leaves it "not judged"). Its logarithm is a sum of light-tailed
+    terms whose posterior mean is exact: ``digamma(alpha_c) - digamma(sum alpha)`` for the
+    Dirichlet class weights and category probabilities, and
+    :meth:`UnivariateNIGPosterior.expected_logpdf` for the Gaussian features.
+    """
+    from scipy.special import digamma
+
+    s, classes = nb.schema, nb.classes
+    alpha = np.asarray(nb.class_posterior.alpha, dtype=np.float64)
+    out = digamma(alpha) - digamma(alpha.sum())
+    for f, j in enumerate(s.categorical_features):
+        v = list(s.categories[j]).index(values[s.feature_names[j]])
+        for k in range(len(classes)):
+            a = np.asarray(nb.category_posteriors[f][k].alpha, dtype=np.float64)
+            out[k] += digamma(a[v]) - digamma(a.sum())
+    if s.gaussian_features:
+        prior = UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
+                                   b0=model.b0)
+        st = nb.stats
+        for g, j in enumerate(s.gaussian_features):
+            x = float(values[s.feature_names[j]])
+            for k in range(len(classes)):
+                post = normal_normal_inverse_gamma(count=st.class_counts[k],
+                                                   mean=st.gaussian_mean[k, g],
+                                                   m2=st.gaussian_m2[k, g], prior=prior)
+                out[k] += float(post.expected_logpdf(x))
     return out
 
 

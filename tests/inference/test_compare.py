@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from inference.compare import Thresholds, compare_draws
+from inference.compare import Thresholds, compare_draws, khat_threshold
 from inference.result import ExactMarginal
 
 
@@ -161,3 +161,77 @@ def test_mean_only_oracle_compares_the_mean_alone():
 def test_oracle_needs_a_distribution_or_a_mean():
     with pytest.raises(ValueError, match="exact mean"):
         ExactMarginal("a", "a", {}, None)
+
+
+# ---- which statistics can be judged (Pareto k-hat of the draws of the quantity) -----------
+
+
+def pareto_draws(rng, tail_index, shape=(4, 1000)):
+    """Classical Pareto(x_m = 1) draws; tail index a, so k = 1 / a and mean a / (a - 1)."""
+    return (1.0 - rng.uniform(size=shape)) ** (-1.0 / tail_index)
+
+
+def test_light_tails_are_judged_everywhere():
+    marginals, draws = setup()
+    result = compare_draws(marginals, draws)
+    assert not result.not_judged()
+    for p in result.parameters:
+        assert p.khat["mean"] < khat_threshold(4000) and p.khat["sd"] < khat_threshold(4000)
+
+
+def test_heavy_tailed_mean_is_not_judged_while_a_wrong_light_one_fails():
+    """A mean-only oracle of a Pareto quantity with tail index 1.2 (k = 0.83: finite mean,
+    infinite variance, so the draws' MCSE means nothing): its exact mean, even a wrong one,
+    can neither pass nor fail it. A light-tailed parameter moved by 6 MCSE still fails, and the
+    heavy one is left out of the number of comparisons."""
+    rng = np.random.default_rng(3)
+    marginals, draws = setup()
+    draws["heavy"] = pareto_draws(rng, 1.2)
+    ok = compare_draws([*marginals, ExactMarginal("heavy", "heavy", {}, None,
+                                                  exact_mean=1.2 / 0.2)], draws)
+    heavy = ok.parameters[-1]
+    assert heavy.khat["mean"] > khat_threshold(4000)
+    assert heavy.verdict == "not judged" and "mean" in heavy.not_judged
+    assert "Pareto k-hat" in heavy.not_judged["mean"]
+    assert ok.n_comparisons == 15 and ok.verdict == "pass"
+    assert ok.summary()["not_judged"][0]["name"] == "heavy"
+
+    row = ok.parameters[0]
+    direction = np.sign(row.sampled["mean"] - row.analytic["mean"])
+    moved = row.sampled["mean"] - direction * 6 * row.mcse["mean"]
+    wrong = [ExactMarginal("a", "a", {}, stats.norm(moved, 0.5)), *marginals[1:],
+             ExactMarginal("heavy", "heavy", {}, None, exact_mean=1e6)]  # absurd, unjudged
+    bad = compare_draws(wrong, draws)
+    assert bad.verdict == "fail"
+    assert [p.verdict for p in bad.parameters] == ["fail", "pass", "pass", "not judged"]
+    assert bad.rows()[0]["name"] == "a"
+
+
+def test_heavy_tailed_sd_is_not_judged_but_mean_and_quantiles_are():
+    """Student-t with 2.5 degrees of freedom: the mean's k is 0.4 (judged), the squared
+    deviations' 0.8 (the sd's MCSE needs a finite fourth moment: not judged). A wrong location
+    still fails through the mean and the quantiles."""
+    rng = np.random.default_rng(11)
+    t = stats.t(2.5)
+    draws = {"x": t.rvs(size=(4, 2000), random_state=rng)}
+    result = compare_draws([ExactMarginal("x", "x", {}, t)], draws)
+    row = result.parameters[0]
+    assert list(row.not_judged) == ["sd"]
+    assert result.n_comparisons == 4 and result.verdict == "pass"
+    moved = compare_draws([ExactMarginal("x", "x", {}, stats.t(2.5, loc=0.15))], draws)
+    assert moved.verdict == "fail" and "sd" in moved.parameters[0].not_judged
+
+
+def test_nothing_judged_is_inconclusive():
+    rng = np.random.default_rng(4)
+    draws = {"heavy": pareto_draws(rng, 1.1)}
+    result = compare_draws([ExactMarginal("heavy", "heavy", {}, None, exact_mean=11.0)], draws)
+    assert result.verdict == "inconclusive"
+    assert result.parameters[0].verdict == "not judged"
+    assert any("no statistic could be judged" in p for p in result.diagnostics.problems)
+
+
+def test_khat_threshold_follows_vehtari_et_al():
+    assert khat_threshold(100) == pytest.approx(0.5)
+    assert khat_threshold(1000) == pytest.approx(1 - 1 / 3)
+    assert khat_threshold(4000) == 0.7

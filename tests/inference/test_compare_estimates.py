@@ -81,3 +81,43 @@ def test_bad_arguments():
         compare_estimates([], draws)
     with pytest.raises(ValueError, match=r"draws of a must be \(chain, draw\)"):
         compare_estimates([_est("a", 1.0)], {"a": np.zeros(10)})
+
+
+# ---- informational comparison: fails only on numerical inconsistency -----------------------
+
+
+def test_informational_comparison_reports_differences_without_failing():
+    """A kept weight whose posterior interval contains 0 and an estimate 3 sds off are
+    differences between two models: "differs", reasons kept, no say in the overall verdict."""
+    from inference.compare import as_information
+
+    draws = {"a": _draws(0.1, 0.2), "b": _draws(0.0, 1.0, seed=1)}
+    result = compare_estimates([_est("a", 0.1, nonzero=True), _est("b", 3.0)], draws)
+    assert result.verdict == "fail"  # the strict reading
+    info = as_information(result)
+    assert info.informational and info.verdict == "differs"
+    assert [r.verdict for r in info.parameters] == ["differs", "differs"]
+    assert all(r.reasons and not r.inconsistent for r in info.parameters)
+    assert info.binding_verdict is None
+    assert info.summary()["informational"] is True
+
+
+@pytest.mark.parametrize("value", [20.0, float("nan")])
+def test_informational_comparison_fails_on_an_inconsistent_estimate(value):
+    from inference.compare import INCONSISTENT_SD, as_information
+
+    draws = {"a": _draws(0.0, 1.0), "b": _draws(2.0, 0.5, seed=1)}
+    info = as_information(compare_estimates([_est("a", value), _est("b", 2.0)], draws))
+    assert info.verdict == "fail" and info.binding_verdict == "fail"
+    assert [r.verdict for r in info.parameters] == ["fail", "pass"]
+    assert info.parameters[0].inconsistent
+    assert abs(value - 0.0) > INCONSISTENT_SD or not np.isfinite(value)
+
+
+def test_informational_comparison_with_an_unhealthy_sampler_has_no_say():
+    from inference.compare import as_information
+
+    draws = {"a": _draws(0.0, 1.0)}
+    draws["a"][3] += 5.0  # one chain elsewhere
+    info = as_information(compare_estimates([_est("a", 4.0)], draws))
+    assert info.verdict == "inconclusive" and info.binding_verdict is None

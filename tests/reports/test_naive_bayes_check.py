@@ -50,8 +50,12 @@ def test_play_tennis_passes_including_the_query_scores(tennis):
                                       "score[sunny_cool_high_strong, Yes]"]
     for p in rows:  # mean-only oracles: sd and quantiles unchecked
         assert math.isfinite(p.z["mean"]) and math.isnan(p.z["sd"]) and p.verdict == "pass"
-    # 2 class weights and 20 feature probabilities (5 statistics each) + 2 score means
-    assert tennis.comparison.n_comparisons == 22 * 5 + 2
+    # 2 class weights and 20 feature probabilities (5 statistics each) + 2 score means and
+    # 2 log-score means, all judged (light tails)
+    assert not tennis.comparison.not_judged()
+    assert tennis.comparison.n_comparisons == 22 * 5 + 2 + 2
+    logs = [p for p in tennis.comparison.parameters if p.name.startswith("log_score[")]
+    assert [p.verdict for p in logs] == ["pass", "pass"]
     summary = json.loads((tennis.out / "summary.json").read_text())
     assert summary["model"] == "naive_bayes" and summary["verdict"] == "pass"
     assert (tennis.out / "report.html").stat().st_size > 0
@@ -114,3 +118,14 @@ def test_bayes_rule_gibbs_check_passes_and_can_fail(disease):
     wrong = [replace(m, exact_mean=0.25 if m.name == "posterior[cancer]" else 0.75)
              for m in disease.fit.marginals]
     assert compare_idata(wrong, disease.sample.idata).verdict == "fail"
+
+
+def test_log_score_moved_by_five_mcse_fails(tennis):
+    """The log scale judges the query rows too: its exact mean moved by 5 MCSE fails."""
+    row = next(p for p in tennis.comparison.parameters if p.name.startswith("log_score["))
+    direction = math.copysign(1.0, row.sampled["mean"] - row.analytic["mean"])
+    moved = row.sampled["mean"] - direction * 5 * row.mcse["mean"]
+    wrong = [replace(m, exact_mean=moved) if m.name == row.name else m
+             for m in tennis.fit.marginals]
+    comparison = compare_idata(wrong, tennis.sample.idata)
+    assert [p.name for p in comparison.parameters if p.verdict == "fail"] == [row.name]

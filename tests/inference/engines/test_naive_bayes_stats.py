@@ -554,3 +554,23 @@ def test_naive_bayes_nig_equals_regression_nig_with_intercept_only_design(offset
                                        [pred.args[2][0], pred.logpdf(offset)[0]], rtol=rtol)
             assert float(nb.log_marginal_likelihood()) == pytest.approx(reg.log_evidence,
                                                                         rel=rtol)
+
+
+def test_nig_expected_logpdf_matches_exact_draws():
+    """E[log N(x | mu, sigma2)] under the NIG posterior against 200,000 exact draws, to 5
+    Monte Carlo standard errors; a sign slip in the digamma term would be off by ~0.2."""
+    from inference.engines.naive_bayes_stats import (
+        UnivariateNIGPrior,
+        normal_normal_inverse_gamma,
+    )
+
+    post = normal_normal_inverse_gamma(count=7, mean=1.3, m2=2.5,
+                                       prior=UnivariateNIGPrior(mu0=0.0, kappa0=0.5, a0=2.0,
+                                                                b0=1.0))
+    rng = np.random.default_rng(0)
+    sigma2 = post.variance_marginal().rvs(size=200_000, random_state=rng)
+    mu = rng.normal(post.mu, np.sqrt(sigma2 / post.kappa))
+    for x in (1.0, 9.0):  # near the data and ~8 sd away
+        logpdf = -0.5 * np.log(2 * np.pi * sigma2) - 0.5 * (x - mu) ** 2 / sigma2
+        mcse = logpdf.std() / np.sqrt(logpdf.size)
+        assert abs(float(post.expected_logpdf(x)) - logpdf.mean()) < 5 * mcse

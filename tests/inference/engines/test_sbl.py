@@ -574,3 +574,45 @@ def test_bad_data_is_named():
         fit_sbl(X, y)
     with pytest.raises(ValueError, match=r"X must be a 2-D array \(N, M\), got shape \(20,\)"):
         ard_posterior(y, y, 1.0, 1.0)
+
+
+# ---- the optimality certificate (Tipping & Faul 2003 conditions) ---------------------------
+
+
+@pytest.mark.parametrize("kw", [{}, {"relevance_threshold": "ric"}, {"method": "mackay"}])
+def test_a_converged_fit_satisfies_the_optimality_conditions(kw):
+    from inference.engines.sbl import ard_optimality
+
+    X, y, _ = make_problem()
+    r = fit_sbl(X, y, **kw)
+    assert r.converged
+    opt = ard_optimality(X, y, r.alpha, r.noise_var,
+                         relevance_threshold=kw.get("relevance_threshold", 1.0))
+    assert opt.max_violation < 1e-4
+    kept = np.isfinite(r.alpha)
+    # the conditions themselves: alpha = s^2 / (q^2 - s) kept, q^2 / s <= t pruned
+    np.testing.assert_allclose(r.alpha[kept], opt.alpha_opt[kept], rtol=1e-4)
+    assert np.all(opt.ratio[~kept] <= opt.threshold * (1 + 1e-6))
+
+
+def test_optimality_conditions_catch_a_perturbed_fit():
+    """Each kind of condition fails on its own mistake: a kept alpha moved by 10 %, a
+    relevant weight pruned, the noise variance moved by 10 %."""
+    from inference.engines.sbl import ard_optimality
+
+    X, y, _ = make_problem()
+    r = fit_sbl(X, y)
+    i = 4  # a true non-zero weight (coefficient -2), kept
+    assert i in r.relevant
+    alpha = r.alpha.copy()
+    alpha[i] *= 1.1
+    bad = ard_optimality(X, y, alpha, r.noise_var)
+    assert bad.worst == i and bad.max_violation == pytest.approx(np.log(1.1), rel=0.05)
+    alpha = r.alpha.copy()
+    alpha[i] = np.inf  # a true non-zero pruned: its q^2 / s is huge
+    bad = ard_optimality(X, y, alpha, r.noise_var)
+    assert bad.worst == i and bad.max_violation > 1.0
+    bad = ard_optimality(X, y, r.alpha, 1.1 * r.noise_var)
+    # (at the wrong noise a marginal weight's own condition may break too)
+    assert bad.noise_violation == pytest.approx(np.log(1.1), rel=0.05)
+    assert bad.max_violation >= bad.noise_violation
