@@ -117,7 +117,15 @@ def _label(value) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return str(int(value)) if float(value).is_integer() else repr(float(value))
-    return str(value).strip()
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    # A column mixing numbers and text is read as text: "3.0" is still the label "3".
+    if math.isfinite(number) and number.is_integer():
+        return str(int(number))
+    return repr(number) if math.isfinite(number) else text
 
 
 def category_labels(batch: Batch, column: str,
@@ -282,7 +290,7 @@ class DirichletCategorical(Model, Calibratable):
 
     def __post_init__(self):
         if self.categories is not None:
-            cats = tuple(str(c) for c in self.categories)
+            cats = tuple(_label(c) for c in self.categories)
             if len(cats) < 2 or len(set(cats)) != len(cats):
                 raise ValueError(f"categories must be at least 2 distinct labels, got {cats!r}")
             object.__setattr__(self, "categories", cats)

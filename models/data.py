@@ -21,7 +21,7 @@ import pandas as pd
 
 from .errors import DataError
 
-__all__ = ["Batch", "DataSource", "numeric_columns"]
+__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "numeric_columns"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -192,7 +192,14 @@ def read_batch(path: Path) -> Batch:
     return Batch(str(path), fingerprint, frame)
 
 
-def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
+#: Largest magnitude :func:`numeric_columns` accepts when asked to bound it: the square of a
+#: larger value, summed over rows, overflows float64 (about 1.8e308) in X'X, variances or
+#: squared distances.
+MAX_MAGNITUDE = 1e150
+
+
+def numeric_columns(batch: Batch, columns: Sequence[str], *,
+                    max_magnitude: float | None = None) -> np.ndarray:
     """The named columns of a batch as a float64 matrix, every value checked.
 
     Parameters
@@ -201,6 +208,9 @@ def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
         The batch.
     columns : sequence of str
         Columns to take, in order.
+    max_magnitude : float, optional
+        Refuse a value larger than this in magnitude (usually :data:`MAX_MAGNITUDE`, for
+        statistics that square the values).
 
     Returns
     -------
@@ -211,8 +221,21 @@ def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
     ------
     DataError
         Naming the file, the column and the first bad row: a missing column, a value that is
-        not a number, NaN / missing, or infinite.
+        not a number, NaN / missing, infinite, or above ``max_magnitude``.
     """
+    out = _numeric_columns(batch, columns)
+    if max_magnitude is not None:
+        big = np.abs(out) > max_magnitude
+        if big.any():
+            i, j = np.argwhere(big)[0]
+            raise DataError(f"value {out[i, j]:.6g} is too large: its square overflows the "
+                            f"float64 sums of squares (limit {max_magnitude:.0e} in "
+                            f"magnitude); rescale the column, for example divide it by a "
+                            f"power of ten", path=batch.name, column=columns[j], row=int(i) + 1)
+    return out
+
+
+def _numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
     frame = batch.frame
     missing = [c for c in columns if c not in frame.columns]
     if missing:

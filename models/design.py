@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Batch, DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import SpecError
 from .spec import Section
 
@@ -33,7 +33,8 @@ def joint_design(batch: Batch, *, target: str, features, intercept: bool) -> np.
 
     Keeping X and y in one block lets an engine take X'X, X'y and y'y from one product.
     """
-    values = numeric_columns(batch, [*data_columns(features, intercept), target])
+    values = numeric_columns(batch, [*data_columns(features, intercept), target],
+                             max_magnitude=MAX_MAGNITUDE)
     if intercept:
         values = np.column_stack([np.ones(len(values)), values])
     return values

@@ -55,7 +55,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, DataSource, numeric_columns
 from .errors import DataError, SpecError
 from .interface import Model
 from .spec import SamplingConfig, Section, Spec
@@ -179,7 +179,8 @@ class GaussianMixture(Model):
             row), fewer rows than components, or a constant column (whose variance would be
             0 in every component; only allowed with ``known_sd``).
         """
-        blocks = [numeric_columns(batch, list(self.features)) for batch in source.batches()]
+        blocks = [numeric_columns(batch, list(self.features), max_magnitude=MAX_MAGNITUDE)
+                  for batch in source.batches()]
         X = np.vstack(blocks)
         n = X.shape[0]
         if self.n_components > n:

@@ -91,16 +91,35 @@ def _positive(name, value):
                               f", got {value}")
 
 
+def _contract_numbers(content: dict) -> dict:
+    """The numbers of posterior.json that the contract says are finite when they exist.
+
+    Each parameter's mean, sd and cov, and the log evidence. Other fields may hold an
+    infinity on purpose (the infinite precision of a weight ARD pruned).
+    """
+    return {"log_evidence": content.get("log_evidence"),
+            "parameters": {name: {k: p[k] for k in ("mean", "sd", "cov") if k in p}
+                           for name, p in content.get("parameters", {}).items()
+                           if isinstance(p, dict)}}
+
+
 def _cmd_fit(args) -> int:
     from inference.dispatch import fit
     from models.spec import load_spec
 
-    from .writers import write_json
+    from .writers import first_non_finite, write_json
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
-    write_json(out / "posterior.json", result.to_json())
+    content = result.to_json()
+    # The last line of defence: exit 0 must never come with a number the arithmetic lost.
+    bad = first_non_finite(_contract_numbers(content))
+    if bad is not None:
+        raise BayescheckError(f"{spec.data.label if spec.data else spec.path}: the fit "
+                              f"produced a non-finite value ({bad}); the data or the prior "
+                              f"exceed the range of float64 arithmetic: rescale them")
+    write_json(out / "posterior.json", content)
     print(f"{result.model}: {result.n_rows} rows in {len(result.batches)} batch(es), "
           f"{result.seconds:.3f} s")
     for m in result.marginals:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from models.errors import BayescheckError
 
-__all__ = ["clean_json", "read_json", "write_json"]
+__all__ = ["clean_json", "first_non_finite", "read_json", "write_json"]
 
 
 def clean_json(value):
@@ -20,6 +20,23 @@ def clean_json(value):
     if isinstance(value, (list, tuple)):
         return [clean_json(v) for v in value]
     return value
+
+
+def first_non_finite(value, where: str = "") -> str | None:
+    """The dotted path of the first NaN or infinity in nested dicts and lists, else None."""
+    if isinstance(value, float):  # numpy float64 is a float subclass
+        return None if math.isfinite(value) else (where or "(top level)")
+    if isinstance(value, dict):
+        items = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for path, item in items:
+        found = first_non_finite(item, path)
+        if found is not None:
+            return found
+    return None
 
 
 def write_json(path: Path, content: dict) -> None:

@@ -99,13 +99,27 @@ def regression_stats_joint(Z: np.ndarray) -> RegressionStats:
     return RegressionStats(len(Z), G[:-1, :-1].copy(), G[:-1, -1].copy(), float(G[-1, -1]))
 
 
-def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
-    """Lower Cholesky factor of a posterior precision, or NotIdentified."""
+def _cholesky(precision: np.ndarray, n: int, proper: bool = False) -> np.ndarray:
+    """Lower Cholesky factor of a posterior precision, or NotIdentified.
+
+    ``proper`` says the prior's precision is part of ``precision``: the matrix is then
+    positive definite in exact arithmetic whatever the data, and only a failed factorisation
+    (features whose scales differ by more than float64 can hold) is refused.
+    """
     d = precision.shape[0]
     try:
         chol = linalg.cholesky(precision, lower=True, check_finite=False)
-    except linalg.LinAlgError:
+    except (linalg.LinAlgError, ValueError):
         chol = None
+    if chol is not None and not np.all(np.isfinite(chol)):
+        chol = None
+    if proper:
+        if chol is None or np.min(np.abs(np.diag(chol))) == 0:
+            raise NotIdentified(
+                f"the posterior precision of the {d} coefficients is not numerically positive "
+                f"definite ({n} rows seen): the features' scales differ by more than float64 "
+                f"arithmetic can hold; centre or rescale the features")
+        return chol
     # A factor can succeed in floating point on a matrix that is singular in exact
     # arithmetic; the squared ratio of its extreme pivots estimates the reciprocal condition
     # number, and one near machine precision means the data do not determine theta.
@@ -127,10 +141,11 @@ class _LinearPosteriorMixin:
     precision: np.ndarray
     shift: np.ndarray
     n: int
+    prior_logdet: float | None
 
     @cached_property
     def _chol(self) -> np.ndarray:
-        return _cholesky(self.precision, self.n)
+        return _cholesky(self.precision, self.n, proper=self.prior_logdet is not None)
 
     @property
     def dim(self) -> int:

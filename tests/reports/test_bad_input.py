@@ -1,0 +1,219 @@
+"""Issue 14: bad input never yields a wrong answer (exit 0) or a traceback.
+
+Each test is one case of the issue: either the input is handled exactly, or the command
+exits 2 naming the file and the key, or the column and the row.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from models.bayes_rule import BayesRule
+from models.errors import SpecError
+from models.linear_regression import LinearRegression
+from models.validation import InvalidArgument
+from reports.cli import main
+
+LR_SPEC = """model = "linear_regression"
+[data]
+path = "data.csv"
+target = "y"
+features = ["x1", "x2"]
+intercept = true
+[prior]
+mean = 0.0
+cov = {cov}
+[likelihood]
+noise_sd = 1.0
+"""
+
+
+def lr_rows(n=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    y = 1 + X @ [2.0, -1.0] + rng.normal(size=n)
+    return [[float(a), float(b), float(c)] for (a, b), c in zip(X, y, strict=True)]
+
+
+def csv_text(header, rows):
+    return ",".join(header) + "\n" + "".join(",".join(map(repr, r)) + "\n" for r in rows)
+
+
+def fit(tmp_path, capsys, spec_text, data_text, *extra):
+    (tmp_path / "data.csv").write_text(data_text)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text)
+    code = main(["fit", str(spec), "--out", str(tmp_path / "out"), "--quiet", *extra])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def all_finite(value):
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(all_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(all_finite(v) for v in value)
+    return value is not None
+
+
+# --- case 1: a cell whose square overflows ---------------------------------------------------
+
+def test_lr_huge_cell_is_refused_naming_column_and_row(tmp_path, capsys):
+    rows = lr_rows()
+    rows[4][1] = 1e200
+    code, _, err = fit(tmp_path, capsys, LR_SPEC.format(cov="10.0"),
+                       csv_text(["x1", "x2", "y"], rows))
+    assert code == 2
+    assert "data.csv, column 'x2', row 5: value 1e+200 is too large" in err
+    assert not (tmp_path / "out" / "posterior.json").exists()
+
+
+def test_lr_large_but_representable_cells_fit_finitely(tmp_path, capsys):
+    rows = [[a * 1e100, b, c] for a, b, c in lr_rows()]
+    code, _, err = fit(tmp_path, capsys, LR_SPEC.format(cov="10.0"),
+                       csv_text(["x1", "x2", "y"], rows))
+    assert code == 0, err
+    post = json.loads((tmp_path / "out" / "posterior.json").read_text())
+    assert all_finite(post["parameters"]["theta"]["mean"])
+    assert all_finite(post["log_evidence"])
+
+
+# --- case 2: ARD with a 1e200 cell -------------------------------------------------------------
+
+def test_ard_huge_cell_is_refused_not_all_pruned(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 6))
+    y = 2 * X[:, 1] - X[:, 3] + 0.1 * rng.normal(size=40)
+    rows = [[*map(float, x), float(t)] for x, t in zip(X, y, strict=True)]
+    rows[7][2] = 1e200
+    spec = 'model = "ard"\n[data]\npath = "data.csv"\ntarget = "y"\n'
+    code, out, err = fit(tmp_path, capsys, spec,
+                         csv_text([f"x{i}" for i in range(1, 7)] + ["y"], rows))
+    assert code == 2, out
+    assert "column 'x3', row 8: value 1e+200 is too large" in err
+
+
+# --- case 3: labels 1, 2.0, 2, 1.0 in a column that also holds text -------------------------
+
+def test_dirichlet_labels_mixing_numbers_and_text_are_canonical(tmp_path, capsys):
+    spec = 'model = "dirichlet_categorical"\n[data]\npath = "data.csv"\ntarget = "face"\n'
+    code, _, err = fit(tmp_path, capsys, spec, "face\n1\n2.0\n2\n1.0\nx\n")
+    assert code == 0, err
+    post = json.loads((tmp_path / "out" / "posterior.json").read_text())
+    assert post["parameters"]["pi"]["categories"] == ["1", "2", "x"]
+
+
+def test_declared_categories_are_canonical_too(tmp_path, capsys):
+    spec = ('model = "dirichlet_categorical"\n[data]\npath = "data.csv"\ntarget = "face"\n'
+            'categories = ["1.0", "2", "3"]\n')
+    code, _, err = fit(tmp_path, capsys, spec, "face\n1\n2.0\n3\nx\n")
+    assert code == 2
+    assert "column 'face', row 4: label 'x' is not one of the declared categories " \
+           "['1', '2', '3']" in err
+
+
+# --- case 4: a subnormal prior covariance ------------------------------------------------------
+
+def test_subnormal_prior_cov_is_refused_naming_the_key(tmp_path, capsys):
+    code, _, err = fit(tmp_path, capsys, LR_SPEC.format(cov="1e-320"),
+                       csv_text(["x1", "x2", "y"], lr_rows()))
+    assert code == 2
+    assert "spec.toml, key 'prior.cov': covariance is too small for float64" in err
+
+
+# --- case 5: Bayes rule with likelihoods that are not probabilities ---------------------------
+
+BAYES = """model = "bayes_rule"
+{extra}
+[prior]
+cancer = 0.008
+no_cancer = 0.992
+[likelihood]
+cancer = 98
+no_cancer = 3
+"""
+
+
+def test_bayes_rule_percentages_are_refused(tmp_path, capsys):
+    code, _, err = fit(tmp_path, capsys, BAYES.format(extra=""), "unused\n1\n")
+    assert code == 2
+    assert "key 'likelihood': 'cancer': a likelihood P(D | h) is a probability in [0, 1], " \
+           "got 98.0" in err
+
+
+def test_bayes_rule_densities_when_declared(tmp_path, capsys):
+    code, _, err = fit(tmp_path, capsys, BAYES.format(extra="density = true"), "unused\n1\n")
+    assert code == 0, err
+    post = json.loads((tmp_path / "out" / "posterior.json").read_text())
+    assert post["parameters"]["evidence"] == pytest.approx(0.008 * 98 + 0.992 * 3)
+
+
+# --- case 6: the Python API validates as the spec loader does ----------------------------------
+
+def lr(**kw):
+    args = {"features": ("a", "b"), "target": "y", "prior_mean": [0.0, 0.0],
+            "prior_cov": np.eye(2)}
+    args.update(kw)
+    return LinearRegression(**args)
+
+
+@pytest.mark.parametrize("kw, argument, message", [
+    ({"prior_cov": [[1, 5], [0, 1]]}, "prior_cov",
+     r"covariance matrix is not symmetric: entry \[0, 1\] is 5\.0 but \[1, 0\] is 0\.0"),
+    ({"prior_cov": -10 * np.eye(2)}, "prior_cov", "not positive definite"),
+    ({"prior_cov": 1e-320}, "prior_cov", "too small for float64"),
+    ({"prior_cov": "1"}, "prior_cov", "expected a number"),
+    ({"noise_sd": "1"}, "noise_sd", r"expected a positive number, got '1' \(str\)"),
+    ({"noise_sd": True}, "noise_sd", "expected a positive number, got True"),
+    ({"noise_sd": float("nan")}, "noise_sd", "expected a finite number"),
+    ({"noise_shape": 0}, "noise_shape", "expected a positive number, got 0"),
+    ({"prior_mean": [0.0, 1.0, 2.0]}, "prior_mean", r"expected a number or 2 numbers"),
+    ({"prior_mean": [0.0, float("inf")]}, "prior_mean", "expected finite numbers"),
+    ({"prior_mean": None}, "prior_mean", "both given or both None"),
+    ({"features": "ab"}, "features", "expected a sequence of column names"),
+    ({"features": ("a", "a")}, "features", "each once"),
+    ({"intercept": "yes"}, "intercept", "expected True or False"),
+])
+def test_linear_regression_constructor_validates(kw, argument, message):
+    with pytest.raises(InvalidArgument, match=f"^{argument}: .*{message}") as exc:
+        lr(**kw)
+    assert exc.value.argument == argument
+    assert isinstance(exc.value, ValueError)  # what a Python user catches
+
+
+def test_constructor_accepts_scalar_and_diagonal_covariances():
+    assert np.array_equal(lr(prior_cov=2.0).prior_cov, 2.0 * np.eye(2))
+    assert np.array_equal(lr(prior_cov=[1.0, 3.0]).prior_cov, np.diag([1.0, 3.0]))
+
+
+def test_spec_and_api_give_the_same_words(tmp_path):
+    from models.spec import load_spec
+
+    (tmp_path / "data.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LR_SPEC.format(cov="[[1.0, 5.0], [0.0, 1.0]]").replace(
+        "intercept = true", "intercept = false"))
+    with pytest.raises(SpecError) as from_spec:
+        load_spec(spec)
+    with pytest.raises(InvalidArgument) as from_api:
+        lr(prior_cov=[[1.0, 5.0], [0.0, 1.0]])
+    assert from_spec.value.key == "prior.cov"
+    assert str(from_spec.value).endswith(from_api.value.message)
+
+
+@pytest.mark.parametrize("kw, argument, message", [
+    ({"likelihood": [98.0, 3.0]}, "likelihood", "is a probability in"),
+    ({"prior": [0.5, 0.6]}, "prior", "sum to 1"),
+    ({"prior": [1.5, -0.5]}, "prior", "expected a number >= 0"),
+    ({"likelihood": [0.0, 0.0]}, "likelihood", "P\\(D\\) = 0"),
+    ({"hypotheses": ("h",), "prior": [1.0], "likelihood": [0.5]}, "prior", "two distinct"),
+])
+def test_bayes_rule_constructor_validates(kw, argument, message):
+    args = {"hypotheses": ("h1", "h2"), "prior": [0.5, 0.5], "likelihood": [0.9, 0.1]}
+    args.update(kw)
+    with pytest.raises(InvalidArgument, match=f"^{argument}: .*{message}"):
+        BayesRule(**args)
