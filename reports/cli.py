@@ -22,50 +22,72 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # usage errors exit 2, like every other bad input
         self.print_usage(sys.stderr)
-        raise SystemExit(f"bayescheck: error: {message}")
+        print(f"bayescheck: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bayescheck")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+_SPEC_HELP = "the TOML spec file (model, [data], [prior], ...)"
+_QUIET_HELP = "no progress lines on standard error"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bayescheck", description="Closed-form Bayesian models cross-checked "
                                                "against NUTS.")
+    p.add_argument("--version", action="version", version=f"bayescheck {_version()}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     f = sub.add_parser("fit", help="analytic / EM fit only: writes DIR/posterior.json")
-    f.add_argument("spec", type=Path)
+    f.add_argument("spec", type=Path, help=_SPEC_HELP)
     f.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
     f.add_argument("--resume", action="store_true",
                    help="continue a stream from the checkpoint in --out")
-    f.add_argument("--quiet", action="store_true", help="no progress lines")
+    f.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     c = sub.add_parser("check", help="analytic fit + NUTS + comparison + report")
-    c.add_argument("spec", type=Path)
-    c.add_argument("--out", type=Path)
-    c.add_argument("--draws", type=int)
-    c.add_argument("--tune", type=int)
-    c.add_argument("--chains", type=int)
-    c.add_argument("--seed", type=int)
-    c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
-    c.add_argument("--quiet", action="store_true")
+    c.add_argument("spec", type=Path, help=_SPEC_HELP)
+    c.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    c.add_argument("--draws", type=int, help="draws per chain (default: the spec's "
+                                             "[sampling] draws, else 1000)")
+    c.add_argument("--tune", type=int, help="tuning steps per chain (default: [sampling] "
+                                            "tune, else 1000)")
+    c.add_argument("--chains", type=int, help="number of chains (default: [sampling] "
+                                              "chains, else 4)")
+    c.add_argument("--seed", type=int, help="random seed (default: [sampling] seed, else 0)")
+    c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"],
+                   help="NUTS implementation (default: nutpie)")
+    c.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     r = sub.add_parser("predict", help="class probabilities, decision and expected risk of "
                                        "each option for new rows (naive_bayes)")
-    r.add_argument("spec", type=Path)
+    r.add_argument("spec", type=Path, help=_SPEC_HELP)
     r.add_argument("--model-from", type=Path, required=True, dest="model_from",
                    help="folder holding posterior.json written by 'bayescheck fit SPEC'")
     r.add_argument("--data", type=Path, required=True, help="CSV or Parquet file of new rows")
     r.add_argument("--loss", type=Path, help="loss matrix CSV: header option,<class>,...; "
                                              "one row per option (default: the spec's "
                                              "[decision], else zero-one loss)")
-    r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
+    r.add_argument("--out", type=Path, help="output CSV file (default: standard output)")
 
     k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
                                          "the declared model")
-    k.add_argument("spec", type=Path)
-    k.add_argument("--simulations", type=int, default=1000)
-    k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"])
-    k.add_argument("--seed", type=int, default=0)
-    k.add_argument("--out", type=Path)
-    k.add_argument("--quiet", action="store_true")
+    k.add_argument("spec", type=Path, help=_SPEC_HELP)
+    k.add_argument("--simulations", type=int, default=1000,
+                   help="number of simulated data sets (default: 1000)")
+    k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"],
+                   help="what is calibrated: the closed form (default) or NUTS")
+    k.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    k.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    k.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     o = sub.add_parser("report", help="re-draw DIR/report.html from a finished check's or "
                                       "calibration's files (no sampling)")
@@ -73,8 +95,11 @@ def _parser() -> argparse.ArgumentParser:
                                           "or 'bayescheck calibrate'")
 
     d = sub.add_parser("demo", help="check every example and write an index page")
-    d.add_argument("--out", type=Path, default=Path("demo-output"))
-    d.add_argument("--examples", type=Path, default=EXAMPLES)
+    d.add_argument("--out", type=Path, default=Path("demo-output"),
+                   help="output folder (default: demo-output)")
+    d.add_argument("--examples", type=Path, default=EXAMPLES,
+                   help="folder of examples, one sub-folder of specs per model (default: the "
+                        "bundled examples)")
     d.add_argument("--simulations", type=int, default=1000,
                    help="simulation-based calibration of each example whose model supports "
                         "it, with this many simulations (0: none)")
@@ -317,8 +342,15 @@ def _cmd_demo(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
-    args = _parser().parse_args(argv)
+    """Run the command line; return the exit code.
+
+    Usage errors return 2 (after argparse printed the usage and the message); ``--help``
+    and ``--version`` return 0.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse exits; a caller in Python gets the code instead
+        return exc.code if isinstance(exc.code, int) else 2
     commands = {"fit": _cmd_fit, "check": _cmd_check, "calibrate": _cmd_calibrate,
                 "predict": _cmd_predict, "report": _cmd_report, "demo": _cmd_demo}
     try:

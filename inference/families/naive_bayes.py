@@ -139,10 +139,45 @@ def _loss(model: NaiveBayes, classes: tuple, *, where=None) -> tuple[np.ndarray,
     return model.loss[:, order], tuple(model.decision_options)
 
 
-def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checked) -> list[dict]:
+def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame) -> list[tuple[int, str]]:
+    """Rows with probability 0 under every class, each with the features that say so.
+
+    Possible only without smoothing. P(c | x) is then 0 / 0: undefined, not the class prior.
+
+    Returns
+    -------
+    list of (int, str)
+        0-based row index and a phrase naming, per feature, the classes it rules out.
+    """
+    dead = np.flatnonzero(np.all(np.isneginf(nb.joint_log_likelihood(X)), axis=1))
+    s = nb.schema
+    out = []
+    for i in dead:
+        why = []
+        for f, j in enumerate(s.categorical_features):
+            name = s.feature_names[j]
+            value = X[name].iloc[i]
+            code = encode_labels(np.asarray([value], dtype=object), s.categories[j])[0]
+            logp = nb.category_log_prob[f][:, code] if code >= 0 else nb.unknown_log_prob[f]
+            ruled = [str(c) for c, lp in zip(s.classes, logp, strict=True) if np.isneginf(lp)]
+            if ruled and len(ruled) < len(s.classes):
+                why.append(f"{name} = {value!r} was never seen with {', '.join(ruled)}")
+        out.append((int(i), "; ".join(why) or "every class gives these values probability 0"))
+    return out
+
+
+_UNDEFINED = ("has probability 0 under every class ({why}), so P(class | x) = 0 / 0 is "
+              "undefined; set [prior] smoothing = true to give unseen combinations prior mass")
+
+
+def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checked, *,
+                   where=None) -> list[dict]:
     if not model.queries:
         return []
     Q = model.query_frame()
+    for i, why in undefined_rows(nb, Q):
+        raise SpecError(f"query {model.query_names[i]!r} " + _UNDEFINED.format(why=why),
+                        path=where, key="query")
     classes = nb.classes
     jll = nb.joint_log_likelihood(Q)
     proba = nb.predict_proba(Q)
@@ -279,7 +314,7 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
     nb = fitted_model(model, stats, where=spec.data.label)
     loss, options = _loss(model, classes, where=spec.path)
     checked = model.checked_queries(categories)
-    queries = _query_records(model, nb, loss, options, checked)
+    queries = _query_records(model, nb, loss, options, checked, where=spec.path)
     parameters = {
         "classes": list(classes),
         "settings": {"smoothing": model.smoothing, "concentration": model.concentration,
@@ -428,6 +463,8 @@ def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
                  f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
     if len(X) == 0:
         raise DataError("no rows to predict", path=batch.name)
+    for i, why in undefined_rows(nb, X):
+        raise DataError(_UNDEFINED.format(why=why), path=batch.name, row=i + 1)
     proba = nb.predict_proba(X)
     decision = bayes_decision(proba=proba, loss=loss, options=options)
     out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})

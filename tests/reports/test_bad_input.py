@@ -217,3 +217,42 @@ def test_bayes_rule_constructor_validates(kw, argument, message):
     args.update(kw)
     with pytest.raises(InvalidArgument, match=f"^{argument}: .*{message}"):
         BayesRule(**args)
+
+
+# --- case 7: naive Bayes without smoothing, a row no class can produce -------------------------
+
+NB = """model = "naive_bayes"
+[data]
+path = "data.csv"
+target = "c"
+[prior]
+smoothing = false
+"""
+NB_DATA = "a,b,c\nx,p,yes\nx,q,yes\ny,p,no\ny,p,no\n"
+
+
+def test_nb_query_with_zero_score_in_every_class_is_refused(tmp_path, capsys):
+    spec = NB + '[[query]]\nname = "clash"\na = "y"\nb = "q"\n'
+    code, _, err = fit(tmp_path, capsys, spec, NB_DATA)
+    assert code == 2
+    assert "spec.toml, key 'query': query 'clash' has probability 0 under every class " \
+           "(a = 'y' was never seen with yes; b = 'q' was never seen with no), so " \
+           "P(class | x) = 0 / 0 is undefined" in err
+
+
+def test_nb_query_ruled_out_by_one_feature_only_is_answered(tmp_path, capsys):
+    spec = NB + '[[query]]\nname = "fine"\na = "x"\nb = "q"\n'
+    code, out, err = fit(tmp_path, capsys, spec, NB_DATA)
+    assert code == 0, err
+    assert "P(yes|x) = 1.0000" in out
+
+
+def test_nb_predict_row_with_zero_score_in_every_class_names_the_row(tmp_path, capsys):
+    code, _, err = fit(tmp_path, capsys, NB, NB_DATA)
+    assert code == 0, err
+    (tmp_path / "new.csv").write_text("a,b\nx,p\ny,q\n")
+    code = main(["predict", str(tmp_path / "spec.toml"), "--model-from", str(tmp_path / "out"),
+                 "--data", str(tmp_path / "new.csv")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "new.csv, row 2: has probability 0 under every class" in err
