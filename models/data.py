@@ -8,6 +8,7 @@ problem is a :class:`DataError` naming the file, the column and the 1-based data
 
 from __future__ import annotations
 
+import csv
 import glob
 import hashlib
 import io
@@ -124,9 +125,11 @@ class DataSource:
             except Exception as exc:  # noqa: BLE001 - any reader failure is bad data
                 raise DataError(f"cannot read Parquet schema: {exc}", path=first) from None
         try:
-            return [str(c) for c in pd.read_csv(first, nrows=0).columns]
-        except pd.errors.EmptyDataError:
-            raise DataError("file is empty (no header, no rows)", path=first) from None
+            with open(first, "rb") as fh:
+                line = fh.readline()
+        except OSError as exc:
+            raise DataError(f"cannot read: {exc.strerror}", path=first) from None
+        return csv_header(line, first)
 
     def batches(self, skip: Mapping[str, str] | None = None) -> Iterator[Batch]:
         """Yield the batches one at a time.
@@ -172,17 +175,53 @@ def _read_bytes(path: Path) -> bytes:
         raise DataError(f"cannot read: {exc.strerror}", path=path) from None
 
 
+def csv_header(line: bytes, path) -> list[str]:
+    """The column names on the first line of a CSV file, checked.
+
+    Parsed with the :mod:`csv` module rather than pandas, which is slow on very wide headers
+    and renames a repeated name silently (``x1`` twice becomes ``x1``, ``x1.1``). A byte-order
+    mark and the blanks around each name are dropped (``x1, x2, y`` names ``y``).
+
+    Raises
+    ------
+    DataError
+        On an empty header, text that is not UTF-8, an empty or a repeated name.
+    """
+    try:
+        text = line.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"the header is not UTF-8 text (byte {line[exc.start]:#04x} at offset "
+                        f"{exc.start}); save the file as UTF-8", path=path) from None
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        raise DataError("file is empty (no header, no rows)", path=path)
+    names = [name.strip() for name in next(csv.reader([text]))]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, 1):
+        if not name:
+            raise DataError(f"column {i} of the header has no name", path=path)
+        if name in seen:
+            raise DataError(f"the header names this column twice (columns {seen[name]} and "
+                            f"{i}); rename one of them", path=path, column=name)
+        seen[name] = i
+    return names
+
+
 def read_batch(path: Path) -> Batch:
     """Read one file, fingerprinting the bytes it was parsed from."""
     content = _read_bytes(path)
     fingerprint = hashlib.sha256(content).hexdigest()
     if not content.strip():
         raise DataError("file is empty (no header, no rows)", path=path)
+    parquet = _SUFFIXES[path.suffix.lower()] == "parquet"
+    names = None if parquet else csv_header(content.split(b"\n", 1)[0], path)
     try:
-        if _SUFFIXES[path.suffix.lower()] == "parquet":
+        if parquet:
             frame = pd.read_parquet(io.BytesIO(content))
         else:
-            frame = pd.read_csv(io.BytesIO(content), skipinitialspace=True)
+            frame = pd.read_csv(io.BytesIO(content), skipinitialspace=True,
+                                encoding="utf-8-sig")
+            frame.columns = names
     except pd.errors.EmptyDataError:
         raise DataError("file is empty (no header, no rows)", path=path) from None
     except Exception as exc:  # noqa: BLE001 - parser errors of either format are bad data

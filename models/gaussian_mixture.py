@@ -58,6 +58,7 @@ import numpy as np
 from .data import MAX_MAGNITUDE, DataSource, numeric_columns
 from .errors import DataError, SpecError
 from .interface import Model
+from .resources import require_memory, square_matrices
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
@@ -538,6 +539,10 @@ def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
     if not features:
         raise SpecError("no features", path=path, key="data.features")
     d = len(features)
+    # EM keeps, per component and per start, a covariance, its factor and its statistics.
+    require_memory(square_matrices(4 * int(K), d),
+                   f"{K} components x {d} features (4 matrices of {d} x {d} per component)",
+                   path=path, key="n_components")
 
     fit = top.subsection("fit")
     n_init = fit.number("n_init", 5, integer=True, minimum=1)

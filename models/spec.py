@@ -227,6 +227,12 @@ def read_toml(path: str | Path) -> dict:
         raise SpecError("is a directory, expected a TOML spec file", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                        f"{exc.start}); TOML files are UTF-8: re-save it as UTF-8",
+                        path=path) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror}", path=path) from None
 
 
 def load_spec(path: str | Path) -> Spec:

@@ -14,9 +14,15 @@ from pathlib import Path
 from inference.engines.errors import NotIdentified
 from models.errors import BayescheckError
 
+from .outdir import output_folder, prepare_folder
+
 __all__ = ["main"]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+#: What a check writes: removed before a new check into the same folder, so that a check
+#: that fails half-way leaves no older result that looks current.
+CHECK_RESULTS = ("posterior.json", "summary.json", "report.json", "report.html",
+                 "comparison.csv", "estimates.csv", "posterior.nc", "posterior_full.nc")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -129,13 +135,21 @@ def _contract_numbers(content: dict) -> dict:
 
 
 def _cmd_fit(args) -> int:
-    from inference.dispatch import fit
     from models.spec import load_spec
-
-    from .writers import first_non_finite, write_json
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
+    with output_folder(out, results=("posterior.json",)):
+        _fit_into(spec, out, args)
+    return 0
+
+
+def _fit_into(spec, out: Path, args) -> None:
+    """``bayescheck fit``'s work, once the output folder is held."""
+    from inference.dispatch import fit
+
+    from .writers import first_non_finite, write_json
+
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
     content = result.to_json()
     # The last line of defence: exit 0 must never come with a number the arithmetic lost.
@@ -157,7 +171,6 @@ def _cmd_fit(args) -> int:
     if result.log_evidence is not None:
         print(f"  log evidence {result.log_evidence:.6f}")
     print(f"wrote {out / 'posterior.json'}")
-    return 0
 
 
 def _cmd_check(args) -> int:
@@ -169,8 +182,9 @@ def _cmd_check(args) -> int:
         _positive(name, getattr(args, name))
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
-    result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
-                       seed=args.seed, sampler=args.sampler, progress=not args.quiet)
+    with output_folder(out, results=CHECK_RESULTS):
+        result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
+                           seed=args.seed, sampler=args.sampler, progress=not args.quiet)
     _print_check(result)
     return EXIT_CODES[result.verdict]
 
@@ -184,6 +198,11 @@ def _cmd_predict(args) -> int:
     from models.data import DataSource
     from models.spec import load_spec
 
+    from .writers import write_text_atomic
+
+    if args.out is not None and args.out.is_dir():
+        raise BayescheckError(f"--out {args.out}: is a folder; --out names the CSV file to "
+                              f"write (for example {args.out / 'predictions.csv'})")
     spec = load_spec(args.spec)
     if spec.model.name != "naive_bayes":
         raise BayescheckError(f"{args.spec}: predict needs a naive_bayes spec, this one is "
@@ -209,8 +228,8 @@ def _cmd_predict(args) -> int:
     if args.out is None:
         table.to_csv(sys.stdout, index=False)
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.out, index=False)
+        prepare_folder(args.out.parent, option=f"--out {args.out}: its folder")
+        write_text_atomic(args.out, table.to_csv(index=False))
         print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
     return 0
 
@@ -248,9 +267,10 @@ def _cmd_calibrate(args) -> int:
     _positive("seed", args.seed)
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
-    result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
-                             engine=args.engine, progress=not args.quiet)
-    render_run(out)
+    with output_folder(out, results=("calibration.json", "report.html")):
+        result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
+                                 engine=args.engine, progress=not args.quiet)
+        render_run(out)
     print(f"{spec.model.name}: calibration {result.verdict.upper()} ({result.simulations} "
           f"simulations, {args.engine} engine; a parameter fails below p = "
           f"{result.threshold:.3g})")
@@ -288,18 +308,24 @@ def _demo_calibration(spec, out: Path, simulations: int):
 
 
 def _cmd_demo(args) -> int:
-    from models.spec import load_spec
-
-    from .check import EXIT_CODES, run_check
-    from .html import render_index
-
     if args.simulations != 0 and args.simulations < 10:
         raise BayescheckError(f"--simulations must be 0 (no calibration) or at least 10, got "
                               f"{args.simulations}")
     specs = sorted(args.examples.glob("*/*.toml"))
     if not specs:
         raise BayescheckError(f"{args.examples}: no example specs (*/*.toml) found")
-    args.out.mkdir(parents=True, exist_ok=True)
+    with output_folder(args.out):
+        return _demo_into(args, specs)
+
+
+def _demo_into(args, specs: list[Path]) -> int:
+    """``bayescheck demo``'s work, once the output folder is held."""
+    from models.spec import load_spec
+
+    from .check import EXIT_CODES, run_check
+    from .html import render_index
+    from .writers import write_text_atomic
+
     entries, codes = [], []
     for i, path in enumerate(specs, 1):
         name = f"{path.parent.name}/{path.stem}"
@@ -332,7 +358,7 @@ def _cmd_demo(args) -> int:
         if calibration is not None and calibration.verdict == "fail":
             codes.append(1)
         print(f"      {'; '.join(checks)}", file=sys.stderr)
-    (args.out / "index.html").write_text(render_index(entries), encoding="utf-8")
+    write_text_atomic(args.out / "index.html", render_index(entries))
     print(f"wrote {args.out / 'index.html'}")
     if 2 in codes:
         return 2

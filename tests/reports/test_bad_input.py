@@ -256,3 +256,184 @@ def test_nb_predict_row_with_zero_score_in_every_class_names_the_row(tmp_path, c
     err = capsys.readouterr().err
     assert code == 2
     assert "new.csv, row 2: has probability 0 under every class" in err
+
+
+# --- output folders: unusable, locked, stale ----------------------------------------------------
+
+GOOD_LR = LR_SPEC.format(cov="10.0")
+
+
+def fit_into(tmp_path, capsys, out, *extra):
+    (tmp_path / "data.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))
+    (tmp_path / "spec.toml").write_text(GOOD_LR)
+    code = main(["fit", str(tmp_path / "spec.toml"), "--out", str(out), "--quiet", *extra])
+    return code, capsys.readouterr().err
+
+
+def test_out_naming_an_existing_file(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, err = fit_into(tmp_path, capsys, tmp_path / "afile")
+    assert code == 2
+    assert "afile: exists and is not a folder" in err and "Traceback" not in err
+
+
+def test_out_below_a_file_cannot_be_created(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, err = fit_into(tmp_path, capsys, tmp_path / "afile" / "sub")
+    assert code == 2
+    assert "afile/sub: cannot create the folder" in err
+
+
+def test_out_not_writable(tmp_path, capsys, monkeypatch):
+    import reports.outdir
+
+    monkeypatch.setattr(reports.outdir.os, "access", lambda path, mode: False)
+    code, err = fit_into(tmp_path, capsys, tmp_path / "o")
+    assert code == 2
+    assert "o: the folder is not writable" in err
+
+
+def test_second_writer_on_one_out_is_refused_with_the_holder(tmp_path, capsys):
+    import os
+
+    from reports.outdir import output_folder
+
+    with output_folder(tmp_path / "o"):
+        code, err = fit_into(tmp_path, capsys, tmp_path / "o")
+    assert code == 2
+    assert f"o: in use by process {os.getpid()}" in err
+    code, err = fit_into(tmp_path, capsys, tmp_path / "o")  # released: usable again
+    assert code == 0, err
+
+
+def test_lock_held_by_another_process(tmp_path):
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from reports.outdir import output_folder\n"
+         "with output_folder(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)",
+         str(tmp_path / "o")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        (tmp_path / "data.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))
+        (tmp_path / "spec.toml").write_text(GOOD_LR)
+        done = subprocess.run([sys.executable, "-m", "reports", "fit", str(tmp_path / "spec.toml"),
+                               "--out", str(tmp_path / "o")], capture_output=True, text=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 2
+    assert f"in use by process {holder.pid}" in done.stderr
+
+
+def test_failed_rerun_leaves_no_stale_posterior(tmp_path, capsys):
+    code, err = fit_into(tmp_path, capsys, tmp_path / "o")
+    assert code == 0 and (tmp_path / "o" / "posterior.json").exists()
+    (tmp_path / "data.csv").write_text("x1,x2,y\n1,2,abc\n")
+    code = main(["fit", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+    assert code == 2
+    assert not (tmp_path / "o" / "posterior.json").exists()
+    assert not list((tmp_path / "o").glob("*.tmp"))
+
+
+def test_predict_out_naming_a_folder(tmp_path, capsys):
+    (tmp_path / "data.csv").write_text(NB_DATA)
+    (tmp_path / "spec.toml").write_text(NB)
+    (tmp_path / "folder").mkdir()
+    code = main(["predict", str(tmp_path / "spec.toml"), "--model-from", str(tmp_path),
+                 "--data", str(tmp_path / "data.csv"), "--out", str(tmp_path / "folder")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "folder: is a folder; --out names the CSV file to write" in err
+
+
+def test_spec_not_utf8(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    spec.write_bytes(b'model = "linear_regression"\n# caf\xe9\n')
+    code = main(["fit", str(spec), "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert "spec.toml: not UTF-8 text (byte 0xe9 at offset 33)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("report.json", '{"foo": 1}', "report.json: not a result written by bayescheck"),
+    ("calibration.json", "[1, 2]", "calibration.json: not a result written by bayescheck"),
+    ("calibration.json", '{"verdict": "pass"}',
+     "calibration.json is incomplete or not written by this version of bayescheck "
+     "(KeyError: missing 'model')"),
+    ("report.json", '{"verdict": "pass"}', "report.json is incomplete"),
+    ("report.json", "nonsense{", "report.json: cannot read"),
+])
+def test_report_on_a_foreign_folder(tmp_path, capsys, name, content, message):
+    (tmp_path / name).write_text(content)
+    code = main(["report", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+# --- resource limits ---------------------------------------------------------------------------
+
+def test_too_many_features_refused_with_the_estimate_before_allocating(tmp_path, capsys,
+                                                                       monkeypatch):
+    import models.resources
+
+    monkeypatch.setattr(models.resources, "available_memory", lambda: 1 << 20)
+    d = 200  # 6 x 200 x 200 x 8 bytes = 1.8 MB > 1 MB
+    header = [f"x{i}" for i in range(d)] + ["y"]
+    (tmp_path / "data.csv").write_text(",".join(header) + "\n" + ",".join("1" * (d + 1)) + "\n")
+    (tmp_path / "spec.toml").write_text('model = "linear_regression"\n[data]\npath = "data.csv"'
+                                        '\ntarget = "y"\n')
+    code = main(["fit", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "key 'data.features': too large for this machine: 200 features (6 matrices of " \
+           "200 x 200) need about 1.8 MB of memory, and it has 1.0 MB" in err
+
+
+def test_mixture_components_times_features_refused(tmp_path, capsys, monkeypatch):
+    import models.resources
+
+    monkeypatch.setattr(models.resources, "available_memory", lambda: 1 << 20)
+    (tmp_path / "data.csv").write_text("a,b\n1,2\n3,4\n")
+    (tmp_path / "spec.toml").write_text('model = "gaussian_mixture"\nn_components = 10000\n'
+                                        '[data]\npath = "data.csv"\n')
+    code = main(["fit", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "key 'n_components': too large for this machine: 10000 components x 2 features" in err
+
+
+# --- headers -------------------------------------------------------------------------------------
+
+def test_header_with_spaces_names_the_columns_without_them(tmp_path, capsys):
+    code, _, err = fit(tmp_path, capsys, GOOD_LR, csv_text(["x1", " x2", " y "], lr_rows()))
+    assert code == 0, err
+
+
+def test_duplicate_header_is_refused_not_renamed(tmp_path, capsys):
+    code, _, err = fit(tmp_path, capsys, GOOD_LR, csv_text(["x1", "x1", "y"], lr_rows()))
+    assert code == 2
+    assert "data.csv, column 'x1': the header names this column twice (columns 1 and 2)" in err
+
+
+def test_duplicate_header_in_a_later_batch(tmp_path, capsys):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "1.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))
+    (tmp_path / "b" / "2.csv").write_text(csv_text(["x1", "y", "y"], lr_rows()))
+    code, _, err = fit(tmp_path, capsys, GOOD_LR.replace("data.csv", "b/*.csv"), "")
+    assert code == 2
+    assert "2.csv, column 'y': the header names this column twice (columns 2 and 3)" in err
+
+
+def test_bom_and_crlf_give_the_clean_result(tmp_path, capsys):
+    clean = csv_text(["x1", "x2", "y"], lr_rows())
+    code, _, err = fit(tmp_path, capsys, GOOD_LR, clean)
+    assert code == 0, err
+    want = json.loads((tmp_path / "out" / "posterior.json").read_text())["parameters"]
+    (tmp_path / "data.csv").write_bytes(b"\xef\xbb\xbf" + clean.replace("\n", "\r\n").encode())
+    code = main(["fit", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "o2"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    got = json.loads((tmp_path / "o2" / "posterior.json").read_text())["parameters"]
+    assert got == want
