@@ -12,6 +12,7 @@ import csv
 import glob
 import hashlib
 import io
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -148,9 +149,13 @@ class DataSource:
                 if not _skipped(name, digest.hexdigest(), skip):
                     yield Batch(name, digest.hexdigest(), frame)
             return
+        # The same file may be named differently from one run to the next (the spec named
+        # by a relative path, an absolute one, a symbolic link): match on the real path.
+        real = {os.path.realpath(name): name for name in skip}
         for f in self.files():
-            if str(f) in skip:
-                _skipped(str(f), hashlib.sha256(_read_bytes(f)).hexdigest(), skip)
+            name = real.get(os.path.realpath(f))
+            if name is not None:
+                _skipped(name, hashlib.sha256(_read_bytes(f)).hexdigest(), skip)
                 continue
             yield read_batch(f)
 

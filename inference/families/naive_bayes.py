@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import pandas as pd
 from models.data import Batch
 from models.errors import DataError, SpecError
 from models.naive_bayes import NaiveBayes
+from models.naive_bayes import _labels as model_labels
 from models.spec import Spec
 
 from ..engines.counts import encode_labels
@@ -41,7 +43,7 @@ from ..engines.naive_bayes_stats import (
 )
 from ..engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
 from ..result import AnalyticFit, ExactMarginal
-from ..streaming import CHECKPOINT_NAME, model_key, run_stream
+from ..streaming import CHECKPOINT_NAME, load_checkpoint, model_key, run_stream
 
 __all__ = [
     "NaiveBayesStreamState",
@@ -91,9 +93,9 @@ class NaiveBayesStreamState:
         expected = NaiveBayesStreamState.empty(schema)
         for f in dataclasses.fields(self):
             if np.shape(getattr(self, f.name)) != np.shape(getattr(expected, f.name)):
-                raise SpecError("the checkpoint's classes or categories differ from the data's "
-                                "(a new class or category appeared); start afresh without "
-                                "--resume")
+                raise _SchemaChanged("the checkpoint's classes or categories differ from the "
+                                     "data's (a new class or category appeared); start afresh "
+                                     "without --resume")
         widths = [len(schema.categories[j]) for j in schema.categorical_features]
         splits = np.cumsum(widths)[:-1]
         tables = np.split(np.asarray(self.category_counts, np.int64), splits, axis=1) \
@@ -105,12 +107,50 @@ class NaiveBayesStreamState:
                                category_counts=tuple(tables))
 
 
+class _SchemaChanged(SpecError):
+    """A resumed stream met labels its checkpoint's statistics have no room for."""
+
+
+def _new_label(model: NaiveBayes, spec: Spec, records) -> DataError | None:
+    """The first class or category of a not yet absorbed batch that absorbed ones lack.
+
+    Only called once a resumed stream failed on a changed schema, so the extra pass over the
+    labels costs nothing on the normal path.
+    """
+    absorbed = {os.path.realpath(r.name) for r in records}
+    columns = [model.target, *model.categorical]
+    old: dict[str, set] = {c: set() for c in columns}
+    for new_pass in (False, True):
+        for batch in spec.data.batches():
+            if (os.path.realpath(batch.name) in absorbed) == new_pass:
+                continue
+            for c in columns:
+                labels = model_labels(batch.name, batch.frame, c)
+                if not new_pass:
+                    old[c].update(labels.tolist())
+                    continue
+                fresh = ~np.isin(labels, np.asarray(sorted(old[c]), dtype=object))
+                if fresh.any():
+                    i = int(np.flatnonzero(fresh)[0])
+                    what = "class" if c == model.target else "category"
+                    return DataError(
+                        f"{what} {labels[i]!r} is new: the batches in the checkpoint have only "
+                        f"{sorted(old[c])}, and a resumed naive Bayes stream keeps the classes "
+                        f"and categories of its first run; start afresh without --resume",
+                        path=batch.name, column=c, row=i + 1)
+    return None
+
+
 def _schema(model: NaiveBayes, classes, categories) -> NaiveBayesSchema:
     return NaiveBayesSchema(
         classes=tuple(classes), kinds=tuple(model.kinds),
         categories=tuple(tuple(categories[f]) if k == CATEGORICAL else None
                          for f, k in zip(model.features, model.kinds, strict=True)),
         feature_names=tuple(model.features))
+
+
+_SPEC_ADVICE = ('set [prior] gaussian = "nig" (each variance then has a prior and needs no '
+                'minimum number of distinct rows)')
 
 
 def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") -> NaiveBayesModel:
@@ -125,7 +165,12 @@ def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") 
             nig_prior=UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
                                          b0=model.b0))
     except ValueError as exc:
-        raise DataError(f"{exc}", path=where or None, column=model.target) from None
+        # The engine's advice names its own arguments; a spec user has only [prior] keys.
+        message = str(exc)
+        for engine_words in ("pass var_floor > 0 or gaussian='nig'", "pass var_floor > 0",
+                             "use gaussian='nig'"):
+            message = message.replace(engine_words, _SPEC_ADVICE)
+        raise DataError(message, path=where or None, column=model.target) from None
 
 
 def _loss(model: NaiveBayes, classes: tuple, *, where=None) -> tuple[np.ndarray, tuple]:
@@ -305,11 +350,17 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
                                          strict=True))}
 
     files = spec.data.files()
-    stream = run_stream(spec.data, initial_state=NaiveBayesStreamState.empty(schema),
-                        absorb=absorb, summarize=summarize,
-                        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
-                        resume=resume, model_key=model_key(spec), total=len(files) or None,
-                        progress=progress)
+    checkpoint = None if out is None else Path(out) / CHECKPOINT_NAME
+    try:
+        stream = run_stream(spec.data, initial_state=NaiveBayesStreamState.empty(schema),
+                            absorb=absorb, summarize=summarize, checkpoint=checkpoint,
+                            resume=resume, model_key=model_key(spec),
+                            total=len(files) or None, progress=progress)
+    except _SchemaChanged:
+        records = load_checkpoint(checkpoint, NaiveBayesStreamState, model_key(spec)).records
+        raise (_new_label(model, spec, records) or
+               SpecError("the checkpoint's classes or categories differ from the data's; "
+                         "start afresh without --resume", path=checkpoint)) from None
     stats = stream.state.to_stats(schema)
     nb = fitted_model(model, stats, where=spec.data.label)
     loss, options = _loss(model, classes, where=spec.path)

@@ -437,3 +437,59 @@ def test_bom_and_crlf_give_the_clean_result(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     got = json.loads((tmp_path / "o2" / "posterior.json").read_text())["parameters"]
     assert got == want
+
+
+# --- messages that named the wrong thing ---------------------------------------------------------
+
+def test_gmm_huge_cell_names_column_and_row(tmp_path, capsys):
+    spec = 'model = "gaussian_mixture"\nn_components = 2\n[data]\npath = "data.csv"\n'
+    code, _, err = fit(tmp_path, capsys, spec, "a,b\n1,2\n2,1\n5,6\n6,5\n1e200,3\n")
+    assert code == 2
+    assert "data.csv, column 'a', row 5: value 1e+200 is too large" in err
+
+
+def test_naive_bayes_advice_names_a_spec_key_not_var_floor(tmp_path, capsys):
+    spec = NB.replace('target = "c"', 'target = "c"\nfeatures_kind = "gaussian"')
+    code, _, err = fit(tmp_path, capsys, spec, "r,c\n1.0,a\n1.0,a\n2.0,b\n3.0,b\n")
+    assert code == 2
+    assert "feature 'r' in class 'a': expected a positive maximum-likelihood variance" in err
+    assert 'set [prior] gaussian = "nig"' in err and "var_floor" not in err
+
+
+def test_resume_with_the_spec_named_by_another_path(tmp_path, capsys, monkeypatch):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "1.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows(seed=1)))
+    (tmp_path / "spec.toml").write_text(GOOD_LR.replace("data.csv", "b/*.csv"))
+    out = str(tmp_path / "o")
+    assert main(["fit", str(tmp_path / "spec.toml"), "--out", out, "--quiet"]) == 0
+    (tmp_path / "b" / "2.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows(seed=2)))
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    code = main(["fit", "../spec.toml", "--out", out, "--quiet", "--resume"])
+    assert code == 0, capsys.readouterr().err
+    resumed = json.loads((tmp_path / "o" / "posterior.json").read_text())
+    assert main(["fit", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "o2"),
+                 "--quiet"]) == 0
+    fresh = json.loads((tmp_path / "o2" / "posterior.json").read_text())
+    assert resumed["n_rows"] == 60
+    np.testing.assert_allclose(resumed["parameters"]["theta"]["mean"],
+                               fresh["parameters"]["theta"]["mean"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("second, message", [
+    ("a,c\nx,maybe\ny,no\n", "2.csv, column 'c', row 1: class 'maybe' is new: the batches in "
+                             "the checkpoint have only ['no', 'yes']"),
+    ("a,c\ny,no\nz,no\n", "2.csv, column 'a', row 2: category 'z' is new: the batches in the "
+                          "checkpoint have only ['x', 'y']"),
+])
+def test_naive_bayes_resume_names_the_new_class_file_and_row(tmp_path, capsys, second, message):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "1.csv").write_text("a,c\nx,yes\ny,no\nx,yes\n")
+    (tmp_path / "spec.toml").write_text('model = "naive_bayes"\n[data]\npath = "b/*.csv"\n'
+                                        'target = "c"\n')
+    out = str(tmp_path / "o")
+    assert main(["fit", str(tmp_path / "spec.toml"), "--out", out, "--quiet"]) == 0
+    (tmp_path / "b" / "2.csv").write_text(second)
+    code = main(["fit", str(tmp_path / "spec.toml"), "--out", out, "--quiet", "--resume"])
+    assert code == 2
+    assert message in capsys.readouterr().err
