@@ -130,8 +130,9 @@ def _cholesky(precision: np.ndarray, n: int, proper: bool = False) -> np.ndarray
     if chol is None:
         raise NotIdentified(
             f"the data do not yet determine all {d} coefficients under the flat prior "
-            f"({n} rows seen; X'X is singular): add rows, drop collinear features or use a "
-            f"proper prior")
+            f"({n} rows seen; X'X is singular, or too close to it for float64, as when a "
+            f"feature is far from zero compared with its spread): add rows, drop collinear "
+            f"features, centre the features or use a proper prior")
     return chol
 
 
