@@ -20,10 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import validation
 from .data import Batch, DataSource
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
+from .validation import InvalidArgument
 
 __all__ = [
     "BetaBernoulli",
@@ -192,10 +194,7 @@ def order_labels(labels: Iterable[str]) -> tuple[str, ...]:
 
 
 def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
+    return validation.positive_number(value, name)
 
 
 @dataclass(frozen=True)
@@ -292,7 +291,8 @@ class DirichletCategorical(Model, Calibratable):
         if self.categories is not None:
             cats = tuple(_label(c) for c in self.categories)
             if len(cats) < 2 or len(set(cats)) != len(cats):
-                raise ValueError(f"categories must be at least 2 distinct labels, got {cats!r}")
+                raise InvalidArgument("categories", f"expected at least 2 distinct labels, got "
+                                                    f"{cats!r}")
             object.__setattr__(self, "categories", cats)
         if np.ndim(self.concentration) == 0:
             object.__setattr__(self, "concentration",
@@ -300,8 +300,8 @@ class DirichletCategorical(Model, Calibratable):
         else:
             conc = tuple(_positive("concentration", c) for c in self.concentration)
             if self.categories is None or len(conc) != len(self.categories):
-                raise ValueError("a concentration per category needs the categories declared, "
-                                 "one value each")
+                raise InvalidArgument("concentration", "a concentration per category needs the "
+                                                       "categories declared, one value each")
             object.__setattr__(self, "concentration", conc)
 
     def labels(self, batch: Batch) -> np.ndarray:

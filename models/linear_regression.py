@@ -76,8 +76,12 @@ class LinearRegression(Model, Calibratable):
             object.__setattr__(self, "prior_cov",
                                validation.covariance(self.prior_cov, d, "prior_cov"))
         if self.noise_sd is not None:
-            object.__setattr__(self, "noise_sd",
-                               validation.positive_number(self.noise_sd, "noise_sd"))
+            sd = validation.positive_number(self.noise_sd, "noise_sd")
+            if not np.finfo(np.float64).tiny <= sd * sd < np.inf:
+                raise InvalidArgument("noise_sd", f"its square (the noise variance) is not a "
+                                                  f"positive normal float64 number, got "
+                                                  f"{sd!r}; rescale the target")
+            object.__setattr__(self, "noise_sd", sd)
         for name in ("noise_shape", "noise_scale"):
             object.__setattr__(self, name,
                                validation.positive_number(getattr(self, name), name))

@@ -171,6 +171,8 @@ def lr(**kw):
     ({"noise_sd": True}, "noise_sd", "expected a positive number, got True"),
     ({"noise_sd": float("nan")}, "noise_sd", "expected a finite number"),
     ({"noise_shape": 0}, "noise_shape", "expected a positive number, got 0"),
+    ({"noise_sd": 1e-320}, "noise_sd", r"its square \(the noise variance\) is not a positive"),
+    ({"noise_sd": 1e200}, "noise_sd", r"its square \(the noise variance\) is not a positive"),
     ({"prior_mean": [0.0, 1.0, 2.0]}, "prior_mean", r"expected a number or 2 numbers"),
     ({"prior_mean": [0.0, float("inf")]}, "prior_mean", "expected finite numbers"),
     ({"prior_mean": None}, "prior_mean", "both given or both None"),
@@ -493,3 +495,35 @@ def test_naive_bayes_resume_names_the_new_class_file_and_row(tmp_path, capsys, s
     code = main(["fit", str(tmp_path / "spec.toml"), "--out", out, "--quiet", "--resume"])
     assert code == 2
     assert message in capsys.readouterr().err
+
+
+def _beta(**kw):
+    from models import BetaBernoulli
+
+    return BetaBernoulli(target="y", **kw)
+
+
+def _dirichlet(**kw):
+    from models import DirichletCategorical
+
+    return DirichletCategorical(target="y", **kw)
+
+
+def _ard(**kw):
+    from models.ard import ARD
+
+    return ARD(features=("a",), target="y", **kw)
+
+
+@pytest.mark.parametrize("build, kw, argument, message", [
+    (_beta, {"a": "1"}, "a", r"expected a positive number, got '1' \(str\)"),
+    (_beta, {"b": float("inf")}, "b", "expected a finite number"),
+    (_dirichlet, {"categories": ("1", "1.0")}, "categories", "expected at least 2 distinct"),
+    (_dirichlet, {"concentration": (1.0, 2.0)}, "concentration",
+     "a concentration per category needs the categories"),
+    (_ard, {"alpha_shape": "1"}, "alpha_shape", "expected a positive number, got '1'"),
+    (_ard, {"tol": -1.0}, "tol", "expected a positive number, got -1.0"),
+])
+def test_other_constructors_validate_with_the_same_words(build, kw, argument, message):
+    with pytest.raises(InvalidArgument, match=f"^{argument}: {message}"):
+        build(**kw)
