@@ -387,6 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     except NotIdentified as exc:  # raised by an engine outside a family's translation
         print(f"bayescheck: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a file or folder the system refuses: the user's to fix
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"bayescheck: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -527,3 +527,16 @@ def _ard(**kw):
 def test_other_constructors_validate_with_the_same_words(build, kw, argument, message):
     with pytest.raises(InvalidArgument, match=f"^{argument}: {message}"):
         build(**kw)
+
+
+def test_an_os_error_anywhere_is_exit_2_naming_the_file(tmp_path, capsys, monkeypatch):
+    import reports.report
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "report.html"))
+
+    monkeypatch.setattr(reports.report, "render_run", refuse)
+    (tmp_path / "report.json").write_text('{"verdict": "pass"}')
+    code = main(["report", str(tmp_path)])
+    assert code == 2
+    assert f"{tmp_path / 'report.html'}: Permission denied" in capsys.readouterr().err
