@@ -58,6 +58,22 @@ def _observed(prior_predictive) -> dict[str, np.ndarray]:
         -1, *prior_predictive[name].shape[2:]) for name in prior_predictive.data_vars}
 
 
+def check_arguments(spec: Spec, simulations: int) -> None:
+    """Refuse a calibration that cannot run, before anything is written.
+
+    Raises
+    ------
+    BayescheckError
+        For a model without an exact posterior, or fewer than 10 simulations.
+    """
+    if not isinstance(spec.model, Calibratable):
+        raise BayescheckError(f"calibrate does not support model {spec.model.name!r}: it "
+                              f"calibrates engines with an exact posterior (see README, "
+                              f"Calibration)")
+    if simulations < 10:
+        raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
+
+
 def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, seed: int = 0,
                     engine: str = "analytic", fit_model=None, draws: int = 199,
                     alpha: float = 0.01, progress: bool = False) -> CalibrationResult:
@@ -95,12 +111,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     """
     import pymc as pm
 
-    if not isinstance(spec.model, Calibratable):
-        raise BayescheckError(f"calibrate does not support model {spec.model.name!r}: it "
-                              f"calibrates engines with an exact posterior (see README, "
-                              f"Calibration)")
-    if simulations < 10:
-        raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
+    check_arguments(spec, simulations)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()

@@ -261,11 +261,12 @@ def _print_check(result) -> None:
 def _cmd_calibrate(args) -> int:
     from models.spec import load_spec
 
-    from .calibrate import EXIT_CODES, run_calibration
+    from .calibrate import EXIT_CODES, check_arguments, run_calibration
     from .report import render_run
 
     _positive("seed", args.seed)
     spec = load_spec(args.spec)
+    check_arguments(spec, args.simulations)  # before the output folder is created
     out = args.out or _default_out(args.spec)
     with output_folder(out, results=("calibration.json", "report.html")):
         result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,

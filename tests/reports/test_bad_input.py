@@ -540,3 +540,13 @@ def test_an_os_error_anywhere_is_exit_2_naming_the_file(tmp_path, capsys, monkey
     code = main(["report", str(tmp_path)])
     assert code == 2
     assert f"{tmp_path / 'report.html'}: Permission denied" in capsys.readouterr().err
+
+
+def test_refused_arguments_create_no_output_folder(tmp_path, capsys, monkeypatch):
+    (tmp_path / "data.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))
+    (tmp_path / "spec.toml").write_text(GOOD_LR)
+    monkeypatch.chdir(tmp_path)
+    assert main(["calibrate", "spec.toml", "--simulations", "5"]) == 2
+    assert main(["check", "spec.toml", "--draws", "0"]) == 2
+    assert "--draws must be >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "bayescheck-output").exists()
