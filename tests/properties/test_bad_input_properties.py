@@ -75,6 +75,18 @@ def linear_regression(draw) -> Case:
 
 
 @st.composite
+def ard(draw) -> Case:
+    d = draw(st.integers(1, 4))
+    n = draw(st.integers(d + 2, 25))
+    names = [f"x{i}" for i in range(1, d + 1)]
+    rows = tuple(tuple(_number(draw(finite)) for _ in range(d + 1)) for _ in range(n))
+    entries = (("", "model", '"ard"'), ("data", "path", '"data.csv"'), ("data", "target", '"y"'),
+               ("data", "features", json.dumps(names)))
+    # A pruned weight has an infinite precision alpha, written as null on purpose.
+    return Case("ard", entries, (*names, "y"), rows, frozenset({".parameters.alpha.value[]"}))
+
+
+@st.composite
 def beta_bernoulli(draw) -> Case:
     n = draw(st.integers(1, 25))
     rows = tuple((draw(st.sampled_from(["0", "1", "true", "false"])),
@@ -124,7 +136,7 @@ def gaussian_mixture(draw) -> Case:
     return Case("gaussian_mixture", entries, ("u", "v"), rows, frozenset({".log_evidence"}))
 
 
-valid_cases = st.one_of(linear_regression(), beta_bernoulli(), dirichlet_categorical(),
+valid_cases = st.one_of(linear_regression(), ard(), beta_bernoulli(), dirichlet_categorical(),
                         naive_bayes(), gaussian_mixture())
 
 # ---- corruptions -----------------------------------------------------------------------------
@@ -280,7 +292,7 @@ def test_valid_input_fits(data):
     with tempfile.TemporaryDirectory() as tmp:
         code, err, post = run(case.spec_text(), case.csv_bytes(), Path(tmp))
     assert_sound(case, code, err, post, "clean")
-    if case.family != "gaussian_mixture":  # EM may refuse a degenerate draw (exit 2)
+    if case.family not in ("gaussian_mixture", "ard"):  # EM / type-II ML may refuse a draw
         assert code == 0, err
 
 
