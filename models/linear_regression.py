@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from . import validation
-from .data import Batch, DataSource
+from .data import MAX_MAGNITUDE, Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
@@ -72,7 +72,8 @@ class LinearRegression(Model, Calibratable):
                                   "(the flat prior)")
         if self.prior_mean is not None:
             object.__setattr__(self, "prior_mean",
-                               validation.vector(self.prior_mean, d, "prior_mean"))
+                               validation.vector(self.prior_mean, d, "prior_mean",
+                                                 max_magnitude=MAX_MAGNITUDE))
             object.__setattr__(self, "prior_cov",
                                validation.covariance(self.prior_cov, d, "prior_cov"))
         if self.noise_sd is not None:

@@ -95,14 +95,23 @@ def _float_array(value, argument: str, what: str) -> np.ndarray:
     return arr
 
 
-def vector(value, dim: int, argument: str) -> np.ndarray:
-    """A finite float vector of length ``dim`` (a number is repeated ``dim`` times)."""
+def vector(value, dim: int, argument: str, *, max_magnitude: float | None = None) -> np.ndarray:
+    """A finite float vector of length ``dim`` (a number is repeated ``dim`` times).
+
+    ``max_magnitude`` bounds the entries, for a vector whose squares are summed (a prior
+    mean enters the evidence as mean' P mean).
+    """
     arr = _float_array(value, argument, f"a number or {dim} numbers")
     if arr.ndim == 0:
-        return np.full(dim, float(arr))
+        arr = np.full(dim, float(arr))
     if arr.shape != (dim,):
         raise InvalidArgument(argument, f"expected a number or {dim} numbers, got shape "
                                         f"{arr.shape}")
+    if max_magnitude is not None and np.any(np.abs(arr) > max_magnitude):
+        big = float(arr[np.argmax(np.abs(arr))])
+        raise InvalidArgument(argument, f"{big:.6g} is too large: its square overflows float64 "
+                                        f"sums (limit {max_magnitude:.0e} in magnitude); "
+                                        f"rescale")
     return arr
 
 

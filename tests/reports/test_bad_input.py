@@ -175,6 +175,7 @@ def lr(**kw):
     ({"noise_sd": 1e200}, "noise_sd", r"its square \(the noise variance\) is not a positive"),
     ({"prior_mean": [0.0, 1.0, 2.0]}, "prior_mean", r"expected a number or 2 numbers"),
     ({"prior_mean": [0.0, float("inf")]}, "prior_mean", "expected finite numbers"),
+    ({"prior_mean": [0.0, 1e308]}, "prior_mean", "1e\\+308 is too large"),
     ({"prior_mean": None}, "prior_mean", "both given or both None"),
     ({"features": "ab"}, "features", "expected a sequence of column names"),
     ({"features": ("a", "a")}, "features", "each once"),
