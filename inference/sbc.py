@@ -33,7 +33,7 @@ from .calibration import CalibrationResult, default_bins, uniformity
 from .dispatch import fit
 from .result import AnalyticFit
 
-__all__ = ["SBCRun", "run_sbc"]
+__all__ = ["SBCRun", "check_calibratable", "run_sbc"]
 
 
 @dataclass
@@ -53,6 +53,22 @@ class SBCRun:
     result: CalibrationResult
     on_data: AnalyticFit
     model: str
+
+
+def check_calibratable(spec: Spec, simulations: int) -> None:
+    """Refuse a calibration that cannot run, before anything is computed or written.
+
+    Raises
+    ------
+    BayescheckError
+        For a model without an exact posterior, or fewer than 10 simulations.
+    """
+    if not isinstance(spec.model, Calibratable):
+        raise BayescheckError(f"calibrate does not support model {spec.model.name!r}: it "
+                              f"calibrates engines with an exact posterior (see README, "
+                              f"Calibration)")
+    if simulations < 10:
+        raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
 
 
 def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str = "analytic",
@@ -90,12 +106,7 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
     import pymc as pm
     from threadpoolctl import threadpool_limits
 
-    if not isinstance(spec.model, Calibratable):
-        raise BayescheckError(f"calibrate does not support model {spec.model.name!r}: it "
-                              f"calibrates engines with an exact posterior (see README, "
-                              f"Calibration)")
-    if simulations < 10:
-        raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
+    check_calibratable(spec, simulations)
     frame = spec.data.read_all()
     on_data = fit(spec)
     held = spec.model.calibration_model(on_data)

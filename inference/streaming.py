@@ -128,6 +128,18 @@ def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajecto
         os.close(dir_fd)
 
 
+class SchemaChanged(SpecError):
+    """A checkpoint's described state (a schema) differs from the one the data now give.
+
+    ``records`` are the batches the checkpoint had absorbed, so a family can name the batch,
+    column and row that brought the change.
+    """
+
+    def __init__(self, message: str, *, path=None, records=()):
+        super().__init__(message, path=path)
+        self.records = list(records)
+
+
 def load_checkpoint(path: Path, state_type: type, model_key: str,
                     initial_state: Any = None) -> StreamResult:
     """Read a checkpoint written by :func:`save_checkpoint` for the same model.
@@ -182,9 +194,10 @@ def load_checkpoint(path: Path, state_type: type, model_key: str,
                 changed = "; ".join(f"{k} {saved.get(k)!r} then, {now.get(k)!r} now"
                                     for k in sorted(set(saved) | set(now))
                                     if saved.get(k) != now.get(k))
-                raise SpecError(f"the checkpoint was written for another {f.name} than the "
-                                f"data now give ({changed}); start afresh without --resume",
-                                path=path)
+                raise SchemaChanged(f"the checkpoint was written for another {f.name} than "
+                                    f"the data now give ({changed}); start afresh without "
+                                    f"--resume", path=path,
+                                    records=[BatchRecord(**r) for r in meta["records"]])
         else:
             arr = arrays[f.name]
             values[f.name] = arr if arr.ndim else arr.item()

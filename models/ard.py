@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import validation
 from .data import Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
 from .errors import BayescheckError
@@ -93,8 +94,7 @@ class ARD(Model, Calibratable, FullDeclaration):
         if self.mode not in CHECK_MODES:
             raise ValueError(f"mode must be one of {CHECK_MODES}, got {self.mode!r}")
         for key in ("alpha_shape", "alpha_rate", "noise_shape", "noise_rate", "tol"):
-            if not getattr(self, key) > 0:
-                raise ValueError(f"{key} must be positive, got {getattr(self, key)!r}")
+            object.__setattr__(self, key, validation.positive_number(getattr(self, key), key))
         if self.held is not None:
             alpha, sigma2 = self.held
             if len(alpha) != len(self.features) or not all(a > 0 for a in alpha):

@@ -26,8 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from . import validation
 from .interface import Model
 from .spec import SamplingConfig, Section, Spec
+from .validation import InvalidArgument
 
 __all__ = ["BayesRule", "bayes_rule_spec"]
 
@@ -42,19 +44,56 @@ class BayesRule(Model):
     prior : numpy.ndarray
         P(h), non-negative, summing to 1.
     likelihood : numpy.ndarray
-        P(D | h), non-negative (a density is allowed; it need not sum to 1).
+        P(D | h), in [0, 1] (it need not sum to 1 over the hypotheses); with
+        ``density=True``, densities p(D | h) >= 0 of any size.
     observation : str
         Label of D, for the report.
+    density : bool
+        Whether ``likelihood`` holds densities rather than probabilities.
     """
 
     hypotheses: tuple[str, ...]
     prior: np.ndarray
     likelihood: np.ndarray
     observation: str = "D"
+    density: bool = False
 
     name = "bayes_rule"
     #: The hypothesis is discrete: sample with PyMC's own (Gibbs) step, not NUTS.
     sampler = "pymc"
+
+    def __post_init__(self):
+        hyps = self.hypotheses
+        if isinstance(hyps, str) or not all(isinstance(h, str) for h in hyps) or \
+                len(hyps) < 2 or len(set(hyps)) != len(hyps):
+            raise InvalidArgument("prior", f"expected at least two distinct hypotheses, got "
+                                           f"{hyps!r}")
+        object.__setattr__(self, "hypotheses", tuple(hyps))
+        K = len(hyps)
+        p = validation.vector(self.prior, K, "prior")
+        L = validation.vector(self.likelihood, K, "likelihood")
+        for name, values in (("prior", p), ("likelihood", L)):
+            if np.any(values < 0):
+                h = hyps[int(np.argmax(values < 0))]
+                raise InvalidArgument(name, f"{h!r}: expected a number >= 0, got "
+                                            f"{float(values[hyps.index(h)])!r}")
+        total = math.fsum(p)
+        if abs(total - 1.0) > 1e-9:
+            raise InvalidArgument("prior", f"probabilities must sum to 1, got a sum of "
+                                           f"{total!r}")
+        if not self.density and np.any(L > 1):
+            h = hyps[int(np.argmax(L > 1))]
+            raise InvalidArgument("likelihood", f"{h!r}: a likelihood P(D | h) is a probability "
+                                                f"in [0, 1], got {float(L[hyps.index(h)])!r} "
+                                                f"(a percentage? write it as a fraction); for "
+                                                f"densities p(D | h) set density = true")
+        if not np.any(p * L > 0):
+            raise InvalidArgument("likelihood", "the observation is impossible under every "
+                                                "hypothesis with prior mass: P(D) = 0")
+        if not isinstance(self.observation, str):
+            raise InvalidArgument("observation", f"expected a label, got {self.observation!r}")
+        object.__setattr__(self, "prior", p)
+        object.__setattr__(self, "likelihood", L)
 
     def declare(self, source=None, fit=None):
         """The PyMC model: ``h`` (categorical), the observation as a potential, and ``posterior``.
@@ -88,28 +127,23 @@ def _table(top: Section, key: str) -> dict[str, float]:
 def bayes_rule_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~models.spec.Spec` for ``model = "bayes_rule"``.
 
-    Keys: ``observation`` (optional label), ``[prior]`` and ``[likelihood]`` (hypothesis =
+    Keys: ``observation`` (optional label), ``density`` (true when ``[likelihood]`` holds
+    densities rather than probabilities), ``[prior]`` and ``[likelihood]`` (hypothesis =
     number, the same hypotheses), ``[sampling]``. There is no ``[data]``.
     """
     observation = top.string("observation", "D")
+    density = top.boolean("density", False)
     prior = _table(top, "prior")
     lik = _table(top, "likelihood")
-    if len(prior) < 2:
-        raise top.error("prior", f"expected at least two hypotheses, got {list(prior)}")
     if set(lik) != set(prior):
         missing = sorted(set(prior) - set(lik)) or sorted(set(lik) - set(prior))
         raise top.error("likelihood", f"expected the hypotheses of [prior] "
                                       f"({', '.join(prior)}); {missing[0]!r} is in one table "
                                       f"but not the other")
-    total = math.fsum(prior.values())
-    if abs(total - 1.0) > 1e-9 or max(prior.values()) > 1:
-        raise top.error("prior", f"probabilities must sum to 1, got a sum of {total!r}")
     hyps = tuple(prior)
-    p = np.array([prior[h] for h in hyps])
-    L = np.array([lik[h] for h in hyps])
-    if not np.any(p * L > 0):
-        raise top.error("likelihood", "the observation is impossible under every hypothesis "
-                                      "with prior mass: P(D) = 0")
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
-    model = BayesRule(hypotheses=hyps, prior=p, likelihood=L, observation=observation)
+    with validation.spec_keys(path, {"prior": "prior", "likelihood": "likelihood"}):
+        model = BayesRule(hypotheses=hyps, prior=[prior[h] for h in hyps],
+                          likelihood=[lik[h] for h in hyps], observation=observation,
+                          density=density)
     return Spec(model=model, data=None, sampling=sampling, path=path, raw=top.table)

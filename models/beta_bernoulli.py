@@ -20,10 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import validation
 from .data import Batch, DataSource
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
+from .validation import InvalidArgument
 
 __all__ = [
     "BetaBernoulli",
@@ -117,7 +119,15 @@ def _label(value) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         return str(int(value)) if float(value).is_integer() else repr(float(value))
-    return str(value).strip()
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    # A column mixing numbers and text is read as text: "3.0" is still the label "3".
+    if math.isfinite(number) and number.is_integer():
+        return str(int(number))
+    return repr(number) if math.isfinite(number) else text
 
 
 def category_labels(batch: Batch, column: str,
@@ -184,10 +194,7 @@ def order_labels(labels: Iterable[str]) -> tuple[str, ...]:
 
 
 def _positive(name: str, value: float) -> float:
-    value = float(value)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return value
+    return validation.positive_number(value, name)
 
 
 @dataclass(frozen=True)
@@ -282,9 +289,10 @@ class DirichletCategorical(Model, Calibratable):
 
     def __post_init__(self):
         if self.categories is not None:
-            cats = tuple(str(c) for c in self.categories)
+            cats = tuple(_label(c) for c in self.categories)
             if len(cats) < 2 or len(set(cats)) != len(cats):
-                raise ValueError(f"categories must be at least 2 distinct labels, got {cats!r}")
+                raise InvalidArgument("categories", f"expected at least 2 distinct labels, got "
+                                                    f"{cats!r}")
             object.__setattr__(self, "categories", cats)
         if np.ndim(self.concentration) == 0:
             object.__setattr__(self, "concentration",
@@ -292,8 +300,8 @@ class DirichletCategorical(Model, Calibratable):
         else:
             conc = tuple(_positive("concentration", c) for c in self.concentration)
             if self.categories is None or len(conc) != len(self.categories):
-                raise ValueError("a concentration per category needs the categories declared, "
-                                 "one value each")
+                raise InvalidArgument("concentration", "a concentration per category needs the "
+                                                       "categories declared, one value each")
             object.__setattr__(self, "concentration", conc)
 
     def labels(self, batch: Batch) -> np.ndarray:

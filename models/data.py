@@ -8,9 +8,11 @@ problem is a :class:`DataError` naming the file, the column and the 1-based data
 
 from __future__ import annotations
 
+import csv
 import glob
 import hashlib
 import io
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ import pandas as pd
 
 from .errors import DataError
 
-__all__ = ["Batch", "DataSource", "numeric_columns"]
+__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "numeric_columns"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -124,9 +126,11 @@ class DataSource:
             except Exception as exc:  # noqa: BLE001 - any reader failure is bad data
                 raise DataError(f"cannot read Parquet schema: {exc}", path=first) from None
         try:
-            return [str(c) for c in pd.read_csv(first, nrows=0).columns]
-        except pd.errors.EmptyDataError:
-            raise DataError("file is empty (no header, no rows)", path=first) from None
+            with open(first, "rb") as fh:
+                line = fh.readline()
+        except OSError as exc:
+            raise DataError(f"cannot read: {exc.strerror}", path=first) from None
+        return csv_header(line, first)
 
     def batches(self, skip: Mapping[str, str] | None = None) -> Iterator[Batch]:
         """Yield the batches one at a time.
@@ -145,9 +149,13 @@ class DataSource:
                 if not _skipped(name, digest.hexdigest(), skip):
                     yield Batch(name, digest.hexdigest(), frame)
             return
+        # The same file may be named differently from one run to the next (the spec named
+        # by a relative path, an absolute one, a symbolic link): match on the real path.
+        real = {os.path.realpath(name): name for name in skip}
         for f in self.files():
-            if str(f) in skip:
-                _skipped(str(f), hashlib.sha256(_read_bytes(f)).hexdigest(), skip)
+            name = real.get(os.path.realpath(f))
+            if name is not None:
+                _skipped(name, hashlib.sha256(_read_bytes(f)).hexdigest(), skip)
                 continue
             yield read_batch(f)
 
@@ -172,17 +180,53 @@ def _read_bytes(path: Path) -> bytes:
         raise DataError(f"cannot read: {exc.strerror}", path=path) from None
 
 
+def csv_header(line: bytes, path) -> list[str]:
+    """The column names on the first line of a CSV file, checked.
+
+    Parsed with the :mod:`csv` module rather than pandas, which is slow on very wide headers
+    and renames a repeated name silently (``x1`` twice becomes ``x1``, ``x1.1``). A byte-order
+    mark and the blanks around each name are dropped (``x1, x2, y`` names ``y``).
+
+    Raises
+    ------
+    DataError
+        On an empty header, text that is not UTF-8, an empty or a repeated name.
+    """
+    try:
+        text = line.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"the header is not UTF-8 text (byte {line[exc.start]:#04x} at offset "
+                        f"{exc.start}); save the file as UTF-8", path=path) from None
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        raise DataError("file is empty (no header, no rows)", path=path)
+    names = [name.strip() for name in next(csv.reader([text]))]
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names, 1):
+        if not name:
+            raise DataError(f"column {i} of the header has no name", path=path)
+        if name in seen:
+            raise DataError(f"the header names this column twice (columns {seen[name]} and "
+                            f"{i}); rename one of them", path=path, column=name)
+        seen[name] = i
+    return names
+
+
 def read_batch(path: Path) -> Batch:
     """Read one file, fingerprinting the bytes it was parsed from."""
     content = _read_bytes(path)
     fingerprint = hashlib.sha256(content).hexdigest()
     if not content.strip():
         raise DataError("file is empty (no header, no rows)", path=path)
+    parquet = _SUFFIXES[path.suffix.lower()] == "parquet"
+    names = None if parquet else csv_header(content.split(b"\n", 1)[0], path)
     try:
-        if _SUFFIXES[path.suffix.lower()] == "parquet":
+        if parquet:
             frame = pd.read_parquet(io.BytesIO(content))
         else:
-            frame = pd.read_csv(io.BytesIO(content), skipinitialspace=True)
+            frame = pd.read_csv(io.BytesIO(content), skipinitialspace=True,
+                                encoding="utf-8-sig")
+            frame.columns = names
     except pd.errors.EmptyDataError:
         raise DataError("file is empty (no header, no rows)", path=path) from None
     except Exception as exc:  # noqa: BLE001 - parser errors of either format are bad data
@@ -192,7 +236,14 @@ def read_batch(path: Path) -> Batch:
     return Batch(str(path), fingerprint, frame)
 
 
-def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
+#: Largest magnitude :func:`numeric_columns` accepts when asked to bound it: the square of a
+#: larger value, summed over rows, overflows float64 (about 1.8e308) in X'X, variances or
+#: squared distances.
+MAX_MAGNITUDE = 1e150
+
+
+def numeric_columns(batch: Batch, columns: Sequence[str], *,
+                    max_magnitude: float | None = None) -> np.ndarray:
     """The named columns of a batch as a float64 matrix, every value checked.
 
     Parameters
@@ -201,6 +252,9 @@ def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
         The batch.
     columns : sequence of str
         Columns to take, in order.
+    max_magnitude : float, optional
+        Refuse a value larger than this in magnitude (usually :data:`MAX_MAGNITUDE`, for
+        statistics that square the values).
 
     Returns
     -------
@@ -211,8 +265,21 @@ def numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
     ------
     DataError
         Naming the file, the column and the first bad row: a missing column, a value that is
-        not a number, NaN / missing, or infinite.
+        not a number, NaN / missing, infinite, or above ``max_magnitude``.
     """
+    out = _numeric_columns(batch, columns)
+    if max_magnitude is not None:
+        big = np.abs(out) > max_magnitude
+        if big.any():
+            i, j = np.argwhere(big)[0]
+            raise DataError(f"value {out[i, j]:.6g} is too large: its square overflows the "
+                            f"float64 sums of squares (limit {max_magnitude:.0e} in "
+                            f"magnitude); rescale the column, for example divide it by a "
+                            f"power of ten", path=batch.name, column=columns[j], row=int(i) + 1)
+    return out
+
+
+def _numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
     frame = batch.frame
     missing = [c for c in columns if c not in frame.columns]
     if missing:

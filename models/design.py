@@ -10,8 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Batch, DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import SpecError
+from .resources import require_memory, square_matrices
 from .spec import Section
 
 __all__ = ["INTERCEPT", "data_columns", "joint_design", "read_design_section"]
@@ -33,7 +34,8 @@ def joint_design(batch: Batch, *, target: str, features, intercept: bool) -> np.
 
     Keeping X and y in one block lets an engine take X'X, X'y and y'y from one product.
     """
-    values = numeric_columns(batch, [*data_columns(features, intercept), target])
+    values = numeric_columns(batch, [*data_columns(features, intercept), target],
+                             max_magnitude=MAX_MAGNITUDE)
     if intercept:
         values = np.column_stack([np.ones(len(values)), values])
     return values
@@ -63,8 +65,9 @@ def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list
     if features is None:
         features = [c for c in columns if c != target]
     else:
+        present = set(columns)
         for f in features:
-            if f not in columns:
+            if f not in present:
                 raise SpecError(f"column {f!r} is not in {where}; it has: "
                                 f"{', '.join(columns)}", path=path, key="data.features")
         if target in features:
@@ -78,4 +81,8 @@ def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list
     if not features:
         raise SpecError("no features: the data have only the target column",
                         path=path, key="data.features")
+    # The engines hold a few d x d matrices (prior, precision, its factor, the covariance).
+    d = len(features)
+    require_memory(square_matrices(6, d), f"{d} features (6 matrices of {d} x {d})",
+                   path=path, key="data.features")
     return source, target, list(features), intercept

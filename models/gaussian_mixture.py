@@ -57,9 +57,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, DataSource, numeric_columns
 from .errors import DataError, SpecError
 from .interface import Model
+from .resources import require_memory, square_matrices
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
@@ -183,7 +184,8 @@ class GaussianMixture(Model):
             row), fewer rows than components, or a constant column (whose variance would be
             0 in every component; only allowed with ``known_sd``).
         """
-        blocks = [numeric_columns(batch, list(self.features)) for batch in source.batches()]
+        blocks = [numeric_columns(batch, list(self.features), max_magnitude=MAX_MAGNITUDE)
+                  for batch in source.batches()]
         X = np.vstack(blocks)
         n = X.shape[0]
         if self.n_components > n:
@@ -533,6 +535,10 @@ def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
     if not features:
         raise SpecError("no features", path=path, key="data.features")
     d = len(features)
+    # EM keeps, per component and per start, a covariance, its factor and its statistics.
+    require_memory(square_matrices(4 * int(K), d),
+                   f"{K} components x {d} features (4 matrices of {d} x {d} per component)",
+                   path=path, key="n_components")
 
     fit = top.subsection("fit")
     n_init = fit.number("n_init", 5, integer=True, minimum=1)

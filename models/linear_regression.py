@@ -12,10 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import Batch, DataSource
+from . import validation
+from .data import MAX_MAGNITUDE, Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
+from .validation import InvalidArgument
 
 __all__ = ["LinearRegression", "linear_regression_spec"]
 
@@ -54,21 +56,39 @@ class LinearRegression(Model, Calibratable):
     name = "linear_regression"
 
     def __post_init__(self):
+        if isinstance(self.features, str) or not all(isinstance(f, str) for f in self.features):
+            raise InvalidArgument("features", f"expected a sequence of column names, got "
+                                              f"{self.features!r}")
+        object.__setattr__(self, "features", tuple(self.features))
+        if len(set(self.features)) != len(self.features) or not self.features:
+            raise InvalidArgument("features", f"expected at least one name, each once, got "
+                                              f"{list(self.features)!r}")
+        if not isinstance(self.target, str):
+            raise InvalidArgument("target", f"expected a column name, got {self.target!r}")
         d = len(self.features)
         if (self.prior_mean is None) != (self.prior_cov is None):
-            raise ValueError("prior_mean and prior_cov are both given or both None (flat)")
+            raise InvalidArgument("prior_cov" if self.prior_cov is None else "prior_mean",
+                                  "prior_mean and prior_cov are both given or both None "
+                                  "(the flat prior)")
         if self.prior_mean is not None:
-            mean = np.asarray(self.prior_mean, dtype=np.float64)
-            cov = np.asarray(self.prior_cov, dtype=np.float64)
-            if mean.shape != (d,) or cov.shape != (d, d):
-                raise ValueError(f"prior_mean must have shape ({d},) and prior_cov ({d}, {d}); "
-                                 f"got {mean.shape} and {cov.shape}")
-            object.__setattr__(self, "prior_mean", mean)
-            object.__setattr__(self, "prior_cov", cov)
-        if self.noise_sd is not None and not self.noise_sd > 0:
-            raise ValueError(f"noise_sd must be positive, got {self.noise_sd}")
-        if not (self.noise_shape > 0 and self.noise_scale > 0):
-            raise ValueError("noise_shape and noise_scale must be positive")
+            object.__setattr__(self, "prior_mean",
+                               validation.vector(self.prior_mean, d, "prior_mean",
+                                                 max_magnitude=MAX_MAGNITUDE))
+            object.__setattr__(self, "prior_cov",
+                               validation.covariance(self.prior_cov, d, "prior_cov"))
+        if self.noise_sd is not None:
+            sd = validation.positive_number(self.noise_sd, "noise_sd")
+            if not np.finfo(np.float64).tiny <= sd * sd < np.inf:
+                raise InvalidArgument("noise_sd", f"its square (the noise variance) is not a "
+                                                  f"positive normal float64 number, got "
+                                                  f"{sd!r}; rescale the target")
+            object.__setattr__(self, "noise_sd", sd)
+        for name in ("noise_shape", "noise_scale"):
+            object.__setattr__(self, name,
+                               validation.positive_number(getattr(self, name), name))
+        if not isinstance(self.intercept, (bool, np.bool_)):
+            raise InvalidArgument("intercept", f"expected True or False, got "
+                                               f"{self.intercept!r}")
 
     @property
     def flat(self) -> bool:
@@ -139,6 +159,13 @@ class LinearRegression(Model, Calibratable):
         return model
 
 
+#: Constructor argument -> spec key, for errors raised by the constructor's own checks.
+_SPEC_KEYS = {"features": "data.features", "target": "data.target", "prior_mean": "prior.mean",
+              "prior_cov": "prior.cov", "noise_sd": "likelihood.noise_sd",
+              "noise_shape": "prior.noise_shape", "noise_scale": "prior.noise_scale",
+              "intercept": "data.intercept"}
+
+
 def _prior_arrays(prior: Section, d: int, features) -> tuple[np.ndarray, np.ndarray]:
     mean = prior.array("mean", np.zeros(d))
     if mean.ndim == 0:
@@ -184,7 +211,8 @@ def linear_regression_spec(top: Section, path: Path) -> Spec:
     prior.finish()
 
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
-    model = LinearRegression(features=tuple(features), target=target, prior_mean=mean,
-                             prior_cov=cov, noise_sd=noise_sd, noise_shape=shape,
-                             noise_scale=scale, intercept=intercept)
+    with validation.spec_keys(path, _SPEC_KEYS):
+        model = LinearRegression(features=tuple(features), target=target, prior_mean=mean,
+                                 prior_cov=cov, noise_sd=noise_sd, noise_shape=shape,
+                                 noise_scale=scale, intercept=intercept)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import Batch, DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
@@ -157,7 +157,8 @@ class NaiveBayes(Model, Calibratable):
         """
         frame = batch.frame
         out = {}
-        gaussian = numeric_columns(batch, self.gaussians) if self.gaussians else None
+        gaussian = (numeric_columns(batch, self.gaussians, max_magnitude=MAX_MAGNITUDE)
+                    if self.gaussians else None)
         for f, kind in zip(self.features, self.kinds, strict=True):
             if kind == "categorical":
                 out[f] = _labels(batch.name, frame, f)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import validation
 from .errors import SpecError
 from .interface import Model
 
@@ -141,29 +142,10 @@ class Section:
         value = self.array(key, default)
         if key not in self.table:
             return value
-        if value.ndim == 0:
-            if value <= 0:
-                raise self.error(key, f"a scalar covariance must be positive, got "
-                                      f"{float(value)}")
-            return float(value) * np.eye(dim)
-        if value.ndim == 1:
-            if value.shape != (dim,):
-                raise self.error(key, f"a diagonal covariance needs {dim} numbers, got "
-                                      f"{value.size}")
-            if np.any(value <= 0):
-                raise self.error(key, f"diagonal variances must be positive, got "
-                                      f"{value.tolist()}")
-            return np.diag(value)
-        if value.shape != (dim, dim):
-            raise self.error(key, f"a full covariance must be {dim} x {dim}, got shape "
-                                  f"{value.shape}")
-        if not np.allclose(value, value.T, rtol=1e-12, atol=0):
-            raise self.error(key, "covariance matrix is not symmetric")
         try:
-            np.linalg.cholesky(value)
-        except np.linalg.LinAlgError:
-            raise self.error(key, "covariance matrix is not positive definite") from None
-        return value
+            return validation.covariance(value, dim, key)
+        except validation.InvalidArgument as exc:
+            raise self.error(key, exc.message) from None
 
     def subsection(self, key: str) -> Section:
         """Consume a nested table as a :class:`Section` (empty when absent)."""
@@ -245,6 +227,12 @@ def read_toml(path: str | Path) -> dict:
         raise SpecError("is a directory, expected a TOML spec file", path=path) from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"not valid TOML: {exc}", path=path) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset "
+                        f"{exc.start}); TOML files are UTF-8: re-save it as UTF-8",
+                        path=path) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read: {exc.strerror}", path=path) from None
 
 
 def load_spec(path: str | Path) -> Spec:

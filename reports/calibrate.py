@@ -11,13 +11,14 @@ import time
 from pathlib import Path
 
 from inference.calibration import CalibrationResult
+from inference.sbc import check_calibratable as check_arguments
 from inference.sbc import run_sbc
 from models.spec import Spec
 
 from .calibration_report import CALIBRATION_JSON, fingerprints
 from .writers import write_json
 
-__all__ = ["CALIBRATION_JSON", "EXIT_CODES", "run_calibration"]
+__all__ = ["CALIBRATION_JSON", "EXIT_CODES", "check_arguments", "run_calibration"]
 
 EXIT_CODES = {"pass": 0, "fail": 1}
 
@@ -57,6 +58,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     -------
     CalibrationResult
     """
+    check_arguments(spec, simulations)
     started = time.perf_counter()
     spec_text = spec.text()
     bar = _ProgressBar(simulations) if progress else None

@@ -14,58 +14,86 @@ from pathlib import Path
 from inference.engines.errors import NotIdentified
 from models.errors import BayescheckError
 
+from .outdir import output_folder, prepare_folder
+
 __all__ = ["main"]
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+#: What a check writes: removed before a new check into the same folder, so that a check
+#: that fails half-way leaves no older result that looks current.
+CHECK_RESULTS = ("posterior.json", "summary.json", "report.json", "report.html",
+                 "comparison.csv", "estimates.csv", "posterior.nc", "posterior_full.nc")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # usage errors exit 2, like every other bad input
         self.print_usage(sys.stderr)
-        raise SystemExit(f"bayescheck: error: {message}")
+        print(f"bayescheck: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("bayescheck")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+_SPEC_HELP = "the TOML spec file (model, [data], [prior], ...)"
+_QUIET_HELP = "no progress lines on standard error"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="bayescheck", description="Closed-form Bayesian models cross-checked "
                                                "against NUTS.")
+    p.add_argument("--version", action="version", version=f"bayescheck {_version()}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     f = sub.add_parser("fit", help="analytic / EM fit only: writes DIR/posterior.json")
-    f.add_argument("spec", type=Path)
+    f.add_argument("spec", type=Path, help=_SPEC_HELP)
     f.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
     f.add_argument("--resume", action="store_true",
                    help="continue a stream from the checkpoint in --out")
-    f.add_argument("--quiet", action="store_true", help="no progress lines")
+    f.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     c = sub.add_parser("check", help="analytic fit + NUTS + comparison + report")
-    c.add_argument("spec", type=Path)
-    c.add_argument("--out", type=Path)
-    c.add_argument("--draws", type=int)
-    c.add_argument("--tune", type=int)
-    c.add_argument("--chains", type=int)
-    c.add_argument("--seed", type=int)
-    c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
-    c.add_argument("--quiet", action="store_true")
+    c.add_argument("spec", type=Path, help=_SPEC_HELP)
+    c.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    c.add_argument("--draws", type=int, help="draws per chain (default: the spec's "
+                                             "[sampling] draws, else 1000)")
+    c.add_argument("--tune", type=int, help="tuning steps per chain (default: [sampling] "
+                                            "tune, else 1000)")
+    c.add_argument("--chains", type=int, help="number of chains (default: [sampling] "
+                                              "chains, else 4)")
+    c.add_argument("--seed", type=int, help="random seed (default: [sampling] seed, else 0)")
+    c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"],
+                   help="NUTS implementation (default: nutpie)")
+    c.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     r = sub.add_parser("predict", help="class probabilities, decision and expected risk of "
                                        "each option for new rows (naive_bayes)")
-    r.add_argument("spec", type=Path)
+    r.add_argument("spec", type=Path, help=_SPEC_HELP)
     r.add_argument("--model-from", type=Path, required=True, dest="model_from",
                    help="folder holding posterior.json written by 'bayescheck fit SPEC'")
     r.add_argument("--data", type=Path, required=True, help="CSV or Parquet file of new rows")
     r.add_argument("--loss", type=Path, help="loss matrix CSV: header option,<class>,...; "
                                              "one row per option (default: the spec's "
                                              "[decision], else zero-one loss)")
-    r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
+    r.add_argument("--out", type=Path, help="output CSV file (default: standard output)")
 
     k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
                                          "the declared model")
-    k.add_argument("spec", type=Path)
-    k.add_argument("--simulations", type=int, default=1000)
-    k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"])
-    k.add_argument("--seed", type=int, default=0)
-    k.add_argument("--out", type=Path)
-    k.add_argument("--quiet", action="store_true")
+    k.add_argument("spec", type=Path, help=_SPEC_HELP)
+    k.add_argument("--simulations", type=int, default=1000,
+                   help="number of simulated data sets (default: 1000)")
+    k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"],
+                   help="what is calibrated: the closed form (default) or NUTS")
+    k.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    k.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    k.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     o = sub.add_parser("report", help="re-draw DIR/report.html from a finished check's or "
                                       "calibration's files (no sampling)")
@@ -73,8 +101,11 @@ def _parser() -> argparse.ArgumentParser:
                                           "or 'bayescheck calibrate'")
 
     d = sub.add_parser("demo", help="check every example and write an index page")
-    d.add_argument("--out", type=Path, default=Path("demo-output"))
-    d.add_argument("--examples", type=Path, default=EXAMPLES)
+    d.add_argument("--out", type=Path, default=Path("demo-output"),
+                   help="output folder (default: demo-output)")
+    d.add_argument("--examples", type=Path, default=EXAMPLES,
+                   help="folder of examples, one sub-folder of specs per model (default: the "
+                        "bundled examples)")
     d.add_argument("--simulations", type=int, default=1000,
                    help="simulation-based calibration of each example whose model supports "
                         "it, with this many simulations (0: none)")
@@ -91,17 +122,43 @@ def _positive(name, value):
                               f", got {value}")
 
 
-def _cmd_fit(args) -> int:
-    from inference.dispatch import fit
-    from models.spec import load_spec
+def _contract_numbers(content: dict) -> dict:
+    """The numbers of posterior.json that the contract says are finite when they exist.
 
-    from .fit_summary import posterior_document
-    from .writers import rows_and_batches, write_json
+    Each parameter's mean, sd and cov, and the log evidence. Other fields may hold an
+    infinity on purpose (the infinite precision of a weight ARD pruned).
+    """
+    return {"log_evidence": content.get("log_evidence"),
+            "parameters": {name: {k: p[k] for k in ("mean", "sd", "cov") if k in p}
+                           for name, p in content.get("parameters", {}).items()
+                           if isinstance(p, dict)}}
+
+
+def _cmd_fit(args) -> int:
+    from models.spec import load_spec
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
+    with output_folder(out, results=("posterior.json",)):
+        _fit_into(spec, out, args)
+    return 0
+
+
+def _fit_into(spec, out: Path, args) -> None:
+    """``bayescheck fit``'s work, once the output folder is held."""
+    from inference.dispatch import fit
+
+    from .fit_summary import posterior_document
+    from .writers import first_non_finite, rows_and_batches, write_json
+
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
     document = posterior_document(result, spec)
+    # The last line of defence: exit 0 must never come with a number the arithmetic lost.
+    bad = first_non_finite(_contract_numbers(document))
+    if bad is not None:
+        raise BayescheckError(f"{spec.data.label if spec.data else spec.path}: the fit "
+                              f"produced a non-finite value ({bad}); the data or the prior "
+                              f"exceed the range of float64 arithmetic: rescale them")
     write_json(out / "posterior.json", document)
     print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")
@@ -116,7 +173,6 @@ def _cmd_fit(args) -> int:
         print(f"  log evidence {result.log_evidence:.6f}")
     print(f"wrote {out / 'posterior.json'}")
     _warn_not_converged(args.spec, result)
-    return 0
 
 
 def _warn_not_converged(spec, fit) -> None:
@@ -138,8 +194,9 @@ def _cmd_check(args) -> int:
         _positive(name, getattr(args, name))
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
-    result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
-                       seed=args.seed, sampler=args.sampler, progress=not args.quiet)
+    with output_folder(out, results=CHECK_RESULTS):
+        result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
+                           seed=args.seed, sampler=args.sampler, progress=not args.quiet)
     _print_check(result)
     _warn_not_converged(args.spec, result.fit)
     return EXIT_CODES[result.verdict]
@@ -155,7 +212,11 @@ def _cmd_predict(args) -> int:
     from models.spec import load_spec
 
     from .predict import predict_table, read_loss
+    from .writers import write_text_atomic
 
+    if args.out is not None and args.out.is_dir():
+        raise BayescheckError(f"--out {args.out}: is a folder; --out names the CSV file to "
+                              f"write (for example {args.out / 'predictions.csv'})")
     spec = load_spec(args.spec)
     if spec.model.name != "naive_bayes":
         raise BayescheckError(f"{args.spec}: predict needs a naive_bayes spec, this one is "
@@ -181,8 +242,8 @@ def _cmd_predict(args) -> int:
     if args.out is None:
         table.to_csv(sys.stdout, index=False)
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.out, index=False)
+        prepare_folder(args.out.parent, option=f"--out {args.out}: its folder")
+        write_text_atomic(args.out, table.to_csv(index=False))
         print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
     return 0
 
@@ -222,15 +283,17 @@ def _print_check(result) -> None:
 def _cmd_calibrate(args) -> int:
     from models.spec import load_spec
 
-    from .calibrate import EXIT_CODES, run_calibration
+    from .calibrate import EXIT_CODES, check_arguments, run_calibration
     from .report import render_run
 
     _positive("seed", args.seed)
     spec = load_spec(args.spec)
+    check_arguments(spec, args.simulations)  # before the output folder is created
     out = args.out or _default_out(args.spec)
-    result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
-                             engine=args.engine, progress=not args.quiet)
-    render_run(out)
+    with output_folder(out, results=("calibration.json", "report.html")):
+        result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
+                                 engine=args.engine, progress=not args.quiet)
+        render_run(out)
     print(f"{spec.model.name}: calibration {result.verdict.upper()} ({result.simulations} "
           f"simulations, {args.engine} engine; a parameter fails below p = "
           f"{result.threshold:.3g})")
@@ -268,18 +331,24 @@ def _demo_calibration(spec, out: Path, simulations: int):
 
 
 def _cmd_demo(args) -> int:
-    from models.spec import load_spec
-
-    from .check import EXIT_CODES, run_check
-    from .html import render_index
-
     if args.simulations != 0 and args.simulations < 10:
         raise BayescheckError(f"--simulations must be 0 (no calibration) or at least 10, got "
                               f"{args.simulations}")
     specs = sorted(args.examples.glob("*/*.toml"))
     if not specs:
         raise BayescheckError(f"{args.examples}: no example specs (*/*.toml) found")
-    args.out.mkdir(parents=True, exist_ok=True)
+    with output_folder(args.out):
+        return _demo_into(args, specs)
+
+
+def _demo_into(args, specs: list[Path]) -> int:
+    """``bayescheck demo``'s work, once the output folder is held."""
+    from models.spec import load_spec
+
+    from .check import EXIT_CODES, run_check
+    from .html import render_index
+    from .writers import write_text_atomic
+
     entries, codes = [], []
     for i, path in enumerate(specs, 1):
         name = f"{path.parent.name}/{path.stem}"
@@ -312,7 +381,7 @@ def _cmd_demo(args) -> int:
         if calibration is not None and calibration.verdict == "fail":
             codes.append(1)
         print(f"      {'; '.join(checks)}", file=sys.stderr)
-    (args.out / "index.html").write_text(render_index(entries), encoding="utf-8")
+    write_text_atomic(args.out / "index.html", render_index(entries))
     print(f"wrote {args.out / 'index.html'}")
     if 2 in codes:
         return 2
@@ -322,8 +391,15 @@ def _cmd_demo(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
-    args = _parser().parse_args(argv)
+    """Run the command line; return the exit code.
+
+    Usage errors return 2 (after argparse printed the usage and the message); ``--help``
+    and ``--version`` return 0.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse exits; a caller in Python gets the code instead
+        return exc.code if isinstance(exc.code, int) else 2
     commands = {"fit": _cmd_fit, "check": _cmd_check, "calibrate": _cmd_calibrate,
                 "predict": _cmd_predict, "report": _cmd_report, "demo": _cmd_demo}
     try:
@@ -333,6 +409,10 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except NotIdentified as exc:  # raised by an engine outside a family's translation
         print(f"bayescheck: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file or folder the system refuses: the user's to fix
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"bayescheck: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 from inference.engines.counts import encode_labels
 from inference.engines.decisions import bayes_decision
 from inference.engines.naive_bayes_stats import NaiveBayesModel
-from inference.families.naive_bayes import decision_loss
+from inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
 from models.data import Batch
 from models.errors import DataError
 from models.naive_bayes import NaiveBayes
@@ -101,6 +101,8 @@ def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
                  f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
     if len(X) == 0:
         raise DataError("no rows to predict", path=batch.name)
+    for i, why in undefined_rows(nb, X):
+        raise DataError(UNDEFINED.format(why=why), path=batch.name, row=i + 1)
     proba = nb.predict_proba(X)
     decision = bayes_decision(proba=proba, loss=loss, options=options)
     out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})

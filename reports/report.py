@@ -348,6 +348,9 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
     return figures, None
 
 
+_VERDICTS = ("pass", "fail", "inconclusive")
+
+
 def render_run(out: str | Path) -> str:
     """Render ``DIR/report.html`` from a finished run's files; return the HTML.
 
@@ -364,6 +367,11 @@ def render_run(out: str | Path) -> str:
         raise BayescheckError(f"{out}: neither {REPORT_JSON} nor {CALIBRATION_JSON} found; is "
                               f"it the --out folder of a finished 'bayescheck check' or "
                               f"'bayescheck calibrate'?")
+    for name, content in ((REPORT_JSON, data), (CALIBRATION_JSON, calibration)):
+        if content is not None and not (isinstance(content, dict) and
+                                        content.get("verdict") in _VERDICTS):
+            raise BayescheckError(f"{out / name}: not a result written by bayescheck (no "
+                                  f"verdict); re-run the command that writes it")
     stale_note = None
     if data is not None and calibration is not None and \
             not same_run_inputs(data, calibration):
@@ -371,10 +379,19 @@ def render_run(out: str | Path) -> str:
         stale_note = (f"this folder also holds an older {older} of a different spec or data; "
                       f"it is not shown (re-run that command with another --out)")
         data, calibration = (None, calibration) if older == REPORT_JSON else (data, None)
-    context = _check_context(out, data) if data is not None else \
-        calibration_only_context(calibration)
-    context.update(calibration=calibration_section(calibration) if calibration else None,
-                   stale_note=stale_note)
+    shown = ", ".join(name for name, content in ((REPORT_JSON, data),
+                                                 (CALIBRATION_JSON, calibration)) if content)
+    try:
+        context = _check_context(out, data) if data is not None else \
+            calibration_only_context(calibration)
+        context.update(calibration=calibration_section(calibration) if calibration else None,
+                       stale_note=stale_note)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError) as exc:
+        # A foreign, truncated or hand-edited file: say which, not where the reader tripped.
+        what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise BayescheckError(f"{out}: {shown} is incomplete or not written by this version "
+                              f"of bayescheck ({type(exc).__name__}: {what}); re-run the "
+                              f"command that writes it") from None
     html = render_report(context)
     (out / "report.html").write_text(html, encoding="utf-8")
     return html

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from models.errors import BayescheckError
 
-__all__ = ["clean_json", "read_json", "rows_and_batches", "write_json"]
+__all__ = ["clean_json", "first_non_finite", "read_json", "rows_and_batches", "write_json",
+           "write_text_atomic"]
 
 
 def clean_json(value):
@@ -22,9 +24,46 @@ def clean_json(value):
     return value
 
 
+def first_non_finite(value, where: str = "") -> str | None:
+    """The dotted path of the first NaN or infinity in nested dicts and lists, else None."""
+    if isinstance(value, float):  # numpy float64 is a float subclass
+        return None if math.isfinite(value) else (where or "(top level)")
+    if isinstance(value, dict):
+        items = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for path, item in items:
+        found = first_non_finite(item, path)
+        if found is not None:
+            return found
+    return None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` by a temporary file and a rename.
+
+    A reader (or a crash) sees the old file or the new one, never half of one.
+
+    Raises
+    ------
+    BayescheckError
+        When the file cannot be written, naming it.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise BayescheckError(f"{path}: cannot write: {exc.strerror}") from None
+
+
 def write_json(path: Path, content: dict) -> None:
-    """Write ``content`` as strict JSON (NaN and inf become null)."""
-    Path(path).write_text(json.dumps(clean_json(content), indent=2, allow_nan=False) + "\n")
+    """Write ``content`` as strict JSON (NaN and inf become null), atomically."""
+    write_text_atomic(path, json.dumps(clean_json(content), indent=2, allow_nan=False) + "\n")
 
 
 def read_json(path: Path) -> dict | None:

@@ -154,13 +154,27 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
             - gammaln(shape0))
 
 
-def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
-    """Lower Cholesky factor of a posterior precision, or NotIdentified."""
+def _cholesky(precision: np.ndarray, n: int, proper: bool = False) -> np.ndarray:
+    """Lower Cholesky factor of a posterior precision, or NotIdentified.
+
+    ``proper`` says the prior's precision is part of ``precision``: the matrix is then
+    positive definite in exact arithmetic whatever the data, and only a failed factorisation
+    (features whose scales differ by more than float64 can hold) is refused.
+    """
     d = precision.shape[0]
     try:
         chol = linalg.cholesky(precision, lower=True, check_finite=False)
-    except linalg.LinAlgError:
+    except (linalg.LinAlgError, ValueError):
         chol = None
+    if chol is not None and not np.all(np.isfinite(chol)):
+        chol = None
+    if proper:
+        if chol is None or np.min(np.abs(np.diag(chol))) == 0:
+            raise NotIdentified(
+                f"the posterior precision of the {d} coefficients is not numerically positive "
+                f"definite ({n} rows seen): the features' scales differ by more than float64 "
+                f"arithmetic can hold; centre or rescale the features")
+        return chol
     # A factor can succeed in floating point on a matrix that is singular in exact
     # arithmetic; the squared ratio of its extreme pivots estimates the reciprocal condition
     # number, and one near machine precision means the data do not determine theta.
@@ -171,8 +185,9 @@ def _cholesky(precision: np.ndarray, n: int) -> np.ndarray:
     if chol is None:
         raise NotIdentified(
             f"the data do not yet determine all {d} coefficients under the flat prior "
-            f"({n} rows seen; X'X is singular): add rows, drop collinear features or use a "
-            f"proper prior")
+            f"({n} rows seen; X'X is singular, or too close to it for float64, as when a "
+            f"feature is far from zero compared with its spread): add rows, drop collinear "
+            f"features, centre the features or use a proper prior")
     return chol
 
 
@@ -182,10 +197,11 @@ class _LinearPosteriorMixin:
     precision: np.ndarray
     shift: np.ndarray
     n: int
+    prior_logdet: float | None
 
     @cached_property
     def _chol(self) -> np.ndarray:
-        return _cholesky(self.precision, self.n)
+        return _cholesky(self.precision, self.n, proper=self.prior_logdet is not None)
 
     @property
     def dim(self) -> int:

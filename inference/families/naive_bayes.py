@@ -13,16 +13,20 @@ fitted model from it (:func:`model_from_posterior`) without reading the training
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from models.data import Batch
 from models.errors import DataError, SpecError
 from models.naive_bayes import NaiveBayes
+from models.naive_bayes import _labels as model_labels
 from models.spec import Spec
 
+from ..engines.counts import encode_labels
 from ..engines.decisions import bayes_decision, zero_one_loss
 from ..engines.naive_bayes_stats import (
     CATEGORICAL,
@@ -36,14 +40,50 @@ from ..engines.naive_bayes_stats import (
 )
 from ..engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
 from ..result import AnalyticFit, ExactMarginal
-from ..streaming import CHECKPOINT_NAME, model_key, run_stream
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+from ..streaming import CHECKPOINT_NAME, SchemaChanged, model_key, run_stream
 
 __all__ = [
+    "UNDEFINED",
     "decision_loss",
     "fit_naive_bayes",
     "fitted_model",
     "model_from_posterior",
+    "undefined_rows",
 ]
+
+
+def _new_label(model: NaiveBayes, spec: Spec, records) -> DataError | None:
+    """The first class or category of a not yet absorbed batch that absorbed ones lack.
+
+    Only called once a resumed stream failed on a changed schema, so the extra pass over the
+    labels costs nothing on the normal path.
+    """
+    absorbed = {os.path.realpath(r.name) for r in records}
+    columns = [model.target, *model.categorical]
+    old: dict[str, set] = {c: set() for c in columns}
+    for new_pass in (False, True):
+        for batch in spec.data.batches():
+            if (os.path.realpath(batch.name) in absorbed) == new_pass:
+                continue
+            for c in columns:
+                labels = model_labels(batch.name, batch.frame, c)
+                if not new_pass:
+                    old[c].update(labels.tolist())
+                    continue
+                fresh = ~np.isin(labels, np.asarray(sorted(old[c]), dtype=object))
+                if fresh.any():
+                    i = int(np.flatnonzero(fresh)[0])
+                    what = "class" if c == model.target else "category"
+                    return DataError(
+                        f"{what} {labels[i]!r} is new: the batches in the checkpoint have only "
+                        f"{sorted(old[c])}, and a resumed naive Bayes stream keeps the classes "
+                        f"and categories of its first run; start afresh without --resume",
+                        path=batch.name, column=c, row=i + 1)
+    return None
 
 
 def _schema(model: NaiveBayes, classes, categories) -> NaiveBayesSchema:
@@ -52,6 +92,10 @@ def _schema(model: NaiveBayes, classes, categories) -> NaiveBayesSchema:
         categories=tuple(tuple(categories[f]) if k == CATEGORICAL else None
                          for f, k in zip(model.features, model.kinds, strict=True)),
         feature_names=tuple(model.features))
+
+
+_SPEC_ADVICE = ('set [prior] gaussian = "nig" (each variance then has a prior and needs no '
+                'minimum number of distinct rows)')
 
 
 def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") -> NaiveBayesModel:
@@ -66,7 +110,12 @@ def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") 
             nig_prior=UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
                                          b0=model.b0))
     except ValueError as exc:
-        raise DataError(f"{exc}", path=where or None, column=model.target) from None
+        # The engine's advice names its own arguments; a spec user has only [prior] keys.
+        message = str(exc)
+        for engine_words in ("pass var_floor > 0 or gaussian='nig'", "pass var_floor > 0",
+                             "use gaussian='nig'"):
+            message = message.replace(engine_words, _SPEC_ADVICE)
+        raise DataError(message, path=where or None, column=model.target) from None
 
 
 def decision_loss(model: NaiveBayes, classes: tuple, *,
@@ -85,10 +134,45 @@ def decision_loss(model: NaiveBayes, classes: tuple, *,
     return model.loss[:, order], tuple(model.decision_options)
 
 
-def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checked) -> list[dict]:
+def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame) -> list[tuple[int, str]]:
+    """Rows with probability 0 under every class, each with the features that say so.
+
+    Possible only without smoothing. P(c | x) is then 0 / 0: undefined, not the class prior.
+
+    Returns
+    -------
+    list of (int, str)
+        0-based row index and a phrase naming, per feature, the classes it rules out.
+    """
+    dead = np.flatnonzero(np.all(np.isneginf(nb.joint_log_likelihood(X)), axis=1))
+    s = nb.schema
+    out = []
+    for i in dead:
+        why = []
+        for f, j in enumerate(s.categorical_features):
+            name = s.feature_names[j]
+            value = X[name].iloc[i]
+            code = encode_labels(np.asarray([value], dtype=object), s.categories[j])[0]
+            logp = nb.category_log_prob[f][:, code] if code >= 0 else nb.unknown_log_prob[f]
+            ruled = [str(c) for c, lp in zip(s.classes, logp, strict=True) if np.isneginf(lp)]
+            if ruled and len(ruled) < len(s.classes):
+                why.append(f"{name} = {value!r} was never seen with {', '.join(ruled)}")
+        out.append((int(i), "; ".join(why) or "every class gives these values probability 0"))
+    return out
+
+
+UNDEFINED = ("has probability 0 under every class ({why}), so P(class | x) = 0 / 0 is "
+              "undefined; set [prior] smoothing = true to give unseen combinations prior mass")
+
+
+def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checked, *,
+                   where=None) -> list[dict]:
     if not model.queries:
         return []
     Q = model.query_frame()
+    for i, why in undefined_rows(nb, Q):
+        raise SpecError(f"query {model.query_names[i]!r} " + UNDEFINED.format(why=why),
+                        path=where, key="query")
     classes = nb.classes
     jll = nb.joint_log_likelihood(Q)
     proba = nb.predict_proba(Q)
@@ -255,16 +339,19 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
                                          strict=True))}
 
     files = spec.data.files()
-    stream = run_stream(spec.data, initial_state=NaiveBayesStats.empty(schema),
-                        absorb=absorb, summarize=summarize,
-                        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
-                        resume=resume, model_key=model_key(spec), total=len(files) or None,
-                        progress=progress)
+    try:
+        stream = run_stream(spec.data, initial_state=NaiveBayesStats.empty(schema),
+                            absorb=absorb, summarize=summarize,
+                            checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
+                            resume=resume, model_key=model_key(spec),
+                            total=len(files) or None, progress=progress)
+    except SchemaChanged as exc:  # name the batch, column and row that brought the change
+        raise _new_label(model, spec, exc.records) or exc from None
     stats = stream.state
     nb = fitted_model(model, stats, where=spec.data.label)
     loss, options = decision_loss(model, classes, where=spec.path)
     checked = model.checked_queries(categories)
-    queries = _query_records(model, nb, loss, options, checked)
+    queries = _query_records(model, nb, loss, options, checked, where=spec.path)
     parameters = {
         "classes": list(classes),
         "settings": {"smoothing": model.smoothing, "concentration": model.concentration,

@@ -328,7 +328,7 @@ def test_bad_label_in_second_batch_names_that_file(tmp_path, capsys):
 
 
 def test_model_objects_validate_hyperparameters():
-    with pytest.raises(ValueError, match="a must be a positive"):
+    with pytest.raises(ValueError, match="a: expected a positive number, got 0.0"):
         BetaBernoulli(target="y", a=0.0)
     with pytest.raises(ValueError, match="needs the categories declared"):
         DirichletCategorical(target="y", concentration=(1.0, 2.0))

@@ -97,10 +97,50 @@ def test_bad_row_in_second_batch_names_that_file(tmp_path, capsys):
     assert "2.csv, column 'y', row 2: missing value (NaN)" in err
 
 
-def test_usage_error_exits_2(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["fit"])
-    assert "bayescheck: error" in str(exc.value.code)
+@pytest.mark.parametrize("argv, message", [
+    (["fit"], "the following arguments are required: spec"),
+    (["check", "s.toml", "--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
+    (["fit", "s.toml", "--colour"], "unrecognized arguments: --colour"),
+    (["frobnicate"], "argument command: invalid choice: 'frobnicate'"),
+    ([], "the following arguments are required: command"),
+])
+def test_usage_error_exits_2(capsys, argv, message):
+    assert main(argv) == 2  # not 1, which means "disagreement"
+    err = capsys.readouterr().err
+    assert err.startswith("usage: bayescheck")
+    assert "bayescheck: error: " in err and message in err
+
+
+def test_usage_error_exit_code_from_the_console(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "reports", "fit", "--nope"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+
+
+def test_version(capsys):
+    from reports.cli import _version
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"bayescheck {_version()}"
+
+
+def test_every_option_of_every_subcommand_has_help():
+    import argparse
+
+    from reports.cli import _parser
+
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [f"{name} {action.dest}"
+               for name, command in [("", parser), *sub.choices.items()]
+               for action in command._actions
+               if not isinstance(action, (argparse._HelpAction, argparse._SubParsersAction))
+               and not action.help]
+    assert missing == []
 
 
 def test_check_rejects_negative_draws(tmp_path, capsys):

@@ -1,0 +1,167 @@
+"""Checks of a model's arguments, shared by the model objects and the spec loader.
+
+A model object validates its own arguments in ``__post_init__`` with these functions, so a
+model built in Python and one read from a spec are refused for the same reasons, with the
+same words. A failure raises :class:`InvalidArgument`, which names the argument; the spec
+loader (:func:`spec_keys`) turns it into a :class:`~models.errors.SpecError` naming the file
+and the dotted key instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from scipy import linalg
+
+from .errors import BayescheckError, SpecError
+
+__all__ = ["InvalidArgument", "covariance", "positive_number", "spec_keys", "vector"]
+
+
+class InvalidArgument(BayescheckError, ValueError):
+    """An argument of a model object is unusable: names the argument and what is wrong.
+
+    It is a :class:`ValueError` for Python users and a
+    :class:`~models.errors.BayescheckError` (exit code 2) on the command line.
+
+    Parameters
+    ----------
+    argument : str
+        The constructor argument, for example ``"prior_cov"``.
+    message : str
+        What is wrong, what was expected and what was received.
+    """
+
+    def __init__(self, argument: str, message: str):
+        self.argument = argument
+        self.message = message
+        super().__init__(f"{argument}: {message}")
+
+
+@contextmanager
+def spec_keys(path: Path | None, keys: Mapping[str, str]) -> Iterator[None]:
+    """Re-raise :class:`InvalidArgument` as a :class:`SpecError` naming the spec's key.
+
+    Parameters
+    ----------
+    path : pathlib.Path or None
+        The spec file.
+    keys : mapping of str to str
+        Constructor argument -> dotted spec key (``{"prior_cov": "prior.cov"}``).
+    """
+    try:
+        yield
+    except InvalidArgument as exc:
+        raise SpecError(exc.message, path=path, key=keys.get(exc.argument, exc.argument)) \
+            from None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and \
+        not isinstance(value, (bool, np.bool_))
+
+
+def positive_number(value, argument: str) -> float:
+    """A finite positive number as a float.
+
+    Raises
+    ------
+    InvalidArgument
+        On a string, a boolean, a non-finite or a non-positive value.
+    """
+    if not _is_number(value):
+        raise InvalidArgument(argument, f"expected a positive number, got {value!r} "
+                                        f"({type(value).__name__})")
+    if not math.isfinite(value):
+        raise InvalidArgument(argument, f"expected a finite number, got {value!r}")
+    if value <= 0:
+        raise InvalidArgument(argument, f"expected a positive number, got {value!r}")
+    return float(value)
+
+
+def _float_array(value, argument: str, what: str) -> np.ndarray:
+    if isinstance(value, (str, bytes)):
+        raise InvalidArgument(argument, f"expected {what}, got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidArgument(argument, f"expected {what}, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise InvalidArgument(argument, f"expected finite numbers, got {value!r}")
+    return arr
+
+
+def vector(value, dim: int, argument: str, *, max_magnitude: float | None = None) -> np.ndarray:
+    """A finite float vector of length ``dim`` (a number is repeated ``dim`` times).
+
+    ``max_magnitude`` bounds the entries, for a vector whose squares are summed (a prior
+    mean enters the evidence as mean' P mean).
+    """
+    arr = _float_array(value, argument, f"a number or {dim} numbers")
+    if arr.ndim == 0:
+        arr = np.full(dim, float(arr))
+    if arr.shape != (dim,):
+        raise InvalidArgument(argument, f"expected a number or {dim} numbers, got shape "
+                                        f"{arr.shape}")
+    if max_magnitude is not None and np.any(np.abs(arr) > max_magnitude):
+        big = float(arr[np.argmax(np.abs(arr))])
+        raise InvalidArgument(argument, f"{big:.6g} is too large: its square overflows float64 "
+                                        f"sums (limit {max_magnitude:.0e} in magnitude); "
+                                        f"rescale")
+    return arr
+
+
+def covariance(value, dim: int, argument: str) -> np.ndarray:
+    """A ``dim x dim`` covariance matrix, checked, as a float64 array.
+
+    ``value`` is a positive number (times the identity), ``dim`` positive numbers (the
+    diagonal) or a symmetric positive definite ``dim x dim`` matrix whose inverse (the
+    precision the engines work with) is representable in float64.
+
+    Raises
+    ------
+    InvalidArgument
+        Saying which of these conditions fails.
+    """
+    arr = _float_array(value, argument, "a number, a list of numbers or a list of lists of "
+                                        "numbers of equal length")
+    if arr.ndim == 0:
+        if arr <= 0:
+            raise InvalidArgument(argument, f"a scalar covariance must be positive, got "
+                                            f"{float(arr)}")
+        arr = float(arr) * np.eye(dim)
+    elif arr.ndim == 1:
+        if arr.shape != (dim,):
+            raise InvalidArgument(argument, f"a diagonal covariance needs {dim} numbers, got "
+                                            f"{arr.size}")
+        if np.any(arr <= 0):
+            raise InvalidArgument(argument, f"diagonal variances must be positive, got "
+                                            f"{arr.tolist()}")
+        arr = np.diag(arr)
+    elif arr.shape != (dim, dim):
+        raise InvalidArgument(argument, f"a full covariance must be {dim} x {dim}, got shape "
+                                        f"{arr.shape}")
+    elif not np.allclose(arr, arr.T, rtol=1e-12, atol=0):
+        i, j = np.unravel_index(np.argmax(np.abs(arr - arr.T)), arr.shape)
+        raise InvalidArgument(argument, f"covariance matrix is not symmetric: entry "
+                                        f"[{i}, {j}] is {float(arr[i, j])!r} but [{j}, {i}] "
+                                        f"is {float(arr[j, i])!r}")
+    try:
+        chol = linalg.cholesky(arr, lower=True)
+    except linalg.LinAlgError:
+        raise InvalidArgument(argument, "covariance matrix is not positive definite") from None
+    # Subnormal or tiny variances pass the factorisation, but their inverse overflows.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        inv = linalg.solve_triangular(chol, np.eye(dim), lower=True, check_finite=False)
+        finite = np.all(np.isfinite(inv)) and np.all(np.isfinite(inv.T @ inv)) and \
+            np.all(np.diag(chol) > 0)
+    if not finite:
+        raise InvalidArgument(argument, f"covariance is too small for float64: its inverse "
+                                        f"(the prior precision) overflows (smallest variance "
+                                        f"{float(np.min(np.diag(arr))):.3g}); use variances "
+                                        f"above 1e-300 or rescale the features")
+    return arr
