@@ -306,9 +306,9 @@ def test_mixed_stream_resumes_from_the_engines_statistics(tmp_path):
     assert st["category_counts"] == whole["category_counts"]
     np.testing.assert_allclose(st["gaussian_mean"], whole["gaussian_mean"], rtol=1e-14)
     np.testing.assert_allclose(st["gaussian_m2"], whole["gaussian_m2"], rtol=1e-12)
-    # a class the checkpoint never knew: refused, naming what changed
+    # a class the checkpoint never knew: refused, naming the batch, column, row and class
     extra = table.iloc[:2].assign(y="d")
     extra.to_csv(tmp_path / "b" / "3.csv", index=False)
-    with pytest.raises(SpecError, match=r"another schema .*classes \['a', 'b', 'c'\] then, "
-                                        r"\['a', 'b', 'c', 'd'\] now"):
+    with pytest.raises(DataError, match=r"3\.csv, column 'y', row 1: class 'd' is new: the "
+                                        r"batches in the checkpoint have only \['a', 'b', 'c'\]"):
         fit_naive_bayes(stream, out=tmp_path / "out", resume=True)
