@@ -396,6 +396,9 @@ class EstimateComparison:
     support_level: float
     thresholds: Thresholds
     verdict: str
+    #: A family's account of the chains' modes (the mixture's; see
+    #: ``inference.families.gaussian_mixture.modes_summary``), or None.
+    modes: dict | None = None
 
     def rows(self) -> list[dict]:
         """Table rows, failing first, then by decreasing distance."""
@@ -415,7 +418,8 @@ class EstimateComparison:
         return {"verdict": self.verdict, "level": self.level,
                 "support_level": self.support_level, "thresholds": asdict(self.thresholds),
                 "support": self.support(), "parameters": [p.row() for p in self.parameters],
-                "diagnostics": asdict(self.diagnostics)}
+                "diagnostics": asdict(self.diagnostics),
+                **({"modes": self.modes} if self.modes is not None else {})}
 
 
 def compare_estimates(estimates: Sequence[PointEstimate], draws: Mapping[str, np.ndarray], *,
