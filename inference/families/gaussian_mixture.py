@@ -144,7 +144,8 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
                 "caption": f"The {X.shape[0]} rows (at most 5000 drawn) and the {estimate} "
                            f"mixture: each weighted component"
                            + (" density and their sum." if D == 1 else
-                              " as its 1- and 2-sd ellipses (first two features)."),
+                              " as its 1- and 2-sd ellipses, on the two features that "
+                              "separate the components best (named on the axes)."),
                 "points": X[np.unique(np.linspace(0, X.shape[0] - 1, min(5000, X.shape[0]))
                                       .astype(int))],
                 "weights": result.weights, "means": result.means,
