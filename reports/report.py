@@ -166,6 +166,12 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
                          "has_priors": bool(fit.priors)}
+    modes = estimates.modes if estimates is not None else None
+    if modes and modes.get("split"):
+        judged = ", ".join(str(c) for c in modes["judged_chains"])
+        data["verdict_sentence"] += (f" The chains sat in {len(modes['groups'])} separate "
+                                     f"modes: the estimates were judged on chains {judged}, "
+                                     f"the mode the estimate claims (see Chains and modes).")
     if estimates is not None:
         est_diag = {**_asdict(estimates.diagnostics),
                     **_sampler_extras(check.estimates_sample.idata)}

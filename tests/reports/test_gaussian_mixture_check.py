@@ -12,6 +12,7 @@ import xarray as xr
 from inference.compare import compare_estimates_idata
 from inference.dispatch import fit
 from inference.families.gaussian_mixture import posterior_checks
+from inference.nuts import SampleResult
 from models import load_spec
 from reports.cli import main
 
@@ -79,7 +80,20 @@ def _with_chain_in_another_mode(idata, chain, shift_sd=20.0):
     return xr.DataTree.from_dict({"posterior": ds, "sample_stats": idata.sample_stats.ds})
 
 
-def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_check):
+def _render(out, spec, result, estimates, idata) -> str:
+    """The report page of a check made of these parts (no sampling)."""
+    from reports.check import CheckResult
+    from reports.report import render_run, report_data, write_report_data
+
+    idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+    sample = SampleResult(idata=idata, seconds=0.0, sampling_seconds=None, sampler="nutpie")
+    check = CheckResult(result, None, None, out, {}, sample, estimates)
+    write_report_data(out, report_data(check, spec, spec.sampling, spec.text()))
+    return render_run(out)
+
+
+def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_check,
+                                                                         tmp_path):
     """With one chain in a far-away mode the estimate is judged on the other three (pass);
     the report of modes names the chains and their log densities; an estimate moved by 3
     posterior sds still fails there; a chain of the claimed mode that disagrees with the others
@@ -101,6 +115,9 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     assert other["log_density_max"] < claimed["log_density_median"] - 100  # far worse
     assert any("Chain 2: another mode" in m for m in modes["message"])
     assert "modes" in ok.summary()
+    html = _render(tmp_path, spec, right, ok, idata)
+    assert 'id="modes">Chains and modes</h3>' in html and "Chain 2: another mode" in html
+    assert "judged on chains 0, 1, 3, the mode the estimate claims" in html
 
     # a wrong estimate, judged in the mode it claims, fails
     target = "means[1, x2]"
