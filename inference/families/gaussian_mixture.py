@@ -452,7 +452,9 @@ def _modes_message(modes: ChainModes, groups: list[dict]) -> list[str]:
     if len(groups) == 1:
         out.append(f"All {len(claimed['chains'])} chains sit in one mode, the one the EM "
                    f"estimate claims (every chain's means within {modes.same_sd:g} posterior "
-                   f"sds of the others'); the estimate is judged on every chain.")
+                   f"sds of the others'), or some move between modes (which widens their "
+                   f"sds; the rank and trace plots show it); the estimate is judged on every "
+                   f"chain.")
     elif modes.split:
         out.append(f"The chains sit in {len(groups)} separate modes (chains of different "
                    f"modes more than {modes.apart_sd:g} posterior sds apart in some "
