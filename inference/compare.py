@@ -486,6 +486,9 @@ class EstimateComparison:
     support_level: float
     thresholds: Thresholds
     verdict: str
+    #: A family's account of the chains' modes (the mixture's; see
+    #: ``inference.families.gaussian_mixture.modes_summary``), or None.
+    modes: dict | None = None
     informational: bool = False
 
     @property
@@ -518,7 +521,8 @@ class EstimateComparison:
                 "level": self.level,
                 "support_level": self.support_level, "thresholds": asdict(self.thresholds),
                 "support": self.support(), "parameters": [p.row() for p in self.parameters],
-                "diagnostics": asdict(self.diagnostics)}
+                "diagnostics": asdict(self.diagnostics),
+                **({"modes": self.modes} if self.modes is not None else {})}
 
 
 def compare_estimates(estimates: Sequence[PointEstimate], draws: Mapping[str, np.ndarray], *,

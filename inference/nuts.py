@@ -47,7 +47,7 @@ def show_progress_bar(progress: bool, stream=None) -> bool:
 
 def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
                 cores: int | None = None, sampler: str = "nutpie",
-                progress: bool = False) -> SampleResult:
+                progress: bool = False, initvals: dict | None = None) -> SampleResult:
     """Sample a PyMC model with NUTS.
 
     Parameters
@@ -64,6 +64,13 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     progress : bool
         Show the sampler's progress bar (only when stderr is a terminal, see
         :func:`show_progress_bar`).
+    initvals : dict, optional
+        Where the chains start (variable name -> value, possibly symbolic and seeded so that
+        each chain starts elsewhere: see ``models.interface.StartsAtEstimate``). PyMC's own
+        start jitter, U(-1, 1) on every unconstrained coordinate, is then switched off (for
+        nutpie ``compile_kwargs={"jitter_rvs": set()}``, for PyMC's NUTS
+        ``init="adapt_diag"``), so the chains start where these values say. Default: PyMC's
+        initial point with its jitter.
 
     Returns
     -------
@@ -73,11 +80,18 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
 
     cores = cores or max(1, min(chains, os.cpu_count() or 1))
     started = time.perf_counter()
+    start = {}
+    if initvals is not None:
+        start["initvals"] = initvals
+        if sampler == "nutpie":
+            start["compile_kwargs"] = {"jitter_rvs": set()}
+        elif sampler == "pymc":
+            start["init"] = "adapt_diag"
     with model:
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
                           nuts_sampler=sampler,
                           progressbar=show_progress_bar(progress),
-                          compute_convergence_checks=False)
+                          compute_convergence_checks=False, **start)
     seconds = time.perf_counter() - started
     attrs = idata.posterior.attrs
     return SampleResult(idata=idata, seconds=seconds,

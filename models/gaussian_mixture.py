@@ -59,7 +59,7 @@ import numpy as np
 
 from .data import MAX_MAGNITUDE, DataSource, numeric_columns
 from .errors import DataError, SpecError
-from .interface import Model
+from .interface import Model, StartsAtEstimate
 from .resources import require_memory, square_matrices
 from .spec import SamplingConfig, Section, Spec
 
@@ -70,12 +70,16 @@ __all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "rela
 #: holds the two equal).
 COVARIANCE_KINDS = ("full", "diag", "spherical", "tied")
 
+#: Each chain starts at the EM estimate moved by a normal jitter of this many approximate
+#: posterior sds per coordinate (see :meth:`GaussianMixture.initial_values`).
+START_JITTER_SD = 0.5
+
 #: Relabelling tries every ordering of the components: K! of them, at most this many (K <= 6).
 MAX_PERMUTATIONS = 720
 
 
 @dataclass(frozen=True, eq=False)
-class GaussianMixture(Model):
+class GaussianMixture(Model, StartsAtEstimate):
     """A Gaussian mixture: its columns, priors and EM settings.
 
     Parameters
@@ -245,6 +249,92 @@ class GaussianMixture(Model):
         if getattr(fit, "state", None) is not None:
             reference = np.asarray(fit.state.means, dtype=np.float64)
         return self.pymc_model(X, clustering, reference=reference)
+
+    def initial_values(self, fit, jitter_sd: float = START_JITTER_SD) -> dict:
+        """Where each chain starts: the EM estimate with a small jitter, per chain.
+
+        The values are those of the sampled variables of :meth:`pymc_model` (the
+        declaration's parameterisation: the Cholesky factor of each precision, log-diagonal
+        and lower triangle, for ``full`` / ``tied``; the variances; the weights; the means, in
+        the EM components' order, which is the relabelling reference when the fit is passed
+        to :meth:`declare`). Each coordinate is moved by ``jitter_sd`` times a rough posterior
+        sd computed from the estimate (component k holds ``n_k = weight_k n`` rows): a mean
+        by ``sd_kd / sqrt(n_k + kappa)``, a log-diagonal entry of the precision factor by
+        ``1 / sqrt(2 n_k)``, an off-diagonal one by ``|U_ii| / sqrt(n_k)``, a log weight by
+        ``1 / sqrt(n_k)`` (then renormalised), a log variance by ``sqrt(2 / n_k)``. The jitter
+        is a seeded random variable of the initial-point graph, so PyMC and nutpie draw a
+        different start for each chain from the chain's seed (and PyMC's own U(-1, 1) jitter,
+        far larger than a posterior sd here, must be switched off:
+        :func:`inference.nuts.sample_nuts` does).
+
+        Parameters
+        ----------
+        fit : inference.AnalyticFit
+            The EM fit (``fit.state`` an ``EMResult`` whose components are in the declared
+            order, ``fit.n_rows`` the rows).
+        jitter_sd : float
+            The jitter in approximate posterior sds; 0 starts every chain at the estimate.
+
+        Returns
+        -------
+        dict
+            Variable name -> value (symbolic when ``jitter_sd > 0``), for
+            ``pm.sample(initvals=...)``.
+        """
+        import pytensor.tensor as pt
+        from scipy.linalg import solve_triangular
+
+        state = fit.state
+        w = np.asarray(state.weights, dtype=np.float64)
+        mu = np.asarray(state.means, dtype=np.float64)
+        cov = np.asarray(state.covariances, dtype=np.float64)
+        K, D = mu.shape
+        n = max(int(fit.n_rows), 1)
+        n_k = np.maximum(w * n, 1.0)
+        raw = "_raw" if D > 1 and K > 1 else ""
+
+        def jitter(value, scale):
+            value = np.asarray(value, dtype=np.float64)
+            if jitter_sd <= 0:
+                return value
+            rng = pt.random.shared_rng(seed=None)
+            _, eps = pt.random.normal(0.0, 1.0, size=value.shape, rng=rng, return_next_rng=True)
+            return value + jitter_sd * np.broadcast_to(scale, value.shape) * eps
+
+        out = {}
+        sd = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+        mean_scale = sd / np.sqrt(n_k + self.kappa)[:, None]
+        if D == 1:
+            out["means_ordered"] = pt.sort(jitter(mu[:, 0], mean_scale[:, 0])) \
+                if jitter_sd > 0 else np.sort(mu[:, 0])
+        else:
+            out["means" + raw] = jitter(mu, mean_scale)
+        if not self.equal_weights:
+            logw = jitter(np.log(w), 1.0 / np.sqrt(n_k))
+            out["weights" + raw] = pt.special.softmax(logw) if jitter_sd > 0 else w
+        kind = self.kind
+        if kind in ("diag", "spherical"):
+            var = np.diagonal(cov, axis1=1, axis2=2)
+            var = var if kind == "diag" else var[:, 0]
+            scale = np.sqrt(2.0 / n_k)
+            logv = jitter(np.log(var), scale[:, None] if kind == "diag" else scale)
+            out["variances" + raw] = pt.exp(logv) if jitter_sd > 0 else var
+        elif kind in ("full", "tied"):
+            covs, counts = (cov, n_k) if kind == "full" else (cov[:1], np.array([float(n)]))
+            eye = np.eye(D)
+            U = []
+            for S in covs:  # precision Lambda = S^-1 = U U', U lower, without forming S^-1
+                L_inv = solve_triangular(np.linalg.cholesky(S), eye, lower=True)
+                U.append(np.linalg.cholesky(L_inv.T @ L_inv))
+            U = np.array(U)
+            diag = np.diagonal(U, axis1=1, axis2=2)
+            out["prec_chol_log_diag" + raw] = jitter(np.log(diag),
+                                                     1.0 / np.sqrt(2.0 * counts)[:, None])
+            if D > 1:
+                tri = np.tril_indices(D, -1)
+                out["prec_chol_offdiag" + raw] = jitter(
+                    U[:, tri[0], tri[1]], np.abs(diag[:, tri[0]]) / np.sqrt(counts)[:, None])
+        return out
 
     def pymc_model(self, X: np.ndarray, clustering: tuple[np.ndarray, np.ndarray],
                    reference: np.ndarray | None = None):

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from .data import DataSource
 
-__all__ = ["Calibratable", "FullDeclaration", "Model"]
+__all__ = ["Calibratable", "FullDeclaration", "Model", "StartsAtEstimate"]
 
 
 @runtime_checkable
@@ -64,4 +64,22 @@ class FullDeclaration(Protocol):
 
     def declare_full(self, source: DataSource, fit: Any = None) -> Any:
         """The PyMC model with the estimated quantities as free parameters."""
+        ...
+
+
+@runtime_checkable
+class StartsAtEstimate(Protocol):
+    """A model whose chains start at its analytic estimate, not at PyMC's default point.
+
+    For a posterior with several modes (a mixture) the check judges the estimate against the
+    mode it claims; chains started there explore that mode's neighbourhood, and a chain that
+    leaves it shows another mode.
+    """
+
+    def initial_values(self, fit: Any) -> dict:
+        """``pm.sample(initvals=...)`` for the model ``declare(..., fit=fit)`` returns.
+
+        Values may be symbolic (a seeded random jitter), so that each chain, seeded
+        differently, starts at its own point near the estimate.
+        """
         ...

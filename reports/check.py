@@ -18,7 +18,7 @@ from inference.compare import (
 from inference.dispatch import fit
 from inference.nuts import SampleResult, sample_nuts
 from inference.result import AnalyticFit
-from models.interface import FullDeclaration
+from models.interface import FullDeclaration, StartsAtEstimate
 from models.spec import Spec
 
 from .fit_summary import posterior_document
@@ -127,10 +127,10 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
 
     predictive = {}
 
-    def run(pymc_model):
+    def run(pymc_model, initvals=None):
         sampled = sample_nuts(pymc_model, draws=sampling.draws, tune=sampling.tune,
                               chains=sampling.chains, seed=sampling.seed, sampler=sampler,
-                              progress=progress)
+                              progress=progress, initvals=initvals)
         if not predictive:  # the first run's model is the one the report checks against data
             predictive.update(add_posterior_predictive(pymc_model, sampled.idata,
                                                        seed=sampling.seed))
@@ -148,7 +148,10 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     if result.estimates:
         declare_full = (spec.model.declare_full if isinstance(spec.model, FullDeclaration)
                         else spec.model.declare)
-        est_sample = run(declare_full(spec.data, fit=result))
+        # A multimodal posterior (mixture): chains start at the estimate, each jittered.
+        starts = (spec.model.initial_values(result)
+                  if isinstance(spec.model, StartsAtEstimate) else None)
+        est_sample = run(declare_full(spec.data, fit=result), starts)
         sampled = time.perf_counter()
         estimates = compare_estimates_idata(result.estimates, est_sample.idata,
                                             thresholds=thresholds)

@@ -83,7 +83,8 @@ def _gaussian_mixture(fit: AnalyticFit) -> list[dict]:
          "caption": f"The {n} rows (at most {MAX_DRAWN_POINTS} drawn) and the {estimate} "
                     f"mixture: each weighted component"
                     + (" density and their sum." if X.shape[1] == 1 else
-                       " as its 1- and 2-sd ellipses (first two features)."),
+                       " as its 1- and 2-sd ellipses, on the two features that "
+                       "separate the components best (named on the axes)."),
          "points": X[rows], "weights": np.asarray(p["weights"]["estimate"], dtype=np.float64),
          "means": np.asarray(p["means"]["estimate"], dtype=np.float64),
          "covariances": _mixture_covariances(p), "features": p["means"]["features"]})

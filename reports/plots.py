@@ -214,12 +214,42 @@ def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
     return figure_uri(fig)
 
 
+def separating_pair(weights, means, covariances) -> tuple[int, int]:
+    """The two features along which the mixture's components are told apart best.
+
+    For each pair of features, the squared Mahalanobis distance between every two component
+    means, under the average of their two covariances restricted to those features; the pair
+    whose worst-separated two components are farthest apart wins (ties: the larger total).
+    With one feature, ``(0, 0)``; with two, ``(0, 1)``.
+    """
+    means = np.asarray(means, dtype=np.float64)
+    cov = np.asarray(covariances, dtype=np.float64)
+    K, D = means.shape
+    if D <= 2:
+        return (0, min(1, D - 1))
+    best, best_key = (0, 1), None
+    for a in range(D):
+        for b in range(a + 1, D):
+            idx = np.array([a, b])
+            seps = []
+            for k in range(K):
+                for m in range(k + 1, K):
+                    S = 0.5 * (cov[k][np.ix_(idx, idx)] + cov[m][np.ix_(idx, idx)])
+                    diff = means[k, idx] - means[m, idx]
+                    seps.append(float(diff @ np.linalg.solve(S, diff)))
+            key = (min(seps), sum(seps)) if seps else (0.0, 0.0)
+            if best_key is None or key > best_key:
+                best, best_key = (a, b), key
+    return best
+
+
 def mixture_figure(points, weights, means, covariances, features, **_) -> str:
     """Data with the fitted Gaussian mixture.
 
     In 1-D a histogram with each weighted component density and their sum; in 2-D or more a
-    scatter of the first two features with each component's 1- and 2-sd ellipses (marginal of
-    those two features), labelled by weight.
+    scatter of two features, the pair that separates the components best
+    (:func:`separating_pair`), with each component's 1- and 2-sd ellipses (marginal of those
+    two features), labelled by weight.
     """
     plt = _plt()
     X = np.asarray(points, dtype=np.float64)
@@ -244,19 +274,24 @@ def mixture_figure(points, weights, means, covariances, features, **_) -> str:
         ax.plot(grid, total, color="#111111", lw=1.8, label="mixture")
         ax.set_xlabel(features[0], fontsize=9)
     else:
-        ax.scatter(X[:, 0], X[:, 1], s=6, color="#969696", alpha=0.6, label="data")
+        a, b = separating_pair(w, mu, cov)
+        idx = np.array([a, b])
+        ax.scatter(X[:, a], X[:, b], s=6, color="#969696", alpha=0.6, label="data")
         t = np.linspace(0, 2 * np.pi, 200)
         circle = np.stack([np.cos(t), np.sin(t)])
         for k in range(w.size):
-            L = np.linalg.cholesky(cov[k][:2, :2])
+            L = np.linalg.cholesky(cov[k][np.ix_(idx, idx)])
             c = colors[k % len(colors)]
             for r, ls in ((1.0, "-"), (2.0, "--")):
-                e = mu[k, :2, None] + r * (L @ circle)
+                e = mu[k, idx, None] + r * (L @ circle)
                 ax.plot(e[0], e[1], color=c, ls=ls, lw=1.4)
-            ax.plot(mu[k, 0], mu[k, 1], "x", color=c, ms=8, mew=2,
+            ax.plot(mu[k, a], mu[k, b], "x", color=c, ms=8, mew=2,
                     label=f"component {k} (weight {w[k]:.2f})")
-        ax.set_xlabel(features[0], fontsize=9)
-        ax.set_ylabel(features[1], fontsize=9)
+        ax.set_xlabel(features[a], fontsize=9)
+        ax.set_ylabel(features[b], fontsize=9)
+        if X.shape[1] > 2:
+            ax.set_title(f"the pair of the {X.shape[1]} features that separates the "
+                         f"components best", fontsize=8)
     ax.tick_params(labelsize=8)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
@@ -277,11 +312,14 @@ def fit_figure(entry: dict) -> dict:
 
 
 def estimates_figure(comparison, draws) -> str:
-    """Point estimates against the sampled posterior.
+    """Point estimates against the sampled posterior, in posterior sds.
 
-    For each row of an :class:`inference.compare.EstimateComparison`, the posterior median
-    and central interval (bar), the posterior mean (open circle) and the estimate (cross, red
-    when the row fails). Beyond 60 rows, the failing ones and then the farthest from their
+    For each row of an :class:`inference.compare.EstimateComparison`, on the scale of that
+    row's posterior (``(value - posterior mean) / posterior sd``, so a covariance of 0.01 and
+    a mean of 5 share one axis): the posterior median and central interval (bar), the
+    posterior mean (0, open circle) and the estimate (cross, red when the row fails). A row
+    without draws of its own (the mixture's responsibilities) is drawn at its
+    ``distance_sd``. Beyond 60 rows, the failing ones and then the farthest from their
     posterior are drawn.
     """
     plt = _plt()
@@ -294,18 +332,25 @@ def estimates_figure(comparison, draws) -> str:
     fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.3 * n))
     y = np.arange(n)[::-1]
     for yi, r in zip(y, rows, strict=True):
-        if r.name not in draws:  # a summary row without draws of its own (responsibilities)
-            ax.plot(r.estimate, yi, "x", color="#d62728" if r.verdict == "fail" else "#111111",
-                    ms=7, mew=2)
+        colour = "#d62728" if r.verdict == "fail" else "#111111"
+        x = None if r.name not in draws else np.asarray(draws[r.name], dtype=np.float64).ravel()
+        sd = float(np.std(x, ddof=1)) if x is not None and x.size > 1 else 0.0
+        if not sd > 0:  # no draws of its own, or constant draws: the row's own distance
+            ax.plot(np.nan_to_num(r.distance_sd), yi, "x", color=colour, ms=7, mew=2)
             continue
-        med = float(np.median(np.asarray(draws[r.name])))
-        ax.hlines(yi, r.sampled["lower"], r.sampled["upper"], color="#9ecae1", lw=4)
-        ax.plot(med, yi, "|", color="#08519c", ms=10)
-        ax.plot(r.sampled["mean"], yi, "o", mfc="white", color="#08519c", ms=5)
-        ax.plot(r.estimate, yi, "x", color="#d62728" if r.verdict == "fail" else "#111111",
-                ms=7, mew=2)
+        mean = float(np.mean(x))
+
+        def scale(v, mean=mean, sd=sd):
+            return (v - mean) / sd
+
+        ax.hlines(yi, scale(r.sampled["lower"]), scale(r.sampled["upper"]), color="#9ecae1",
+                  lw=4)
+        ax.plot(scale(float(np.median(x))), yi, "|", color="#08519c", ms=10)
+        ax.plot(0.0, yi, "o", mfc="white", color="#08519c", ms=5)
+        ax.plot(scale(r.estimate), yi, "x", color=colour, ms=7, mew=2)
     ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
     ax.set_yticks(y, [f"{r.name} ({r.verdict})" for r in rows], fontsize=8)
+    ax.set_xlabel("(value − posterior mean) / posterior sd", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
     return figure_uri(fig)

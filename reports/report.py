@@ -182,6 +182,12 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
                          "has_priors": bool(fit.priors)}
+    modes = estimates.modes if estimates is not None else None
+    if modes and modes.get("split"):
+        judged = ", ".join(str(c) for c in modes["judged_chains"])
+        data["verdict_sentence"] += (f" The chains sat in {len(modes['groups'])} separate "
+                                     f"modes: the estimates were judged on chains {judged}, "
+                                     f"the mode the estimate claims (see Chains and modes).")
     if estimates is not None:
         est_diag = {**_asdict(estimates.diagnostics),
                     **_sampler_extras(check.estimates_sample.idata)}
@@ -191,6 +197,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
             "verdict": estimates.verdict, "diagnostics": est_diag,
             "informational": estimates.informational, "inconsistent_sd": INCONSISTENT_SD,
             "separate_sampler": comparison is not None,
+            "modes": estimates.modes,
             "file": "posterior_full.nc" if comparison is not None else "posterior.nc",
             "names": [{"name": e.name, "var": e.var, "coords": e.coords}
                       for e in fit.estimates]}
@@ -289,29 +296,48 @@ def _diverging(idata):
     return None
 
 
+def _worst_mixing(idata, names: list[dict]) -> list[dict]:
+    """Order ``names`` by how badly the chains mix.
+
+    Highest r_hat first, then lowest bulk ESS, both over every chain of ``idata``.
+    """
+    from arviz_stats.base import array_stats
+
+    def badness(n):
+        x = _draws(idata, [n])[n["name"]]
+        r_hat = float(array_stats.rhat(x)) if x.shape[0] * x.shape[1] > 3 else math.nan
+        ess = float(array_stats.ess(x, method="bulk")) if x.shape[1] > 3 else math.nan
+        return (-np.nan_to_num(r_hat, nan=math.inf), np.nan_to_num(ess, nan=-math.inf))
+
+    return sorted(names, key=badness)
+
+
 def _health_figures(data: dict, idata, names: list[dict], n: int,
                     suffix: str = "") -> list[dict]:
     """Rank, trace, energy and pair plots of one sampled posterior of ``n`` parameters.
 
-    ``names`` lists the parameters worst first: rank and trace plots show the first
-    :data:`MAX_CHAIN_PANELS`, the pair plot the first :data:`MAX_PAIR`.
+    ``names`` lists the parameters worst first (by the check's own measure): rank and trace
+    plots show the :data:`MAX_CHAIN_PANELS` of them whose chains mix worst (highest r_hat,
+    then lowest bulk ESS, over every chain), whatever the model's size; the pair plot the
+    first :data:`MAX_PAIR`.
     """
     from . import plots
 
     figures = []
-    if n <= MAX_ROWS:
-        chained = names[:MAX_CHAIN_PANELS]
-        draws = _draws(idata, chained)
-        which = _which(len(chained), n)
-        if idata.posterior.sizes.get("chain", 1) >= 2:
-            _figure(figures, "Rank plots" + suffix,
-                    f"Fractional-rank ECDF of each chain for {which} (at most "
-                    f"{plots.RANK_DRAWS} evenly spaced draws per chain), with the multi-chain "
-                    "test's p-value; flat and close together when the chains mix.",
-                    plots.rank_figure, draws)
-        _figure(figures, "Traces" + suffix,
-                f"Draws per chain and their densities, for {which}.",
-                plots.trace_figure, draws, _diverging(idata))
+    chained = _worst_mixing(idata, names)[:MAX_CHAIN_PANELS]
+    draws = _draws(idata, chained)
+    which = (f"the {len(chained)} of {n} parameters whose chains mix worst (highest r_hat, "
+             f"then lowest bulk ESS, over every chain)" if len(chained) < n
+             else _which(len(chained), n))
+    if idata.posterior.sizes.get("chain", 1) >= 2:
+        _figure(figures, "Rank plots" + suffix,
+                f"Fractional-rank ECDF of each chain for {which} (at most "
+                f"{plots.RANK_DRAWS} evenly spaced draws per chain), with the multi-chain "
+                "test's p-value; flat and close together when the chains mix.",
+                plots.rank_figure, draws)
+    _figure(figures, "Traces" + suffix,
+            f"Draws per chain and their densities, for {which}.",
+            plots.trace_figure, draws, _diverging(idata))
     if "sample_stats" in idata.children and "energy" in idata.sample_stats:
         _figure(figures, "Energy" + suffix,
                 "Marginal energy against energy transitions; similar widths mean the "
@@ -455,8 +481,9 @@ def _estimate_figures(est: dict, idata) -> list[dict]:
     pct = f"{100 * est['level']:g} %"
     figures = []
     _figure(figures, "Point estimates against the full posterior",
-            f"NUTS posterior of the model without the estimates plugged in: median and {pct} "
-            "central interval (bars), posterior mean (open circle), and the analytic point "
-            "estimate (cross, red when it fails).",
+            f"NUTS posterior of the model without the estimates plugged in, each row in its "
+            f"own posterior sds from its posterior mean (open circle at 0): median and {pct} "
+            "central interval (bars) and the analytic point estimate (cross, red when it "
+            "fails).",
             plots.estimates_figure, SimpleNamespace(parameters=rows), draws)
     return figures

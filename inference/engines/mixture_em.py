@@ -109,6 +109,7 @@ __all__ = [
     "fit_em",
     "kmeans",
     "log_likelihood",
+    "log_posterior",
     "m_step",
     "responsibilities",
     "seed_centres",
@@ -1295,6 +1296,43 @@ def log_likelihood(X, weights, means, covs, *, batch_size: int | None = None) ->
         raise ValueError(f"means have {state.means.shape[1]} columns, X has {X.shape[1]}")
     with _blas_single_thread():
         return _statistics(X, state, "none", False, batch_size).loglik
+
+
+def log_posterior(X, weights, means, covs, *, covariance: str = "full",
+                  prior: MixturePrior | None = None, known_sd: float | None = None,
+                  equal_weights: bool = False, batch_size: int | None = None) -> float:
+    """What MAP-EM maximises, at any parameters: log-likelihood plus log prior.
+
+    The same function, with the same constants, as :attr:`EMResult.objective` (and the
+    ``history`` of :func:`fit_em`), so a value at other parameters (a posterior draw, say)
+    compares directly with the objective at the EM estimate.
+
+    Parameters
+    ----------
+    X : array_like of shape (n,) or (n, D)
+    weights, means, covs : array_like
+        As for :func:`log_likelihood` (full covariance matrices whatever ``covariance``).
+    covariance : {"full", "diag", "spherical", "tied"}
+        Which prior applies to the covariances (``tied`` and ``spherical`` read the first
+        matrix / the first variance of each component).
+    prior : MixturePrior, optional
+        None for maximum likelihood (the log prior is then 0).
+    known_sd, equal_weights : as for :func:`fit_em`.
+    batch_size : int, optional
+        Rows per batch.
+
+    Returns
+    -------
+    float
+    """
+    X = _as_data(X)
+    state = _state_from_full(weights, means, covs)
+    K, D = state.means.shape
+    cfg = _config(covariance, K, D, reg_covar=None, prior=prior, known_sd=known_sd,
+                  equal_weights=equal_weights, hard=False)
+    with _blas_single_thread():
+        loglik = _statistics(X, state, "none", False, batch_size).loglik
+    return loglik + _log_prior(state, cfg)
 
 
 def responsibilities(X, result: EMResult) -> np.ndarray:

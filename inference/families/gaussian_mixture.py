@@ -25,6 +25,14 @@ interval) what this family claims besides:
   probabilities, computed per draw from the sampled parameters (on at most ``max_rows`` rows
   and ``max_draws`` draws): every ``|gamma_ik - E[gamma_ik]|`` within
   ``max(resp_atol, max_mode_sd * sd(gamma_ik))``.
+
+Before these, the chains are grouped by the mode they sit in (:func:`inference.modes.chain_modes`:
+per-chain means of every compared parameter, in within-chain sds). When they separate cleanly
+into several modes, the estimate is judged against the chains of the mode it claims (the
+nearest), sampler health included, and the other modes are reported as information, with the
+log posterior density of their draws against the EM mode's (:func:`chain_log_densities`, the
+engine's :func:`~inference.engines.mixture_em.log_posterior`: the objective EM maximised, so a
+draw above the EM objective proves EM's mode is not the highest).
 """
 
 from __future__ import annotations
@@ -39,11 +47,12 @@ from models.errors import DataError
 from models.gaussian_mixture import GaussianMixture, relabel_draws
 from models.spec import Spec
 
-from ..engines.mixture_em import MixturePrior, fit_em, kmeans
+from ..engines.mixture_em import MixturePrior, fit_em, kmeans, log_posterior
 from ..engines.mixture_em import responsibilities as em_responsibilities
+from ..modes import ChainModes, chain_modes
 from ..result import AnalyticFit, PointEstimate
 
-__all__ = ["fit_gaussian_mixture", "marginal_mode", "posterior_checks"]
+__all__ = ["chain_log_densities", "fit_gaussian_mixture", "marginal_mode", "posterior_checks"]
 
 
 def _order(X: np.ndarray, means: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -197,14 +206,14 @@ def _draw_responsibilities(X, weights, means, covs) -> np.ndarray:
 def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
                      max_mode_sd: float = 2.0, resp_atol: float = 0.05, max_rows: int = 500,
                      max_draws: int = 1000):
-    """Add the mixture's own criteria to a point-estimate comparison, in place.
+    """Add the mixture's own criteria to a point-estimate comparison.
 
     Parameters
     ----------
     fit : AnalyticFit
         From :func:`fit_gaussian_mixture` (its ``state`` is the aligned EM result).
     comparison : inference.compare.EstimateComparison
-        From :func:`inference.compare.compare_estimates` on ``fit.estimates``.
+        From :func:`inference.compare.compare_estimates` on ``fit.estimates`` and every chain.
     idata : xarray.DataTree
         The draws of the declared model (already relabelled by the declaration).
     spec : models.Spec
@@ -221,13 +230,33 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
 
     Returns
     -------
-    The comparison, with each row's ``sampled["mode"]`` and ``sampled["mode_distance_sd"]``
-    and one more row, ``responsibilities``; its verdict recomputed.
+    inference.compare.EstimateComparison
+        ``comparison`` itself, or, when the chains separate cleanly into several modes, a new
+        comparison on the chains of the mode the estimate claims (with that comparison's
+        level and thresholds). Each row gets ``sampled["mode"]`` and
+        ``sampled["mode_distance_sd"]``; one more row, ``responsibilities``, is added; the
+        verdict is recomputed; ``modes`` holds :func:`modes_summary`.
     """
-    from ..compare import EstimateCheck
+    from ..compare import EstimateCheck, compare_estimates, draws_from_idata
 
     X = spec.model.data_matrix(spec.data)
-    posterior = idata.posterior
+    draws = draws_from_idata(idata, fit.estimates)
+    modes = chain_modes(draws, {e.name: e.value for e in fit.estimates})
+    keep = modes.judged_chains
+    if modes.split:
+        stats_group = idata.sample_stats.ds if "sample_stats" in idata.children else {}
+
+        def stat(name):
+            if name not in stats_group:
+                return None
+            return np.asarray(stats_group[name].transpose("chain", "draw").values)[keep]
+
+        comparison = compare_estimates(
+            fit.estimates, {k: v[keep] for k, v in draws.items()},
+            diverging=stat("diverging"), energy=stat("energy"),
+            thresholds=comparison.thresholds, level=comparison.level,
+            support_level=comparison.support_level)
+    posterior = idata.posterior.ds.isel(chain=keep)
     by_name = {e.name: e for e in fit.estimates}
     for row in comparison.parameters:
         e = by_name.get(row.name)
@@ -289,7 +318,146 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     if comparison.diagnostics.healthy:
         comparison.verdict = ("fail" if any(r.verdict == "fail" for r in comparison.parameters)
                               else "pass")
+    comparison.modes = modes_summary(modes, fit, idata, spec, X)
     return comparison
+
+
+def _chain_parameters(posterior, fit, chain: int, n_draws: int):
+    """One chain's parameters at ``n_draws`` evenly spaced draws.
+
+    Weights (S, K), means (S, K, D) and covariances (S, K, D, D).
+    """
+    one = posterior.isel(chain=[chain])
+    K, D = fit.state.means.shape
+    S = one.sizes["draw"]
+    keep = np.unique(np.linspace(0, S - 1, min(n_draws, S)).astype(int))
+    means = _stack(one, "means").reshape(-1, K, D)[keep]
+    weights = (_stack(one, "weights").reshape(-1, K)[keep] if "weights" in one
+               else np.full((keep.size, K), 1.0 / K))
+    return weights, means, _draw_covariances(one, fit, keep, K, D)
+
+
+def chain_log_densities(fit: AnalyticFit, idata, spec: Spec, X: np.ndarray | None = None,
+                        n_draws: int | None = None) -> np.ndarray:
+    """Log posterior density of evenly spaced draws of each chain, minus the EM mode's.
+
+    The density is what EM maximised (:func:`inference.engines.mixture_em.log_posterior`:
+    log-likelihood plus log prior in the coordinates of the estimate), so 0 is the EM
+    estimate's value and a draw above 0 is a point of higher density than the EM mode.
+
+    Parameters
+    ----------
+    fit : AnalyticFit
+    idata : xarray.DataTree
+    spec : models.Spec
+    X : numpy.ndarray, optional
+        The data (read from ``spec`` when omitted).
+    n_draws : int, optional
+        Draws per chain; default between 5 and 100, fewer for large data (about 2e6 row x
+        component x feature terms per chain).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(chain, n_draws)``.
+    """
+    model = spec.model
+    X = model.data_matrix(spec.data) if X is None else X
+    K, D = fit.state.means.shape
+    if n_draws is None:
+        n_draws = int(np.clip(2e6 / (X.shape[0] * K * D), 5, 100))
+    prior = MixturePrior(**model.em_prior()) if model.is_map else None
+    posterior = idata.posterior.ds
+    out = []
+    for c in range(posterior.sizes["chain"]):
+        w, mu, cov = _chain_parameters(posterior, fit, c, n_draws)
+        out.append([log_posterior(X, w[s], mu[s], cov[s], covariance=model.covariance,
+                                  prior=prior, known_sd=model.known_sd,
+                                  equal_weights=model.equal_weights)
+                    for s in range(w.shape[0])])
+    return np.asarray(out, dtype=np.float64) - float(fit.state.objective)
+
+
+def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
+                  X: np.ndarray | None = None) -> dict:
+    """Which chains hold which mode, their log densities against the EM mode, in words.
+
+    Returns
+    -------
+    dict
+        ``split``, ``clean``, ``same_sd``, ``apart_sd``, ``judged_chains``,
+        ``em_log_density`` (the EM objective), ``groups`` (per mode: ``chains``, ``claimed``,
+        ``estimate_distance_sd``, ``worst_parameter``, ``weights`` (posterior means),
+        ``log_density_median`` and ``log_density_max`` of its draws minus the EM mode's,
+        ``above_em``), ``chains`` (per chain: ``group`` and the same two log densities) and
+        ``message``, the sentences the report shows.
+    """
+    logd = chain_log_densities(fit, idata, spec, X)
+    posterior = idata.posterior.ds
+    groups = []
+    for i, g in enumerate(modes.groups):
+        w = (np.asarray(posterior["weights"].isel(chain=g).mean(("chain", "draw")).values)
+             .tolist() if "weights" in posterior else None)
+        ld = logd[g].ravel()
+        groups.append({"chains": list(g), "claimed": i == modes.claimed,
+                       "estimate_distance_sd": modes.estimate_distance_sd[i],
+                       "worst_parameter": modes.worst_parameter[i], "weights": w,
+                       "log_density_median": float(np.median(ld)),
+                       "log_density_max": float(np.max(ld)),
+                       "above_em": bool(np.max(ld) > 0)})
+    chains = [{"chain": c, "group": next(i for i, g in enumerate(modes.groups) if c in g),
+               "log_density_median": float(np.median(logd[c])),
+               "log_density_max": float(np.max(logd[c]))} for c in range(logd.shape[0])]
+    return {"split": modes.split, "clean": modes.clean, "same_sd": modes.same_sd,
+            "apart_sd": modes.apart_sd, "judged_chains": modes.judged_chains,
+            "em_log_density": float(fit.state.objective), "draws_per_chain": logd.shape[1],
+            "groups": groups, "chains": chains, "message": _modes_message(modes, groups)}
+
+
+def _chain_list(chains) -> str:
+    chains = list(chains)
+    word = "chain" if len(chains) == 1 else "chains"
+    return f"{word} " + ", ".join(str(c) for c in chains)
+
+
+def _modes_message(modes: ChainModes, groups: list[dict]) -> list[str]:
+    def weights(g):
+        return ("" if g["weights"] is None else
+                "weights " + " / ".join(f"{v:.2f}" for v in g["weights"]) + "; ")
+
+    claimed = groups[modes.claimed]
+    out = []
+    if len(groups) == 1:
+        out.append(f"All {len(claimed['chains'])} chains sit in one mode, the one the EM "
+                   f"estimate claims (every chain's means within {modes.same_sd:g} posterior "
+                   f"sds of the others'), or some move between modes (which widens their "
+                   f"sds; the rank and trace plots show it); the estimate is judged on every "
+                   f"chain.")
+    elif modes.split:
+        out.append(f"The chains sit in {len(groups)} separate modes (chains of different "
+                   f"modes more than {modes.apart_sd:g} posterior sds apart in some "
+                   f"parameter). {_chain_list(claimed['chains']).capitalize()} hold the mode "
+                   f"the EM estimate claims ({weights(claimed)}the estimate at most "
+                   f"{claimed['estimate_distance_sd']:.2f} of its posterior sds from its "
+                   f"draws' means) and judge it, sampler health included; the other "
+                   f"mode(s) are information, not part of the verdict.")
+        for g in groups[1:]:
+            out.append(f"{_chain_list(g['chains']).capitalize()}: another mode "
+                       f"({weights(g)}the estimate {g['estimate_distance_sd']:.1f} of its "
+                       f"posterior sds away, in {g['worst_parameter']}).")
+    else:
+        out.append(f"The chains do not separate cleanly into modes: they form {len(groups)} "
+                   f"groups, but some chains of different groups are within "
+                   f"{modes.apart_sd:g} posterior sds (a chain moving between modes); every "
+                   f"chain judges the estimate, so r_hat sees the disagreement.")
+    for g in groups:
+        where = "EM's own mode" if g is claimed else "that mode"
+        out.append(f"Log posterior density of the draws of {_chain_list(g['chains'])} ({where}) "
+                   f"relative to the EM estimate's: median {g['log_density_median']:+.1f}, "
+                   f"highest {g['log_density_max']:+.1f}"
+                   + (" — above the EM mode, so EM's estimate is not the highest mode of "
+                      "this posterior." if g["above_em"] and g is not claimed else "."))
+    return out
 
 
 def _draw_covariances(posterior, fit, keep, K, D) -> np.ndarray:

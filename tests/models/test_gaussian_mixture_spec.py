@@ -212,3 +212,47 @@ def test_declared_log_density_against_scipy():
                   + sum((D - i + 1) * log_diag[0, i] for i in range(D)))
         values.append(float(ours) - float(theirs))
     assert np.ptp(values) < 1e-8, values
+
+
+@pytest.mark.parametrize("covariance", ["full", "diag"])
+def test_chains_start_at_the_em_estimate_with_a_small_jitter(covariance):
+    """initial_values, without jitter, is the EM estimate in the declaration's coordinates
+    (the covariance rebuilt from the sampled precision factor); with jitter, each seed (one
+    per chain) starts elsewhere, within a few approximate posterior sds of the estimate."""
+    from dataclasses import replace
+
+    from pymc.initial_point import make_initial_point_fn
+
+    spec = load_spec(EXAMPLES / "blobs.toml")
+    if covariance == "diag":
+        model = replace(spec.model, covariance="diag", iw_dof=None, iw_scale=None,
+                        ig_shape=2.0, ig_scale=np.array([1.0, 1.0]))
+        spec = replace(spec, model=model)
+    result = fit(spec)
+    em = result.state
+    declared = spec.model.declare(spec.data, fit=result)
+
+    def start(seed, **kwargs):
+        fn = make_initial_point_fn(model=declared, jitter_rvs=set(), return_transformed=False,
+                                   overrides=spec.model.initial_values(result, **kwargs))
+        return fn(seed)
+
+    exact = start(0, jitter_sd=0.0)
+    np.testing.assert_allclose(exact["weights_raw"], em.weights, rtol=1e-12)
+    np.testing.assert_allclose(exact["means_raw"], em.means, rtol=1e-12)
+    if covariance == "full":
+        D = em.means.shape[1]
+        for k in range(em.means.shape[0]):
+            U = np.diag(np.exp(exact["prec_chol_log_diag_raw"][k]))
+            U[np.tril_indices(D, -1)] = exact["prec_chol_offdiag_raw"][k]
+            np.testing.assert_allclose(np.linalg.inv(U @ U.T), em.covariances[k], rtol=1e-9)
+    else:
+        np.testing.assert_allclose(exact["variances_raw"],
+                                   np.diagonal(em.covariances, axis1=1, axis2=2), rtol=1e-12)
+    a, b = start(1), start(2)
+    n_k = em.weights * result.n_rows
+    for p in (a, b):
+        moved = (p["means_raw"] - em.means) / (em.sds / np.sqrt(n_k)[:, None])
+        assert 0 < np.max(np.abs(moved)) < 0.5 * 5  # jitter_sd 0.5 sds, 5-sigma bound
+        assert np.all(p["weights_raw"] > 0) and p["weights_raw"].sum() == pytest.approx(1.0)
+    assert np.max(np.abs(a["means_raw"] - b["means_raw"])) > 0

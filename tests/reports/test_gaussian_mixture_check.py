@@ -12,6 +12,7 @@ import xarray as xr
 from inference.compare import compare_estimates_idata
 from inference.dispatch import fit
 from inference.families.gaussian_mixture import posterior_checks
+from inference.nuts import SampleResult
 from models import load_spec
 from reports.cli import main
 
@@ -66,3 +67,80 @@ def test_estimate_moved_by_three_posterior_sds_fails(blobs_check):
     assert failed <= {target, "responsibilities"}
     bad = next(r for r in result.parameters if r.name == target)
     assert not bad.inside and abs(bad.sampled["mode_distance_sd"]) > 2
+
+
+def _with_chain_in_another_mode(idata, chain, shift_sd=20.0):
+    """The blobs draws with one chain moved into a made-up second mode: its means shifted by
+    ``shift_sd`` posterior sds and its weights reversed (a valid mixture, far from the first)."""
+    ds = idata.posterior.ds.copy(deep=True)
+    sd = ds["means"].std(("chain", "draw"))
+    ds["means"][dict(chain=chain)] = ds["means"].isel(chain=chain) + shift_sd * sd
+    w = ds["weights"].isel(chain=chain).values
+    ds["weights"][dict(chain=chain)] = w[:, ::-1]
+    return xr.DataTree.from_dict({"posterior": ds, "sample_stats": idata.sample_stats.ds})
+
+
+def _render(out, spec, result, estimates, idata) -> str:
+    """The report page of a check made of these parts (no sampling)."""
+    from reports.check import CheckResult
+    from reports.report import render_run, report_data, write_report_data
+
+    idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+    sample = SampleResult(idata=idata, seconds=0.0, sampling_seconds=None, sampler="nutpie")
+    check = CheckResult(result, None, None, out, {}, sample, estimates)
+    write_report_data(out, report_data(check, spec, spec.sampling, spec.text()))
+    return render_run(out)
+
+
+def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_check,
+                                                                         tmp_path):
+    """With one chain in a far-away mode the estimate is judged on the other three (pass);
+    the report of modes names the chains and their log densities; an estimate moved by 3
+    posterior sds still fails there; a chain of the claimed mode that disagrees with the others
+    by 1 sd (not another mode) makes the verdict inconclusive, not pass."""
+    _, out = blobs_check
+    spec = load_spec(EXAMPLES / "blobs.toml")
+    right = fit(spec)
+    idata = _with_chain_in_another_mode(
+        xr.open_datatree(out / "posterior.nc", engine="h5netcdf"), chain=2)
+    assert compare_estimates_idata(right.estimates, idata).verdict == "inconclusive"
+    ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
+    assert ok.verdict == "pass", [r.reasons for r in ok.parameters if r.reasons]
+    modes = ok.modes
+    assert modes["split"] and modes["judged_chains"] == [0, 1, 3]
+    assert [g["chains"] for g in modes["groups"]] == [[0, 1, 3], [2]]
+    assert ok.diagnostics.chains == 3
+    claimed, other = modes["groups"]
+    assert claimed["log_density_max"] <= 0 < claimed["log_density_max"] + 50
+    assert other["log_density_max"] < claimed["log_density_median"] - 100  # far worse
+    assert any("Chain 2: another mode" in m for m in modes["message"])
+    assert "modes" in ok.summary()
+    html = _render(tmp_path, spec, right, ok, idata)
+    assert 'id="modes">Chains and modes</h3>' in html and "Chain 2: another mode" in html
+    assert "judged on chains 0, 1, 3, the mode the estimate claims" in html
+
+    # a wrong estimate, judged in the mode it claims, fails
+    target = "means[1, x2]"
+    row = next(r for r in ok.parameters if r.name == target)
+    moved = row.sampled["mean"] + 3 * row.sampled["sd"]
+    state = right.state
+    means = state.means.copy()
+    means[1, 1] = moved
+    wrong = replace(right, state=state._replace(means=means),
+                    estimates=[replace(e, value=moved) if e.name == target else e
+                               for e in right.estimates])
+    bad = posterior_checks(wrong, compare_estimates_idata(wrong.estimates, idata), idata, spec)
+    assert bad.modes["judged_chains"] == [0, 1, 3]
+    assert bad.verdict == "fail" and target in {r.name for r in bad.parameters
+                                               if r.verdict == "fail"}
+
+    # unhealthy within the claimed mode: chain 1 moved by 1 sd (same mode, r_hat far from 1)
+    ds = idata.posterior.ds.copy(deep=True)
+    ds["means"][dict(chain=1)] = ds["means"].isel(chain=1) + ds["means"].isel(
+        chain=[0, 3]).std(("chain", "draw"))
+    shaky = xr.DataTree.from_dict({"posterior": ds, "sample_stats": idata.sample_stats.ds})
+    unsure = posterior_checks(right, compare_estimates_idata(right.estimates, shaky), shaky,
+                              spec)
+    assert unsure.modes["judged_chains"] == [0, 1, 3]
+    assert unsure.verdict == "inconclusive"
+    assert any("r_hat" in p for p in unsure.diagnostics.problems)

@@ -13,11 +13,15 @@ from reports.report import MAX_CHAIN_PANELS, MAX_PAIR
 CHAINS, DRAWS = 4, 200
 
 
-def _posterior(k: int):
+def _posterior(k: int, spread=None):
+    """``w[i]`` ~ N(10 i, 1); chain c shifted by ``(c - 1.5) spread[i]`` (chains that disagree,
+    a high r_hat, the same overall mean)."""
     import arviz_base as azb
 
     rng = np.random.default_rng(0)
     w = 10.0 * np.arange(k) + rng.normal(size=(CHAINS, DRAWS, k))
+    if spread is not None:
+        w += (np.arange(CHAINS) - 1.5)[:, None, None] * np.asarray(spread)[None, None, :]
     return azb.from_dict({"posterior": {"w": w},
                           "sample_stats": {"energy": rng.normal(size=(CHAINS, DRAWS)),
                                            "diverging": np.zeros((CHAINS, DRAWS), bool)}},
@@ -47,6 +51,8 @@ def figures(monkeypatch):
 
 def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
     order = [5, 2, 7, 0, 3, 6, 1, 4]  # worst first, as in the cross-check table
+    spread = np.zeros(8)
+    spread[[3, 6, 0, 1]] = [2.0, 1.5, 1.0, 0.6]  # chains mix worst for w[3], then w[6], ...
     seen = {}
 
     def recorder(kind):
@@ -58,18 +64,38 @@ def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
     for kind in ("rank", "trace", "pair"):
         monkeypatch.setattr(plots, f"{kind}_figure", recorder(kind))
     monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
-    drawn = report._health_figures({}, _posterior(8), _names(order), len(order))
+    drawn = report._health_figures({}, _posterior(8, spread), _names(order), len(order))
     captions = {f["title"]: f["caption"] for f in drawn}
-    worst = [f"w[{i}]" for i in order]
-    assert list(seen["rank"]) == worst[:MAX_CHAIN_PANELS]
-    assert list(seen["trace"]) == worst[:MAX_CHAIN_PANELS]
-    assert list(seen["pair"]) == worst[:MAX_PAIR]
+    mixing = [f"w[{i}]" for i in (3, 6, 0, 1)]
+    assert list(seen["rank"]) == mixing[:MAX_CHAIN_PANELS]
+    assert list(seen["trace"]) == mixing[:MAX_CHAIN_PANELS]
+    assert list(seen["pair"]) == [f"w[{i}]" for i in order][:MAX_PAIR]
     for kind in ("rank", "trace", "pair"):
         for name, mean in seen[kind].items():
             assert mean == pytest.approx(10 * _index(name), abs=0.5), (kind, name)
-    assert f"the {MAX_CHAIN_PANELS} worst of 8 parameters" in captions["Rank plots"]
-    assert f"the {MAX_CHAIN_PANELS} worst of 8 parameters" in captions["Traces"]
+    assert f"the {MAX_CHAIN_PANELS} of 8 parameters whose chains mix worst" \
+        in captions["Rank plots"]
+    assert f"the {MAX_CHAIN_PANELS} of 8 parameters whose chains mix worst" in captions["Traces"]
     assert f"the {MAX_PAIR} worst of 8 parameters" in captions["Pair plot"]
+
+
+def test_large_models_still_get_rank_and_trace_plots(monkeypatch):
+    """Beyond MAX_ROWS parameters (the mixture on iris has 45) the chain figures stay."""
+    from reports.report import MAX_ROWS
+
+    k = MAX_ROWS + 5
+    spread = np.zeros(k)
+    spread[k - 1] = 3.0
+    seen = {}
+    monkeypatch.setattr(plots, "rank_figure", lambda d: seen.setdefault("rank", list(d)))
+    monkeypatch.setattr(plots, "trace_figure", lambda d, *_: seen.setdefault("trace", list(d)))
+    monkeypatch.setattr(plots, "pair_figure", lambda d: "data:,")
+    monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
+    titles = [f["title"] for f in report._health_figures({}, _posterior(k, spread),
+                                                         _names(range(k)), k)]
+    assert "Rank plots" in titles and "Traces" in titles
+    assert seen["rank"][0] == seen["trace"][0] == f"w[{k - 1}]"
+    assert len(seen["rank"]) == MAX_CHAIN_PANELS
 
 
 def test_small_models_show_every_parameter(monkeypatch):
@@ -155,3 +181,38 @@ def test_forest_legend_when_the_first_row_has_no_analytic_interval():
         warnings.simplefilter("error")
         assert forest_figure([row("score", None), row("p", 0.5)]).startswith("data:image/png")
         assert forest_figure([row("score", None)]).startswith("data:image/png")
+
+
+def test_estimates_figure_is_in_posterior_sds(figures):
+    """A covariance near 0.01 and a mean near 5 share one axis: each row in its own sds."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(3)
+    draws = {"cov": rng.normal(0.01, 0.002, (CHAINS, DRAWS)),
+             "mean": rng.normal(5.0, 0.1, (CHAINS, DRAWS))}
+
+    def row(name, estimate, verdict="pass"):
+        x = draws[name].ravel()
+        lo, hi = np.quantile(x, [0.005, 0.995])
+        return SimpleNamespace(name=name, verdict=verdict, estimate=estimate,
+                               distance_sd=(estimate - x.mean()) / x.std(ddof=1),
+                               sampled={"mean": x.mean(), "lower": lo, "upper": hi})
+
+    rows = [row("cov", 0.01 + 3 * 0.002, "fail"), row("mean", 5.0 - 0.1)]
+    plots.estimates_figure(SimpleNamespace(parameters=rows), draws)
+    (fig,) = figures
+    crosses = [line for line in fig.axes[0].lines if line.get_marker() == "x"]
+    xs = [float(line.get_xdata()[0]) for line in crosses]
+    assert xs[0] == pytest.approx(3.0, abs=0.2) and xs[1] == pytest.approx(-1.0, abs=0.2)
+    assert "posterior sd" in fig.axes[0].get_xlabel()
+
+
+def test_mixture_figure_plots_the_pair_that_separates_the_components():
+    """Components apart only in features 2 and 3 (and 3 more than 2): that pair, not the first
+    two features."""
+    means = np.array([[0.0, 0.0, 0.0, 0.0], [0.1, 0.0, 4.0, 8.0], [0.0, 0.1, 8.0, 0.0]])
+    covs = np.broadcast_to(np.eye(4), (3, 4, 4))
+    assert plots.separating_pair(np.full(3, 1 / 3), means, covs) == (2, 3)
+    # the same means with the features reversed: the pair follows them
+    assert plots.separating_pair(np.full(3, 1 / 3), means[:, ::-1], covs) == (0, 1)
+    assert plots.separating_pair(np.ones(2) / 2, means[:2, :2], covs[:2, :2, :2]) == (0, 1)

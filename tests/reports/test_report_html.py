@@ -253,8 +253,9 @@ def test_large_models_are_summarised(large):
     table = html.split('<table class="wide">', 1)[1].split("</table>", 1)[0]
     assert table.count("<tr class=") == MAX_ROWS
     assert ">All z scores</h3>" in html
-    assert ">Rank plots</h3>" not in html  # no per-parameter panels beyond 20
-    assert html.count("<img ") <= 8
+    # rank and trace plots of the parameters that mix worst, whatever the model's size
+    assert ">Rank plots</h3>" in html and ">Traces</h3>" in html
+    assert html.count("<img ") <= 10
     assert seconds < 30, f"rendering took {seconds:.1f} s"
 
 

@@ -22,6 +22,7 @@ from inference.engines.mixture_em import (
     fit_em,
     kmeans,
     log_likelihood,
+    log_posterior,
     m_step,
     responsibilities,
     seed_centres,
@@ -502,6 +503,26 @@ def test_map_estimate_is_the_mode_of_the_scipy_posterior(kind):
     # covariances by ~5 %, far more than 1e-3, and would fail here.
     for w2, mu2, cov2 in perturbations(w, mu, cov, kind, 1e-3):
         assert log_posterior_scipy(X, w2, mu2, cov2, kind, prior) < best
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_log_posterior_is_the_objective_anywhere(kind):
+    """log_posterior at the estimate is EM's objective; elsewhere it moves as scipy's does."""
+    X = blobs(12, n=(25, 20, 15))
+    prior = proper_prior(kind)
+    res = fit_em(X, n_components=3, covariance=kind, prior=prior, seed=1)
+    at = log_posterior(X, res.weights, res.means, res.covariances, covariance=kind, prior=prior)
+    assert at == pytest.approx(res.objective, rel=1e-12)
+    start = fit_em(X, n_components=3, covariance=kind, prior=prior, max_iter=0, seed=1)
+    there = log_posterior(X, start.weights, start.means, start.covariances, covariance=kind,
+                          prior=prior)
+    ref = (log_posterior_scipy(X, res.weights, res.means, res.covariances, kind, prior)
+           - log_posterior_scipy(X, start.weights, start.means, start.covariances, kind, prior))
+    assert at - there == pytest.approx(ref, rel=1e-9)
+    assert at > there  # the start is not the mode
+    ml = fit_em(X, n_components=3, covariance=kind, seed=1)
+    assert log_posterior(X, ml.weights, ml.means, ml.covariances,
+                         covariance=kind) == pytest.approx(ml.log_likelihood, rel=1e-12)
 
 
 def test_ml_estimate_moved_is_worse():
