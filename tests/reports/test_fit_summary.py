@@ -114,7 +114,7 @@ def test_mixture_figures_from_the_fit_with_and_without_its_data():
     mixture = fit_figures(result)[1]
     np.testing.assert_array_equal(mixture["covariances"], result.state.covariances)
     np.testing.assert_array_equal(mixture["means"], result.state.means)
-    assert mixture["caption"].endswith("ellipses (first two features).")
+    assert mixture["caption"].endswith("separate the components best (named on the axes).")
 
     result.data_matrix = None
     assert [f["kind"] for f in fit_figures(result)] == ["series"]
