@@ -34,7 +34,8 @@ from ..engines.networks import (
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["NetworkStreamState", "fit_bayesian_network", "network_schema"]
+__all__ = ["NetworkStreamState", "fit_bayesian_network", "network_oracles", "network_queries",
+           "network_prior", "network_schema"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ def network_schema(model: BayesianNetwork, states: dict) -> NetworkSchema:
                          model.parents)
 
 
-def _prior(model: BayesianNetwork, schema: NetworkSchema, states: dict):
+def network_prior(model: BayesianNetwork, schema: NetworkSchema, states: dict):
+    """The prior concentrations of every CPT (one ``(q_v, r_v)`` array per node)."""
     return tuple(np.full((schema.n_configs(v), r), model.prior_alpha(v, states))
                  for v, r in enumerate(schema.cardinality))
 
@@ -96,8 +98,9 @@ def _cpts_json(model: BayesianNetwork, post: CPTPosterior, counts: NetworkCounts
     return out
 
 
-def _queries(model: BayesianNetwork, schema: NetworkSchema, post: CPTPosterior,
-             states: dict) -> list[dict]:
+def network_queries(model: BayesianNetwork, schema: NetworkSchema, post: CPTPosterior,
+                    states: dict) -> list[dict]:
+    """Each query's posterior predictive, joint sums and P(evidence) (for posterior.json)."""
     index = {n: i for i, n in enumerate(model.nodes)}
     out = []
     for q in model.queries:
@@ -130,8 +133,8 @@ def _independences(model: BayesianNetwork) -> list[dict]:
     return out
 
 
-def _oracles(model: BayesianNetwork, post: CPTPosterior, states: dict,
-             queries: list[dict]) -> list[ExactMarginal]:
+def network_oracles(model: BayesianNetwork, post: CPTPosterior, states: dict,
+                    queries: list[dict]) -> list[ExactMarginal]:
     """Every CPT entry's exact Beta marginal, and the exact means of each query's sums."""
     out = []
     for v, n in enumerate(model.nodes):
@@ -193,10 +196,10 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
                         resume=resume, model_key=model_key(spec), total=len(files) or None,
                         progress=progress)
     counts = stream.state.to_counts(schema)
-    prior = _prior(model, schema, states)
+    prior = network_prior(model, schema, states)
     post = cpt_posterior(counts, prior)
     log_ml = log_marginal_likelihood(counts, prior)
-    queries = _queries(model, schema, post, states)
+    queries = network_queries(model, schema, post, states)
     independences = _independences(model)
     parameters = {
         "nodes": list(model.nodes),
@@ -231,7 +234,7 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
                      f"the PyMC declaration: answered, not cross-checked")
     return AnalyticFit(
         model=model.name, parameters=parameters,
-        marginals=_oracles(model, post, states, queries), log_evidence=log_ml,
+        marginals=network_oracles(model, post, states, queries), log_evidence=log_ml,
         n_rows=counts.n,
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],

@@ -68,11 +68,11 @@ def test_asia_passes_every_cpt_entry_and_query_sum(asia):
     assert "cpt_dysp[bronc=yes, either=no, yes]" in names
     assert "joint_lung_given_smoker_xray[yes]" in names
     assert "evidence_tub_given_asia_dysp" in names
-    # 36 CPT entries with a full marginal (5 statistics each) + 2 + 3 + 2 + 3 + 2 query
-    # sums with an exact mean only
+    # 36 CPT entries with a full marginal (5 statistics each) + 3 + 3 + 2 query sums with an
+    # exact mean only
     n_cpt = sum(1 for p in asia.comparison.parameters if p.name.startswith("cpt_"))
     assert n_cpt == 36
-    assert asia.comparison.n_comparisons == 36 * 5 + 7
+    assert asia.comparison.n_comparisons == 36 * 5 + 8
 
 
 @pytest.mark.nuts
