@@ -32,6 +32,7 @@ MODELS: dict[str, str] = {
     "ard": "ard",
     "gaussian_mixture": "gaussian_mixture",
     "bayesian_network": "bayesian_network",
+    "semi_naive_bayes": "semi_naive_bayes",
 }
 
 
