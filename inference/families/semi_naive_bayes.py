@@ -95,8 +95,10 @@ def _choose_super_parent(model: SemiNaiveBayes, spec: Spec, folds: list[PairCoun
     order = sorted(range(d), key=lambda s: (-correct[s], log_loss[s], s))
     best = order[0]
     return best, {"folds": len(folds), "rows": seen,
-                  "accuracy": {f: correct[s] / seen for s, f in enumerate(model.features)},
-                  "log_loss": {f: log_loss[s] / seen for s, f in enumerate(model.features)},
+                  "accuracy": {f: float(correct[s] / seen) for s, f in
+                               enumerate(model.features)},
+                  "log_loss": {f: float(log_loss[s] / seen) for s, f in
+                               enumerate(model.features)},
                   "chosen": model.features[best]}
 
 
