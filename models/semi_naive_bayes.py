@@ -153,18 +153,79 @@ class SemiNaiveBayes(Model):
                                concentration=self.concentration, queries=queries)
 
     def declare(self, source: DataSource, fit=None):
-        """The PyMC model of the fitted SPODE / TAN network (needs the fit's structure).
+        """The PyMC model of the fit (needs the fit's structure and label sets).
 
-        AODE is an average of separately fitted SPODEs: its declaration is not implemented.
+        SPODE / TAN: the Bayesian network of :meth:`network`. AODE: one SPODE per
+        super-parent used by a checked query, each with its own parameters and the same
+        rows (a product of independent SPODE posteriors), and the deterministic ``score``
+        (dims ``query``, ``class``): the average of the query's SPODE joint scores.
         """
-        if self.kind == "aode":
-            raise BayescheckError("check is not implemented for kind = 'aode' yet (fit works; "
-                                  "check a SPODE with kind = 'spode')")
         if fit is None:
-            raise BayescheckError("the SPODE / TAN declaration needs the fit's structure")
-        structure = fit.parameters["structure"]["parents"]
+            raise BayescheckError("the semi-naive declaration needs the fit (structure and "
+                                  "labels): use check")
         categories = {f: tuple(v) for f, v in fit.parameters["categories"].items()}
+        if self.kind == "aode":
+            return self._declare_aode(source, fit, categories)
+        structure = fit.parameters["structure"]["parents"]
         return self.network(structure, categories).declare(source)
+
+    def aode_checked(self, fit) -> list[dict]:
+        """The query records whose AODE score is compared: all categories seen, no fallback."""
+        return [q for q in fit.parameters["query"]
+                if not q["unseen"] and not q.get("naive_bayes_fallback", True)]
+
+    def aode_super_parents(self, fit) -> list[str]:
+        """The super-parents used by at least one checked query, in feature order."""
+        used = {f for q in self.aode_checked(fit) for f in q["super_parents"]}
+        return [f for f in self.features if f in used]
+
+    def _declare_aode(self, source: DataSource, fit, categories):
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        classes = tuple(fit.parameters["classes"])
+        K = len(classes)
+        parts = [self.codes(b, classes, categories) for b in source.batches()]
+        y = np.concatenate([p[0] for p in parts])
+        X = np.concatenate([p[1] for p in parts])
+        checked = self.aode_checked(fit)
+        supers = self.aode_super_parents(fit)
+        a = self.concentration
+        coords = {"class": list(classes), "query": [q["name"] for q in checked]}
+        for f in self.features:
+            coords[f"{f}__category"] = list(categories[f])
+        for s in supers:
+            coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
+        with pm.Model(coords=coords) as model:
+            terms: dict[str, list] = {q["name"]: [] for q in checked}
+            for s in supers:
+                i = self.features.index(s)
+                Ni = len(categories[s])
+                cell = y * Ni + X[:, i]
+                joint = pm.Dirichlet(f"joint_{s}", a=np.full(K * Ni, a), dims=f"{s}__joint")
+                pm.Categorical(f"obs_joint_{s}", p=joint, observed=cell)
+                conds = {}
+                for j, f in enumerate(self.features):
+                    if j == i:
+                        continue
+                    conds[j] = pm.Dirichlet(f"cond_{s}_{f}", a=np.full((K * Ni,
+                                                                      len(categories[f])), a),
+                                            dims=(f"{s}__joint", f"{f}__category"))
+                    pm.Categorical(f"obs_{s}_{f}", p=conds[j][cell], observed=X[:, j])
+                for q in checked:
+                    if s not in q["super_parents"]:
+                        continue
+                    xq = [categories[f].index(str(q["values"][f])) for f in self.features]
+                    rows = np.arange(K) * Ni + xq[i]
+                    term = joint[rows]
+                    for j, cond in conds.items():
+                        term = term * cond[rows, xq[j]]
+                    terms[q["name"]].append(term)
+            if checked:
+                pm.Deterministic("score", pt.stack([sum(terms[q["name"]]) / len(terms[q["name"]])
+                                                    for q in checked]),
+                                 dims=("query", "class"))
+        return model
 
 
 # ---- spec ------------------------------------------------------------------------------
