@@ -65,3 +65,25 @@ def test_aode_check_passes_and_the_notes_denominator_fails(aode):
             m = replace(m, dist=type(m.dist)("beta", a, b - (K - 1) * n_i))
         wrong.append(m)
     assert compare_idata(wrong, aode.sample.idata).verdict == "fail"
+
+
+@pytest.fixture(scope="module")
+def spode(tmp_path_factory):
+    from reports.check import run_check
+
+    return run_check(load_spec(EXAMPLES / "play_tennis_spode.toml"),
+                     tmp_path_factory.mktemp("spode"))
+
+
+@pytest.mark.nuts
+def test_spode_check_passes_and_another_super_parents_scores_fail(spode):
+    assert spode.verdict == "pass", spode.comparison.summary()
+    names = {p.name for p in spode.comparison.parameters}
+    assert "joint_sunny_cool_high_strong[No]" in names
+    # the query scores of the SPODE with super-parent wind instead of the chosen outlook
+    other = load_spec(EXAMPLES / "play_tennis_spode.toml")
+    other = replace(other, model=replace(other.model, super_parent="wind"))
+    scores = fit(other).parameters["query"][0]["scores"]
+    wrong = [replace(m, exact_mean=scores[m.coords["sunny_cool_high_strong__target"]])
+             if m.var == "joint_sunny_cool_high_strong" else m for m in spode.fit.marginals]
+    assert compare_idata(wrong, spode.sample.idata).verdict == "fail"
