@@ -214,8 +214,8 @@ class BayesianNetwork(Model):
 
     # ---- data --------------------------------------------------------------------------
 
-    def table(self, batch: Batch) -> pd.DataFrame:
-        """The node columns of a batch as strings.
+    def column(self, batch: Batch, node: str) -> pd.Series:
+        """One node's values in a batch, as strings.
 
         Raises
         ------
@@ -224,28 +224,24 @@ class BayesianNetwork(Model):
             the message names the row).
         """
         frame = batch.frame
-        out = {}
-        for node in self.nodes:
-            if node not in frame.columns:
-                raise DataError(f"node {node!r} has no data: missing column; the file has: "
-                                f"{', '.join(map(str, frame.columns))}", path=batch.name,
-                                column=node)
-            col = frame[node]
-            missing = col.isna().to_numpy()
-            if missing.any():
-                raise DataError("missing value (fitting with missing values, by EM, is not "
-                                "implemented yet: complete cases only)", path=batch.name,
-                                column=node, row=int(np.flatnonzero(missing)[0]) + 1)
-            out[node] = col.astype(str).to_numpy(dtype=object)
-        return pd.DataFrame(out, columns=list(self.nodes))
+        if node not in frame.columns:
+            raise DataError(f"node {node!r} has no data: missing column; the file has: "
+                            f"{', '.join(map(str, frame.columns))}", path=batch.name,
+                            column=node)
+        col = frame[node]
+        missing = col.isna().to_numpy()
+        if missing.any():
+            raise DataError("missing value (fitting with missing values, by EM, is not "
+                            "implemented yet: complete cases only)", path=batch.name,
+                            column=node, row=int(np.flatnonzero(missing)[0]) + 1)
+        return col.astype(str)
 
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
         """The sorted states of every node, from one pass over the data."""
         seen: dict[str, set[str]] = {n: set() for n in self.nodes}
         for batch in source.batches():
-            t = self.table(batch)
             for n in self.nodes:
-                seen[n].update(pd.unique(t[n]).tolist())
+                seen[n].update(self.column(batch, n).unique().tolist())
         return {n: tuple(sorted(s)) for n, s in seen.items()}
 
     def state_problems(self, states: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
@@ -259,20 +255,20 @@ class BayesianNetwork(Model):
                                 f"{', '.join(map(repr, states[node]))}"))
         return out
 
-    def codes(self, frame: pd.DataFrame, states: dict[str, tuple[str, ...]]) -> np.ndarray:
-        """State codes (rows, nodes) of a frame from :meth:`table`."""
-        out = np.empty((len(frame), len(self.nodes)), dtype=np.int64)
+    def codes(self, batch: Batch, states: dict[str, tuple[str, ...]]) -> np.ndarray:
+        """State codes (rows, nodes) of a batch; a state not in ``states`` names its row."""
+        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64)
         for v, n in enumerate(self.nodes):
-            st = np.asarray(states[n], dtype=object)
-            col = frame[n].to_numpy(dtype=object)
-            idx = np.searchsorted(st, col)
-            idx = np.minimum(idx, len(st) - 1)
-            bad = st[idx] != col
-            if bad.any():
-                r = int(np.flatnonzero(bad)[0])
-                raise DataError(f"state {col[r]!r} not among the states read before "
-                                f"({', '.join(states[n])})", column=n, row=r + 1)
-            out[:, v] = idx
+            col = self.column(batch, n)
+            local, uniques = pd.factorize(col)  # hashing: fast on arrow strings
+            index = {s: k for k, s in enumerate(states[n])}
+            codes = np.array([index.get(u, -1) for u in uniques], dtype=np.int64)[local]
+            if (codes < 0).any():
+                r = int(np.flatnonzero(codes < 0)[0])
+                raise DataError(f"state {col.iloc[r]!r} not among the states read before "
+                                f"({', '.join(states[n])})", path=batch.name, column=n,
+                                row=r + 1)
+            out[:, v] = codes
         return out
 
     def config_labels(self, v: int, states: dict[str, tuple[str, ...]]) -> list[str]:
@@ -327,8 +323,7 @@ class BayesianNetwork(Model):
         import pytensor.tensor as pt
 
         states = self.states(source)
-        frame = pd.concat([self.table(b) for b in source.batches()], ignore_index=True)
-        codes = self.codes(frame, states)
+        codes = np.concatenate([self.codes(b, states) for b in source.batches()])
         parents = self.parents
         coords = {}
         for v, n in enumerate(self.nodes):

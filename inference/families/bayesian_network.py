@@ -18,7 +18,7 @@ import numpy as np
 
 from models.bayesian_network import BayesianNetwork
 from models.data import Batch
-from models.errors import DataError, SpecError
+from models.errors import SpecError
 from models.spec import Spec
 
 from ..engines.networks import (
@@ -177,13 +177,9 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
     schema = network_schema(model, states)
 
     def absorb(state: NetworkStreamState, batch: Batch):
-        frame = model.table(batch)
-        try:
-            codes = model.codes(frame, states)
-        except DataError as exc:
-            raise DataError(str(exc), path=batch.name) from None
+        codes = model.codes(batch, states)
         counts = state.to_counts(schema) + network_counts(codes, schema)
-        return NetworkStreamState.from_counts(counts), len(frame)
+        return NetworkStreamState.from_counts(counts), len(codes)
 
     def summarize(state: NetworkStreamState):
         return {"rows": int(state.to_counts(schema).n)}
