@@ -215,7 +215,7 @@ class BayesianNetwork(Model):
     # ---- data --------------------------------------------------------------------------
 
     def column(self, batch: Batch, node: str) -> pd.Series:
-        """One node's values in a batch, as strings.
+        """One node's values in a batch, as read (states are their ``str``).
 
         Raises
         ------
@@ -234,14 +234,14 @@ class BayesianNetwork(Model):
             raise DataError("missing value (fitting with missing values, by EM, is not "
                             "implemented yet: complete cases only)", path=batch.name,
                             column=node, row=int(np.flatnonzero(missing)[0]) + 1)
-        return col.astype(str)
+        return col
 
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
         """The sorted states of every node, from one pass over the data."""
         seen: dict[str, set[str]] = {n: set() for n in self.nodes}
         for batch in source.batches():
             for n in self.nodes:
-                seen[n].update(self.column(batch, n).unique().tolist())
+                seen[n].update(str(u) for u in pd.unique(self.column(batch, n)))
         return {n: tuple(sorted(s)) for n, s in seen.items()}
 
     def state_problems(self, states: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
@@ -260,12 +260,12 @@ class BayesianNetwork(Model):
         out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64)
         for v, n in enumerate(self.nodes):
             col = self.column(batch, n)
-            local, uniques = pd.factorize(col)  # hashing: fast on arrow strings
+            local, uniques = pd.factorize(col)  # hashing the values; str() of the uniques only
             index = {s: k for k, s in enumerate(states[n])}
-            codes = np.array([index.get(u, -1) for u in uniques], dtype=np.int64)[local]
+            codes = np.array([index.get(str(u), -1) for u in uniques], dtype=np.int64)[local]
             if (codes < 0).any():
                 r = int(np.flatnonzero(codes < 0)[0])
-                raise DataError(f"state {col.iloc[r]!r} not among the states read before "
+                raise DataError(f"state {str(col.iloc[r])!r} not among the states read before "
                                 f"({', '.join(states[n])})", path=batch.name, column=n,
                                 row=r + 1)
             out[:, v] = codes
