@@ -31,6 +31,8 @@ MODELS: dict[str, str] = {
     "bayes_rule": "bayes_rule",
     "ard": "ard",
     "gaussian_mixture": "gaussian_mixture",
+    "bayesian_network": "bayesian_network",
+    "semi_naive_bayes": "semi_naive_bayes",
 }
 
 

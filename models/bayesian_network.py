@@ -1,0 +1,475 @@
+"""Discrete Bayesian networks: a DAG over the data's columns, one CPT per node.
+
+The Bayesian model declared for the NUTS cross-check (complete data)::
+
+    theta_v[j] ~ Dirichlet(alpha_v[j])          one row per configuration j of pa(v)
+    x_nv ~ Categorical(theta_v[pa_n(v)])        every node of every row, given its parents
+
+with ``alpha_v[j, k] = concentration`` (1 = Laplace), or the BDeu prior
+``equivalent_sample_size / (q_v r_v)``. The rows are independent a posteriori:
+``theta_v[j] | data ~ Dirichlet(alpha_v[j] + counts_v[j])``, so every CPT entry has an exact
+Beta marginal.
+
+A query ``P(target | evidence)`` for a new case is ``E[P(t, e | theta)] / E[P(e | theta)]``.
+``P(t, e | theta)`` is a sum of products holding one CPT entry per node, never two entries of
+the same Dirichlet row, so its posterior mean is that sum at the posterior-mean CPTs (and so
+is ``P(e | theta)``); their ratio's posterior mean is not, so the declaration exposes the two
+sums as deterministics (``joint_<query>``, ``evidence_<query>``), computed by enumerating
+the hidden ancestors (independently of the engine's variable elimination).
+
+Node states are read as strings (``1`` in a CSV and ``1`` in a TOML evidence value are the
+same state) and sorted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import Batch, DataSource
+from .errors import DataError, SpecError
+from .interface import Model
+from .spec import SamplingConfig, Section, Spec
+
+__all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
+           "bayesian_network_spec", "MAX_ENUMERATED"]
+
+#: Largest number of hidden configurations a query's declaration enumerates; a query with
+#: more is answered by ``fit`` but not cross-checked.
+MAX_ENUMERATED = 4096
+
+
+class NetworkProblem(ValueError):
+    """An inconsistent network; ``key`` is the spec key concerned, ``message`` what is wrong."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class NetworkQuery:
+    """``P(target | evidence)``: a name, the target node, evidence as (node, state) pairs."""
+
+    name: str
+    target: str
+    evidence: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Independence:
+    """The question "is ``x`` independent of ``y`` given ``given``?" (sets of nodes)."""
+
+    name: str
+    x: tuple[str, ...]
+    y: tuple[str, ...]
+    given: tuple[str, ...] = ()
+
+
+def _cycle(nodes: tuple[str, ...], parents: tuple[tuple[int, ...], ...]) -> list[str] | None:
+    children = [[] for _ in nodes]
+    for v, pa in enumerate(parents):
+        for p in pa:
+            children[p].append(v)
+    state = [0] * len(nodes)
+
+    def visit(v, path):
+        state[v] = 1
+        path.append(v)
+        for c in children[v]:
+            if state[c] == 1:
+                return [nodes[i] for i in path[path.index(c):]] + [nodes[c]]
+            if state[c] == 0:
+                found = visit(c, path)
+                if found:
+                    return found
+        state[v] = 2
+        path.pop()
+        return None
+
+    for v in range(len(nodes)):
+        if state[v] == 0:
+            found = visit(v, [])
+            if found:
+                return found
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class BayesianNetwork(Model):
+    """A discrete Bayesian network: nodes, edges, Dirichlet prior, queries, independences.
+
+    Parameters
+    ----------
+    nodes : tuple of str
+        The nodes (data columns), in order.
+    edges : tuple of (str, str)
+        Parent -> child pairs; the graph must be acyclic. A node's parents are ordered as
+        their edges are listed (that order defines its CPT rows).
+    concentration : float or None
+        Dirichlet concentration of every CPT entry (1 = Laplace correction).
+    equivalent_sample_size : float or None
+        BDeu instead: ``ess / (q_v r_v)`` per entry. Give exactly one of the two.
+    queries : tuple of NetworkQuery
+    independences : tuple of Independence
+
+    Raises
+    ------
+    NetworkProblem
+        A ``ValueError`` on a cycle, an edge naming an unknown node, a query on an evidence
+        node, and so on (the message names the offending entry;
+        :func:`bayesian_network_spec` turns each into a :class:`SpecError` naming the key).
+    """
+
+    nodes: tuple[str, ...]
+    edges: tuple[tuple[str, str], ...] = ()
+    concentration: float | None = 1.0
+    equivalent_sample_size: float | None = None
+    queries: tuple[NetworkQuery, ...] = ()
+    independences: tuple[Independence, ...] = ()
+
+    name = "bayesian_network"
+
+    def __post_init__(self):
+        problems = self.problems()
+        if problems:
+            raise NetworkProblem(*problems[0])
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Every inconsistency as ``(spec key, message)``; empty when the model is valid."""
+        out: list[tuple[str, str]] = []
+        nodes = set(self.nodes)
+        if not self.nodes:
+            out.append(("data", "a network needs at least one node"))
+        if (self.concentration is None) == (self.equivalent_sample_size is None):
+            out.append(("prior", "give exactly one of concentration and "
+                                 "equivalent_sample_size"))
+        for value in (self.concentration, self.equivalent_sample_size):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                out.append(("prior", f"expected a positive finite number, got {value!r}"))
+        seen = set()
+        for i, (a, b) in enumerate(self.edges):
+            for n in (a, b):
+                if n not in nodes:
+                    out.append((f"structure.edges[{i}]",
+                                f"node {n!r} has no data: it is not a column of the data "
+                                f"(columns: {', '.join(self.nodes)})"))
+            if a == b:
+                out.append((f"structure.edges[{i}]", f"a self-loop on {a!r}"))
+            if (a, b) in seen:
+                out.append((f"structure.edges[{i}]", f"edge {a!r} -> {b!r} is listed twice"))
+            seen.add((a, b))
+        if out:
+            return out
+        cycle = _cycle(self.nodes, self.parents)
+        if cycle:
+            out.append(("structure.edges", "the graph must be acyclic; it has the cycle "
+                                           + " -> ".join(cycle)))
+        names = set()
+        for i, q in enumerate(self.queries):
+            key = f"query[{i}]"
+            if q.name in names:
+                out.append((f"{key}.name", f"query names must be unique, {q.name!r} is used "
+                                           f"twice"))
+            names.add(q.name)
+            if q.target not in nodes:
+                out.append((f"{key}.target", f"unknown node {q.target!r}; nodes: "
+                                             f"{', '.join(self.nodes)}"))
+            for node, _ in q.evidence:
+                if node not in nodes:
+                    out.append((f"{key}.evidence.{node}", f"unknown node {node!r}; nodes: "
+                                                          f"{', '.join(self.nodes)}"))
+                if node == q.target:
+                    out.append((f"{key}.evidence.{node}",
+                                f"the target {node!r} is also evidence: a query on an "
+                                f"evidence node is already answered (its value is given)"))
+        for i, ind in enumerate(self.independences):
+            key = f"independence[{i}]"
+            for part, group in (("x", ind.x), ("y", ind.y), ("given", ind.given)):
+                for n in group:
+                    if n not in nodes:
+                        out.append((f"{key}.{part}", f"unknown node {n!r}; nodes: "
+                                                     f"{', '.join(self.nodes)}"))
+            if not ind.x or not ind.y:
+                out.append((key, "x and y must each name at least one node"))
+            sets = (set(ind.x), set(ind.y), set(ind.given))
+            if sets[0] & sets[1] or sets[0] & sets[2] or sets[1] & sets[2]:
+                out.append((key, "x, y and given must not share nodes"))
+        return out
+
+    @property
+    def parents(self) -> tuple[tuple[int, ...], ...]:
+        """Parent indices of each node, in the order their edges are listed."""
+        index = {n: i for i, n in enumerate(self.nodes)}
+        out: list[list[int]] = [[] for _ in self.nodes]
+        for a, b in self.edges:
+            out[index[b]].append(index[a])
+        return tuple(tuple(p) for p in out)
+
+    # ---- data --------------------------------------------------------------------------
+
+    def column(self, batch: Batch, node: str) -> pd.Series:
+        """One node's values in a batch, as read (states are their ``str``).
+
+        Raises
+        ------
+        DataError
+            A missing column, or a missing value (EM for missing values is not implemented:
+            the message names the row).
+        """
+        frame = batch.frame
+        if node not in frame.columns:
+            raise DataError(f"node {node!r} has no data: missing column; the file has: "
+                            f"{', '.join(map(str, frame.columns))}", path=batch.name,
+                            column=node)
+        col = frame[node]
+        missing = col.isna().to_numpy()
+        if missing.any():
+            raise DataError("missing value (fitting with missing values, by EM, is not "
+                            "implemented yet: complete cases only)", path=batch.name,
+                            column=node, row=int(np.flatnonzero(missing)[0]) + 1)
+        return col
+
+    def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
+        """The sorted states of every node, from one pass over the data."""
+        seen: dict[str, set[str]] = {n: set() for n in self.nodes}
+        for batch in source.batches():
+            for n in self.nodes:
+                seen[n].update(str(u) for u in pd.unique(self.column(batch, n)))
+        return {n: tuple(sorted(s)) for n, s in seen.items()}
+
+    def state_problems(self, states: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
+        """Evidence values never seen in the data, as ``(spec key, message)``."""
+        out = []
+        for i, q in enumerate(self.queries):
+            for node, value in q.evidence:
+                if value not in states[node]:
+                    out.append((f"query[{i}].evidence.{node}",
+                                f"value {value!r} never seen in the data; {node!r} takes "
+                                f"{', '.join(map(repr, states[node]))}"))
+        return out
+
+    def codes(self, batch: Batch, states: dict[str, tuple[str, ...]]) -> np.ndarray:
+        """State codes (rows, nodes) of a batch; a state not in ``states`` names its row."""
+        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64)
+        for v, n in enumerate(self.nodes):
+            col = self.column(batch, n)
+            local, uniques = pd.factorize(col)  # hashing the values; str() of the uniques only
+            index = {s: k for k, s in enumerate(states[n])}
+            codes = np.array([index.get(str(u), -1) for u in uniques], dtype=np.int64)[local]
+            if (codes < 0).any():
+                r = int(np.flatnonzero(codes < 0)[0])
+                raise DataError(f"state {str(col.iloc[r])!r} not among the states read before "
+                                f"({', '.join(states[n])})", path=batch.name, column=n,
+                                row=r + 1)
+            out[:, v] = codes
+        return out
+
+    def config_labels(self, v: int, states: dict[str, tuple[str, ...]]) -> list[str]:
+        """Labels of the CPT rows of node ``v``: ``"p1=a, p2=b"``; ``"(root)"`` without parents."""
+        pa = self.parents[v]
+        if not pa:
+            return ["(root)"]
+        names = [self.nodes[p] for p in pa]
+        return [", ".join(f"{n}={s}" for n, s in zip(names, combo, strict=True))
+                for combo in itertools.product(*(states[n] for n in names))]
+
+    def prior_alpha(self, v: int, states: dict[str, tuple[str, ...]]) -> float:
+        """The prior concentration of each entry of node ``v``'s CPT."""
+        if self.concentration is not None:
+            return float(self.concentration)
+        q = math.prod(len(states[self.nodes[p]]) for p in self.parents[v])
+        return float(self.equivalent_sample_size) / (q * len(states[self.nodes[v]]))
+
+    def enumeration(self, query: NetworkQuery, states) -> tuple[list[int], np.ndarray] | None:
+        """The nodes and configurations a query's declaration sums over.
+
+        The ancestors of the target and the evidence (the other nodes sum out to 1), with the
+        evidence fixed; None when there are more than :data:`MAX_ENUMERATED`.
+        """
+        index = {n: i for i, n in enumerate(self.nodes)}
+        parents = self.parents
+        keep = {index[query.target], *(index[n] for n, _ in query.evidence)}
+        stack = list(keep)
+        while stack:
+            for p in parents[stack.pop()]:
+                if p not in keep:
+                    keep.add(p)
+                    stack.append(p)
+        relevant = sorted(keep)
+        fixed = {index[n]: states[n].index(s) for n, s in query.evidence}
+        ranges = [[fixed[v]] if v in fixed else range(len(states[self.nodes[v]]))
+                  for v in relevant]
+        if math.prod(len(r) for r in ranges) > MAX_ENUMERATED:
+            return None
+        return relevant, np.array(list(itertools.product(*ranges)), dtype=np.int64)
+
+    # ---- PyMC --------------------------------------------------------------------------
+
+    def declare(self, source: DataSource, fit=None):
+        """The PyMC model of every row of ``source`` (see the module docstring).
+
+        Variables: ``cpt_<node>`` (dims ``<node>__parents``, ``<node>__state``), the observed
+        ``x_<node>``, and per query with an enumerable hidden part ``joint_<query>`` (dims
+        ``<query>__target``) and, when it has evidence, ``evidence_<query>``.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        states = self.states(source)
+        codes = np.concatenate([self.codes(b, states) for b in source.batches()])
+        parents = self.parents
+        coords = {}
+        for v, n in enumerate(self.nodes):
+            coords[f"{n}__parents"] = self.config_labels(v, states)
+            coords[f"{n}__state"] = list(states[n])
+        for q in self.queries:
+            coords[f"{q.name}__target"] = list(states[q.target])
+        card = [len(states[n]) for n in self.nodes]
+
+        def row_index(v, values):  # values: (m, nodes) codes
+            idx = np.zeros(values.shape[0], dtype=np.int64)
+            for p in parents[v]:
+                idx = idx * card[p] + values[:, p]
+            return idx
+
+        with pm.Model(coords=coords) as model:
+            theta = {}
+            for v, n in enumerate(self.nodes):
+                q = len(coords[f"{n}__parents"])
+                theta[v] = pm.Dirichlet(f"cpt_{n}", a=np.full((q, card[v]),
+                                                                self.prior_alpha(v, states)),
+                                        dims=(f"{n}__parents", f"{n}__state"))
+                pm.Categorical(f"x_{n}", p=theta[v][row_index(v, codes)], observed=codes[:, v])
+            for q in self.queries:
+                enum = self.enumeration(q, states)
+                if enum is None:
+                    continue
+                relevant, configs = enum
+                full = np.zeros((configs.shape[0], len(self.nodes)), dtype=np.int64)
+                full[:, relevant] = configs
+                term = pt.ones(configs.shape[0])
+                for v in relevant:
+                    term = term * theta[v][row_index(v, full), full[:, v]]
+                t = self.nodes.index(q.target)
+                indicator = (full[:, t][None, :] == np.arange(card[t])[:, None]).astype(float)
+                joint = pm.Deterministic(f"joint_{q.name}", pt.dot(indicator, term),
+                                         dims=f"{q.name}__target")
+                if q.evidence:
+                    pm.Deterministic(f"evidence_{q.name}", pt.sum(joint))
+        return model
+
+
+# ---- spec ------------------------------------------------------------------------------
+
+
+def _label(value, row: Section, key: str) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise row.error(key, f"expected a state label, got {value!r}")
+
+
+def _queries(top: Section, path: Path) -> tuple[NetworkQuery, ...]:
+    raw = top.raw("query", [])
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise top.error("query", f"expected [[query]] tables, got {raw!r}")
+    out = []
+    for i, table in enumerate(raw):
+        row = Section(table, f"query[{i}]", path)
+        name = row.string("name", f"q{i + 1}")
+        target = row.string("target")
+        evidence = row.raw("evidence", {})
+        if not isinstance(evidence, dict):
+            raise row.error("evidence", f"expected a table node = state, got {evidence!r}")
+        pairs = tuple((str(k), _label(v, row, f"evidence.{k}")) for k, v in evidence.items())
+        row.finish()
+        out.append(NetworkQuery(name, target, pairs))
+    return tuple(out)
+
+
+def _independences(top: Section, path: Path) -> tuple[Independence, ...]:
+    raw = top.raw("independence", [])
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise top.error("independence", f"expected [[independence]] tables, got {raw!r}")
+    out = []
+    for i, table in enumerate(raw):
+        row = Section(table, f"independence[{i}]", path)
+        name = row.string("name", f"i{i + 1}")
+        groups = []
+        for key, default in (("x", None), ("y", None), ("given", [])):
+            value = row.raw(key) if default is None else row.raw(key, default)
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise row.error(key, f"expected a node name or a list of node names, "
+                                     f"got {value!r}")
+            groups.append(tuple(value))
+        row.finish()
+        out.append(Independence(name, *groups))
+    return tuple(out)
+
+
+def _edges(structure: Section) -> tuple[tuple[str, str], ...]:
+    raw = structure.raw("edges", [])
+    if not isinstance(raw, list) or not all(
+            isinstance(e, list) and len(e) == 2 and all(isinstance(n, str) for n in e)
+            for e in raw):
+        raise structure.error("edges", f"expected a list of [parent, child] pairs of node "
+                                       f"names, got {raw!r}")
+    return tuple((a, b) for a, b in raw)
+
+
+def bayesian_network_spec(top: Section, path: Path) -> Spec:
+    """Build a :class:`~models.spec.Spec` for ``model = "bayesian_network"``.
+
+    Keys: ``[data] path, nodes`` (default: every column); ``[structure] edges``;
+    ``[prior] concentration`` or ``equivalent_sample_size``; ``[[query]] name, target,
+    evidence``; ``[[independence]] name, x, y, given``; ``[sampling]``. See
+    docs/models/bayesian_network.md.
+    """
+    data = top.subsection("data")
+    source = DataSource(data.string("path"), base=path.parent)
+    columns = source.columns()
+    nodes = data.strings("nodes", None)
+    if nodes is None:
+        nodes = columns
+    for n in nodes:
+        if n not in columns:
+            raise SpecError(f"node {n!r} has no data: it is not a column of "
+                            f"{source.files()[0]}; it has: {', '.join(columns)}",
+                            path=path, key="data.nodes")
+    data.finish()
+    structure = top.subsection("structure")
+    edges = _edges(structure)
+    structure.finish()
+    prior = top.subsection("prior")
+    concentration = prior.number("concentration", None, positive=True)
+    ess = prior.number("equivalent_sample_size", None, positive=True)
+    prior.finish()
+    if concentration is not None and ess is not None:
+        raise prior.error("equivalent_sample_size", "give either concentration (the same "
+                                                    "Dirichlet concentration everywhere) or "
+                                                    "equivalent_sample_size (BDeu), not both")
+    if concentration is None and ess is None:
+        concentration = 1.0
+    queries = _queries(top, path)
+    independences = _independences(top, path)
+    sampling = SamplingConfig.from_section(top.subsection("sampling"))
+    fields = dict(nodes=tuple(nodes), edges=edges,
+                  concentration=None if concentration is None else float(concentration),
+                  equivalent_sample_size=None if ess is None else float(ess),
+                  queries=queries, independences=independences)
+    try:
+        model = BayesianNetwork(**fields)
+    except NetworkProblem as exc:
+        where = f"; data: {source.label}" if "has no data" in exc.message else ""
+        raise SpecError(exc.message + where, path=path, key=exc.key) from None
+    return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

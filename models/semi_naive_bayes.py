@@ -1,0 +1,309 @@
+"""Semi-naive Bayes: one-dependence estimators (SPODE, AODE, TAN) on categorical features.
+
+Each feature depends on the class and at most one other feature:
+
+- ``spode``: one super-parent feature ``s`` is the extra parent of every other feature,
+  ``P(c, x) = P(c) P(x_s | c) prod_{j != s} P(x_j | c, x_s)``; ``s`` is given or chosen by
+  k-fold cross-validated accuracy.
+- ``tan``: the extra parents form the maximum-weight spanning tree of the conditional mutual
+  information ``I(x_i; x_j | c)``, rooted at ``root`` (default: the first feature).
+- ``aode``: the average of the SPODEs whose super-parent value was seen in at least
+  ``m_prime`` rows, with ``P(c, x_i)`` a Dirichlet posterior mean over the joint cells.
+
+SPODE and TAN are Bayesian networks (class -> every feature, plus the extra edges) with
+independent Dirichlet(``concentration``) CPT rows; the declaration for ``check`` is that
+network's (:class:`models.bayesian_network.BayesianNetwork`), with one query per query row
+(target = the class, evidence = the row), so NUTS checks every CPT entry and the exact
+posterior mean of each class's joint score ``P(c, x | theta)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .bayesian_network import BayesianNetwork, NetworkQuery
+from .data import Batch, DataSource
+from .errors import BayescheckError, DataError, SpecError
+from .interface import Model
+from .spec import SamplingConfig, Section, Spec
+
+__all__ = ["KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
+
+KINDS = ("spode", "aode", "tan")
+
+
+def _labels(batch: Batch, column: str) -> np.ndarray:
+    frame = batch.frame
+    if column not in frame.columns:
+        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
+                        path=batch.name, column=column)
+    missing = frame[column].isna().to_numpy()
+    if missing.any():
+        raise DataError("missing value", path=batch.name, column=column,
+                        row=int(np.flatnonzero(missing)[0]) + 1)
+    return frame[column].astype(str).to_numpy(dtype=object)
+
+
+@dataclass(frozen=True, eq=False)
+class SemiNaiveBayes(Model):
+    """A one-dependence classifier on categorical features.
+
+    Parameters
+    ----------
+    features : tuple of str
+    target : str
+        The class column.
+    kind : {"spode", "aode", "tan"}
+    super_parent : str or None
+        SPODE's super-parent; None chooses it by ``folds``-fold cross-validation.
+    folds : int
+        Folds of that cross-validation (row ``r`` of the stream is in fold ``r mod folds``).
+    m_prime : int
+        AODE: a super-parent value needs at least this many rows.
+    root : str or None
+        TAN: the root of the tree (default the first feature).
+    concentration : float
+        Symmetric Dirichlet concentration of every table (1 = Laplace).
+    queries : tuple of dict
+        Query rows, feature -> category.
+    query_names : tuple of str
+    """
+
+    features: tuple[str, ...]
+    target: str
+    kind: str = "tan"
+    super_parent: str | None = None
+    folds: int = 5
+    m_prime: int = 30
+    root: str | None = None
+    concentration: float = 1.0
+    queries: tuple = ()
+    query_names: tuple = ()
+
+    name = "semi_naive_bayes"
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if len(self.features) < 2:
+            raise ValueError("a one-dependence estimator needs at least 2 features")
+        for key, value in (("super_parent", self.super_parent), ("root", self.root)):
+            if value is not None and value not in self.features:
+                raise ValueError(f"{key} {value!r} is not a feature; features: "
+                                 f"{', '.join(self.features)}")
+        if self.super_parent is not None and self.kind != "spode":
+            raise ValueError("super_parent only applies to kind = 'spode'")
+        if self.root is not None and self.kind != "tan":
+            raise ValueError("root only applies to kind = 'tan'")
+        if self.folds < 2:
+            raise ValueError(f"folds must be at least 2, got {self.folds}")
+        if len(self.query_names) != len(self.queries):
+            raise ValueError("give one name per query row")
+
+    # ---- data --------------------------------------------------------------------------
+
+    def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+        """Sorted classes and categories of every feature, from one pass over the data."""
+        classes: set[str] = set()
+        cats: dict[str, set[str]] = {f: set() for f in self.features}
+        for batch in source.batches():
+            classes.update(_labels(batch, self.target).tolist())
+            for f in self.features:
+                cats[f].update(_labels(batch, f).tolist())
+        if len(classes) < 2:
+            raise DataError(f"a classifier needs at least 2 classes, the data have "
+                            f"{sorted(classes)}", path=source.label, column=self.target)
+        return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
+
+    def codes(self, batch: Batch, classes, categories) -> tuple[np.ndarray, np.ndarray]:
+        """Class codes (n,) and feature codes (n, d) of a batch."""
+        y = np.searchsorted(np.asarray(classes, dtype=object), _labels(batch, self.target))
+        X = np.column_stack([np.searchsorted(np.asarray(categories[f], dtype=object),
+                                             _labels(batch, f)) for f in self.features])
+        return y.astype(np.int64), X.astype(np.int64)
+
+    def query_codes(self, categories) -> np.ndarray:
+        """Codes of the query rows; -1 for a category never seen in training."""
+        out = np.full((len(self.queries), len(self.features)), -1, dtype=np.int64)
+        for r, q in enumerate(self.queries):
+            for j, f in enumerate(self.features):
+                v = str(q[f])
+                if v in categories[f]:
+                    out[r, j] = categories[f].index(v)
+        return out
+
+    # ---- as a Bayesian network ---------------------------------------------------------
+
+    def network(self, parents: dict[str, str | None], categories) -> BayesianNetwork:
+        """The SPODE / TAN network: class -> every feature, plus each feature's extra parent.
+
+        ``parents`` maps a feature to its extra parent (None: the class only). The queries are
+        the query rows whose categories were all seen (target = the class).
+        """
+        edges = [(self.target, f) for f in self.features]
+        edges += [(p, f) for f, p in parents.items() if p is not None]
+        queries = tuple(
+            NetworkQuery(name, self.target, tuple((f, str(q[f])) for f in self.features))
+            for name, q in zip(self.query_names, self.queries, strict=True)
+            if all(str(q[f]) in categories[f] for f in self.features))
+        return BayesianNetwork(nodes=(self.target, *self.features), edges=tuple(edges),
+                               concentration=self.concentration, queries=queries)
+
+    def declare(self, source: DataSource, fit=None):
+        """The PyMC model of the fit (needs the fit's structure and label sets).
+
+        SPODE / TAN: the Bayesian network of :meth:`network`. AODE: one SPODE per
+        super-parent used by a checked query, each with its own parameters and the same
+        rows (a product of independent SPODE posteriors), and the deterministic ``score``
+        (dims ``query``, ``class``): the average of the query's SPODE joint scores.
+        """
+        if fit is None:
+            raise BayescheckError("the semi-naive declaration needs the fit (structure and "
+                                  "labels): use check")
+        categories = {f: tuple(v) for f, v in fit.parameters["categories"].items()}
+        if self.kind == "aode":
+            return self._declare_aode(source, fit, categories)
+        structure = fit.parameters["structure"]["parents"]
+        return self.network(structure, categories).declare(source)
+
+    def aode_checked(self, fit) -> list[dict]:
+        """The query records whose AODE score is compared: all categories seen, no fallback."""
+        return [q for q in fit.parameters["query"]
+                if not q["unseen"] and not q.get("naive_bayes_fallback", True)]
+
+    def aode_super_parents(self, fit) -> list[str]:
+        """The super-parents used by at least one checked query, in feature order."""
+        used = {f for q in self.aode_checked(fit) for f in q["super_parents"]}
+        return [f for f in self.features if f in used]
+
+    def _declare_aode(self, source: DataSource, fit, categories):
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        classes = tuple(fit.parameters["classes"])
+        K = len(classes)
+        parts = [self.codes(b, classes, categories) for b in source.batches()]
+        y = np.concatenate([p[0] for p in parts])
+        X = np.concatenate([p[1] for p in parts])
+        checked = self.aode_checked(fit)
+        supers = self.aode_super_parents(fit)
+        a = self.concentration
+        coords = {"class": list(classes), "query": [q["name"] for q in checked]}
+        for f in self.features:
+            coords[f"{f}__category"] = list(categories[f])
+        for s in supers:
+            coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
+        with pm.Model(coords=coords) as model:
+            terms: dict[str, list] = {q["name"]: [] for q in checked}
+            for s in supers:
+                i = self.features.index(s)
+                Ni = len(categories[s])
+                cell = y * Ni + X[:, i]
+                joint = pm.Dirichlet(f"joint_{s}", a=np.full(K * Ni, a), dims=f"{s}__joint")
+                pm.Categorical(f"obs_joint_{s}", p=joint, observed=cell)
+                conds = {}
+                for j, f in enumerate(self.features):
+                    if j == i:
+                        continue
+                    conds[j] = pm.Dirichlet(f"cond_{s}_{f}", a=np.full((K * Ni,
+                                                                      len(categories[f])), a),
+                                            dims=(f"{s}__joint", f"{f}__category"))
+                    pm.Categorical(f"obs_{s}_{f}", p=conds[j][cell], observed=X[:, j])
+                for q in checked:
+                    if s not in q["super_parents"]:
+                        continue
+                    xq = [categories[f].index(str(q["values"][f])) for f in self.features]
+                    rows = np.arange(K) * Ni + xq[i]
+                    term = joint[rows]
+                    for j, cond in conds.items():
+                        term = term * cond[rows, xq[j]]
+                    terms[q["name"]].append(term)
+            if checked:
+                pm.Deterministic("score", pt.stack([sum(terms[q["name"]]) / len(terms[q["name"]])
+                                                    for q in checked]),
+                                 dims=("query", "class"))
+        return model
+
+
+# ---- spec ------------------------------------------------------------------------------
+
+
+def _queries(top: Section, features: list[str], path: Path):
+    raw = top.raw("query", [])
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise top.error("query", f"expected [[query]] rows (tables of feature = value), "
+                                 f"got {raw!r}")
+    rows, names = [], []
+    for i, table in enumerate(raw):
+        row = Section(table, f"query[{i}]", path)
+        name = row.string("name", f"q{i + 1}")
+        values = {}
+        for f in features:
+            v = row.raw(f)
+            if not isinstance(v, (str, int, float, bool)):
+                raise row.error(f, f"expected a category label, got {v!r}")
+            values[f] = v
+        row.finish()
+        if name in names:
+            raise row.error("name", f"query names must be unique, {name!r} is used twice")
+        rows.append(values)
+        names.append(name)
+    return tuple(rows), tuple(names)
+
+
+def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
+    """Build a :class:`~models.spec.Spec` for ``model = "semi_naive_bayes"``.
+
+    Keys: ``[data] path, target, features``; ``[fit] kind, super_parent, folds, m_prime,
+    root``; ``[prior] concentration``; ``[[query]]`` rows (feature = value, optional
+    ``name``); ``[sampling]``. See docs/models/semi_naive_bayes.md.
+    """
+    data = top.subsection("data")
+    source = DataSource(data.string("path"), base=path.parent)
+    target = data.string("target")
+    features = data.strings("features", None)
+    columns = source.columns()
+    if target not in columns:
+        raise SpecError(f"column {target!r} is not in {source.label}; it has: "
+                        f"{', '.join(columns)}", path=path, key="data.target")
+    if features is None:
+        features = [c for c in columns if c != target]
+    for f in features:
+        if f not in columns:
+            raise SpecError(f"column {f!r} is not in {source.label}; it has: "
+                            f"{', '.join(columns)}", path=path, key="data.features")
+    data.finish()
+    fit = top.subsection("fit")
+    kind = fit.string("kind", "tan", choices=KINDS)
+    super_parent = fit.string("super_parent", None)
+    folds = fit.number("folds", 5, integer=True, minimum=2)
+    m_prime = fit.number("m_prime", 30, integer=True, minimum=0)
+    root = fit.string("root", None)
+    for key, value, allowed in (("super_parent", super_parent, "spode"),
+                                ("root", root, "tan")):
+        if value is not None and kind != allowed:
+            raise fit.error(key, f"only applies to kind = {allowed!r}")
+        if value is not None and value not in features:
+            raise fit.error(key, f"{value!r} is not a feature; features: {', '.join(features)}")
+    for key, allowed in (("folds", "spode"), ("m_prime", "aode")):
+        if key in fit and kind != allowed:
+            raise fit.error(key, f"only applies to kind = {allowed!r}")
+    if "folds" in fit and super_parent is not None:
+        raise fit.error("folds", "the super-parent is given: there is nothing to cross-validate")
+    fit.finish()
+    prior = top.subsection("prior")
+    concentration = prior.number("concentration", 1.0, positive=True)
+    prior.finish()
+    if len(features) < 2:
+        raise SpecError("a one-dependence estimator needs at least 2 features", path=path,
+                        key="data.features")
+    queries, names = _queries(top, features, path)
+    sampling = SamplingConfig.from_section(top.subsection("sampling"))
+    model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,
+                           super_parent=super_parent, folds=int(folds), m_prime=int(m_prime),
+                           root=root, concentration=float(concentration), queries=queries,
+                           query_names=names)
+    return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

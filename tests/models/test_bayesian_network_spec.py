@@ -1,0 +1,191 @@
+"""bayesian_network specs: numbers computed here from the data's counts, streaming and resume,
+and every user error exits 2 naming the file and the key, column or row."""
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from inference.dispatch import fit
+from models import load_spec
+from models.bayesian_network import BayesianNetwork, NetworkProblem, NetworkQuery
+from reports.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bayesian_network"
+
+DATA = "a,b,c\nx,u,p\nx,v,p\ny,v,q\ny,v,p\nx,u,q\ny,u,q\nx,v,q\n"
+
+SPEC = """model = "bayesian_network"
+[data]
+path = "data.csv"
+[structure]
+edges = [["a", "b"], ["a", "c"], ["b", "c"]]
+[prior]
+{prior}
+{extra}
+"""
+
+
+def write(tmp_path, prior="concentration = 1.0", extra="", data=DATA):
+    (tmp_path / "data.csv").write_text(data)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC.format(prior=prior, extra=extra))
+    return spec
+
+
+def run(tmp_path, spec, capsys):
+    code = main(["fit", str(spec), "--out", str(tmp_path / "out"), "--quiet"])
+    return code, capsys.readouterr().err
+
+
+def test_cpts_are_the_laplace_counts_and_the_query_enumerates(tmp_path):
+    spec = write(tmp_path, extra='[[query]]\nname = "q"\ntarget = "a"\n'
+                                 'evidence = { c = "q" }\n')
+    result = fit(load_spec(spec))
+    table = pd.read_csv(tmp_path / "data.csv")
+    cpts = result.parameters["cpts"]
+    # P(c | a, b) with rows (a, b) in sorted order, Laplace: (n_abc + 1) / (n_ab + 2)
+    for j, (a, b) in enumerate([("x", "u"), ("x", "v"), ("y", "u"), ("y", "v")]):
+        rows = table[(table.a == a) & (table.b == b)]
+        for k, c in enumerate(["p", "q"]):
+            assert cpts["c"]["mean"][j][k] == pytest.approx(
+                ((rows.c == c).sum() + 1) / (len(rows) + 2))
+    assert cpts["c"]["rows"][1] == "a=x, b=v"
+    # P(a | c = q) by summing the posterior-mean joint over b
+    p_a = {a: ((table.a == a).sum() + 1) / (len(table) + 2) for a in "xy"}
+    joint = {}
+    for a in "xy":
+        total = 0.0
+        for b in "uv":
+            rows_a = table[table.a == a]
+            p_b = ((rows_a.b == b).sum() + 1) / (len(rows_a) + 2)
+            rows_ab = rows_a[rows_a.b == b]
+            p_c = ((rows_ab.c == "q").sum() + 1) / (len(rows_ab) + 2)
+            total += p_b * p_c
+        joint[a] = p_a[a] * total
+    q = result.parameters["query"][0]
+    for a in "xy":
+        assert q["joint"][a] == pytest.approx(joint[a], rel=1e-12)
+        assert q["probabilities"][a] == pytest.approx(joint[a] / sum(joint.values()))
+    # BD score: a 2x2x2 table, prior 1 everywhere
+    expected = 0.0
+    groups = [(table, "a")] + [(table[table.a == a], "b") for a in "xy"] + [
+        (table[(table.a == a) & (table.b == b)], "c") for a in "xy" for b in "uv"]
+    for rows, col in groups:
+        expected += math.lgamma(2) - math.lgamma(2 + len(rows))
+        for s in set(table[col]):
+            expected += math.lgamma(1 + (rows[col] == s).sum()) - math.lgamma(1)
+    assert result.log_evidence == pytest.approx(expected, rel=1e-12)
+
+
+def test_bdeu_prior_and_structure_comparison(tmp_path):
+    full = fit(load_spec(write(tmp_path, prior="equivalent_sample_size = 4.0")))
+    assert full.parameters["cpts"]["c"]["prior"] == pytest.approx(4.0 / 8)
+    assert full.parameters["cpts"]["a"]["prior"] == pytest.approx(2.0)
+    body = SPEC.format(prior="equivalent_sample_size = 4.0", extra="").replace(
+        '[["a", "b"], ["a", "c"], ["b", "c"]]', "[]")
+    (tmp_path / "spec.toml").write_text(body)
+    empty = fit(load_spec(tmp_path / "spec.toml"))
+    assert empty.log_evidence != pytest.approx(full.log_evidence)
+
+
+def test_glob_stream_equals_one_file_and_resumes(tmp_path):
+    one = fit(load_spec(EXAMPLE / "asia.toml"))
+    frame = pd.read_csv(EXAMPLE / "asia.csv")
+    folder = tmp_path / "stream"
+    (folder / "batches").mkdir(parents=True)
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), 4)):
+        frame.iloc[part].to_csv(folder / "batches" / f"{i}.csv", index=False)
+    text = (EXAMPLE / "asia.toml").read_text().replace('path = "asia.csv"',
+                                                      'path = "batches/*.csv"')
+    (folder / "spec.toml").write_text(text)
+    streamed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out")
+    assert len(streamed.batches) == 4
+    assert streamed.parameters["cpts"] == one.parameters["cpts"]
+    assert streamed.log_evidence == pytest.approx(one.log_evidence, rel=1e-13)
+    # a fifth batch arrives: resume absorbs only it
+    frame.iloc[:10].to_csv(folder / "batches" / "4.csv", index=False)
+    resumed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out", resume=True)
+    assert resumed.n_rows == len(frame) + 10 and len(resumed.batches) == 5
+
+
+def test_example_independences_and_the_whole_graph_mistake():
+    result = fit(load_spec(EXAMPLE / "asia.toml"))
+    ind = {i["name"]: i for i in result.parameters["independence"]}
+    assert ind["tub_smoke"]["d_separated"] is True  # whole-graph moralisation says False
+    assert ind["tub_smoke"]["ancestral_set"] == ["asia", "smoke", "tub"]
+    assert ind["tub_smoke_given_either"]["d_separated"] is False
+    assert ind["tub_smoke_given_either"]["path"] == ["tub", "lung", "smoke"]
+    assert ind["tub_smoke_given_either"]["moral_links"] == [["tub", "lung"]]
+    assert ind["xray_dysp_given_either"]["d_separated"] is True
+
+
+def test_fit_does_not_import_pymc(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from models import load_spec; from inference.dispatch import fit; "
+            f"fit(load_spec({str(EXAMPLE / 'asia.toml')!r})); "
+            "print(any(m.split('.')[0] in ('pymc', 'arviz') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("prior, extra, data, expected", [
+    ("concentration = 1.0", "", DATA.replace("a,b,c", "a,b,d"),
+     r"key 'structure.edges\[1\]'.*node 'c' has no data"),
+    ("concentration = 1.0", '[[query]]\ntarget = "a"\nevidence = { b = "w" }\n', DATA,
+     r"key 'query\[0\].evidence.b'.*value 'w' never seen.*'u', 'v'"),
+    ("concentration = 1.0", '[[query]]\ntarget = "a"\nevidence = { a = "x" }\n', DATA,
+     r"key 'query\[0\].evidence.a'.*also evidence"),
+    ("concentration = 1.0", '[[query]]\ntarget = "z"\n', DATA,
+     r"key 'query\[0\].target'.*unknown node 'z'"),
+    ("concentration = 1.0\nequivalent_sample_size = 2.0", "", DATA,
+     r"key 'prior.equivalent_sample_size'.*not both"),
+    ("concentration = -1.0", "", DATA, r"key 'prior.concentration'.*positive"),
+    ("alpha = 1.0", "", DATA, r"key 'prior.alpha'.*unknown key"),
+    ("concentration = 1.0", '[[independence]]\nx = ["a"]\ny = ["a"]\n', DATA,
+     r"key 'independence\[0\]'.*must not share"),
+    ("concentration = 1.0", "", DATA.replace("y,v,q\n", "y,,q\n"),
+     r"column 'b', row 3: missing value"),
+])
+def test_bad_input_exits_2_naming_the_culprit(tmp_path, capsys, prior, extra, data, expected):
+    code, err = run(tmp_path, write(tmp_path, prior, extra, data), capsys)
+    assert code == 2, err
+    assert str(tmp_path) in err
+    assert __import__("re").search(expected, err), err
+
+
+def test_cycle_exits_2_naming_it(tmp_path, capsys):
+    spec = write(tmp_path)
+    spec.write_text(spec.read_text().replace('["b", "c"]', '["c", "a"]'))
+    code, err = run(tmp_path, spec, capsys)
+    assert code == 2 and "key 'structure.edges'" in err
+    assert "cycle a -> c -> a" in err
+
+
+def test_python_users_get_the_same_checks():
+    with pytest.raises(NetworkProblem, match="query\\[0\\].evidence.a"):
+        BayesianNetwork(nodes=("a", "b"), edges=(("a", "b"),),
+                        queries=(NetworkQuery("q", "a", (("a", "x"),)),))
+    with pytest.raises(NetworkProblem, match="acyclic"):
+        BayesianNetwork(nodes=("a", "b"), edges=(("a", "b"), ("b", "a")))
+
+
+def test_posterior_json_holds_the_answers(tmp_path, capsys):
+    shutil.copy(EXAMPLE / "asia.csv", tmp_path / "asia.csv")
+    shutil.copy(EXAMPLE / "asia.toml", tmp_path / "asia.toml")
+    assert main(["fit", str(tmp_path / "asia.toml"), "--out", str(tmp_path / "o"),
+                 "--quiet"]) == 0
+    post = json.loads((tmp_path / "o" / "posterior.json").read_text())
+    assert post["model"] == "bayesian_network" and post["n_rows"] == 1000
+    assert set(post["parameters"]["cpts"]) == {"asia", "smoke", "tub", "lung", "bronc",
+                                               "either", "xray", "dysp"}
+    q = post["parameters"]["query"][0]
+    assert sum(q["probabilities"].values()) == pytest.approx(1.0)
+    assert math.isfinite(post["log_evidence"])
