@@ -47,15 +47,20 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
     c.add_argument("--quiet", action="store_true")
 
-    r = sub.add_parser("predict", help="class probabilities, decision and expected risk of "
-                                       "each option for new rows (naive_bayes)")
+    r = sub.add_parser("predict", help="predictions for new rows from a saved fit: the "
+                                       "posterior predictive (regression, ARD, counts), "
+                                       "responsibilities (mixture), decisions (naive_bayes)")
     r.add_argument("spec", type=Path)
     r.add_argument("--model-from", type=Path, required=True, dest="model_from",
                    help="folder holding posterior.json written by 'bayescheck fit SPEC'")
-    r.add_argument("--data", type=Path, required=True, help="CSV or Parquet file of new rows")
-    r.add_argument("--loss", type=Path, help="loss matrix CSV: header option,<class>,...; "
-                                             "one row per option (default: the spec's "
-                                             "[decision], else zero-one loss)")
+    r.add_argument("--data", type=Path, help="CSV or Parquet file (or glob) of new rows; "
+                                             "not for beta_bernoulli / dirichlet_categorical, "
+                                             "whose prediction is the next outcome")
+    r.add_argument("--level", type=float, default=0.9,
+                   help="mass of the central predictive interval (default 0.9)")
+    r.add_argument("--loss", type=Path, help="naive_bayes only: loss matrix CSV: header "
+                                             "option,<class>,...; one row per option (default: "
+                                             "the spec's [decision], else zero-one loss)")
     r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
 
     k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
@@ -150,16 +155,18 @@ def _cmd_predict(args) -> int:
 
     import pandas as pd
 
-    from inference.families.naive_bayes import model_from_posterior
-    from models.data import DataSource
+    from inference.predictive import predictor
     from models.spec import load_spec
 
-    from .predict import predict_table, read_loss
-
     spec = load_spec(args.spec)
-    if spec.model.name != "naive_bayes":
-        raise BayescheckError(f"{args.spec}: predict needs a naive_bayes spec, this one is "
-                              f"{spec.model.name!r}")
+    predict = predictor(spec.model.name)
+    nb = spec.model.name == "naive_bayes"  # decisions under a loss: its own table
+    if predict is None and not nb:
+        from models.registry import MODELS
+
+        able = sorted(m for m in MODELS if m == "naive_bayes" or predictor(m) is not None)
+        raise BayescheckError(f"{args.spec}: predict needs one of the models {', '.join(able)}; "
+                              f"this one is {spec.model.name!r}")
     where = args.model_from / "posterior.json"
     try:
         posterior = json.loads(where.read_text())
@@ -168,6 +175,57 @@ def _cmd_predict(args) -> int:
                               f"{args.model_from}' first") from None
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    if nb:
+        table = _predict_naive_bayes(args, spec, posterior, where)
+    else:
+        if posterior.get("model") != spec.model.name:
+            raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec "
+                                  f"{args.spec} is {spec.model.name!r}")
+        if args.loss is not None:
+            raise BayescheckError(f"--loss applies to naive_bayes only, not to "
+                                  f"{spec.model.name!r}")
+        table = _predict_rows(args, spec, posterior, where, predict, pd)
+    if args.out is None:
+        table.to_csv(sys.stdout, index=False)
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        table.to_csv(args.out, index=False)
+        print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _predict_rows(args, spec, posterior, where, predict, pd):
+    from models.data import DataSource
+    from models.errors import DataError
+
+    def one(batch):
+        return pd.DataFrame(predict(spec, posterior, batch, level=args.level, where=str(where)))
+
+    if args.data is None:
+        return one(None)
+    tables = []
+    for batch in DataSource(args.data.resolve()).batches():
+        if len(batch.frame) == 0:
+            raise DataError("no rows to predict", path=batch.name)
+        t = one(batch)
+        t.insert(0, "row", range(1, len(t) + 1))
+        tables.append(t)
+    if len(tables) > 1:  # a glob of files: say which file each row comes from
+        for batch, t in zip(DataSource(args.data.resolve()).files(), tables, strict=True):
+            t.insert(0, "file", str(batch))
+    return pd.concat(tables, ignore_index=True)
+
+
+def _predict_naive_bayes(args, spec, posterior, where):
+    import pandas as pd
+
+    from inference.families.naive_bayes import model_from_posterior
+    from models.data import DataSource
+
+    from .predict import predict_table, read_loss
+
+    if args.data is None:
+        raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
     nb = model_from_posterior(spec.model, posterior, where=str(where))
     loss = options = None
     if args.loss is not None:
@@ -177,14 +235,7 @@ def _cmd_predict(args) -> int:
     if len(tables) > 1:  # a glob of files: say which file each row comes from
         for batch, t in zip(DataSource(args.data.resolve()).files(), tables, strict=True):
             t.insert(0, "file", str(batch))
-    table = pd.concat(tables, ignore_index=True)
-    if args.out is None:
-        table.to_csv(sys.stdout, index=False)
-    else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        table.to_csv(args.out, index=False)
-        print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
-    return 0
+    return pd.concat(tables, ignore_index=True)
 
 
 def _print_check(result) -> None:
