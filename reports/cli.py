@@ -153,20 +153,13 @@ def _cmd_check(args) -> int:
 def _cmd_predict(args) -> int:
     import json
 
-    import pandas as pd
-
-    from inference.predictive import predictor
+    from models.data import DataSource
     from models.spec import load_spec
 
-    spec = load_spec(args.spec)
-    predict = predictor(spec.model.name)
-    nb = spec.model.name == "naive_bayes"  # decisions under a loss: its own table
-    if predict is None and not nb:
-        from models.registry import MODELS
+    from .predict import prediction_table, require_predictions
 
-        able = sorted(m for m in MODELS if m == "naive_bayes" or predictor(m) is not None)
-        raise BayescheckError(f"{args.spec}: predict needs one of the models {', '.join(able)}; "
-                              f"this one is {spec.model.name!r}")
+    spec = load_spec(args.spec)
+    require_predictions(spec)
     where = args.model_from / "posterior.json"
     try:
         posterior = json.loads(where.read_text())
@@ -175,16 +168,9 @@ def _cmd_predict(args) -> int:
                               f"{args.model_from}' first") from None
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{where}: cannot read: {exc}") from None
-    if nb:
-        table = _predict_naive_bayes(args, spec, posterior, where)
-    else:
-        if posterior.get("model") != spec.model.name:
-            raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec "
-                                  f"{args.spec} is {spec.model.name!r}")
-        if args.loss is not None:
-            raise BayescheckError(f"--loss applies to naive_bayes only, not to "
-                                  f"{spec.model.name!r}")
-        table = _predict_rows(args, spec, posterior, where, predict, pd)
+    source = None if args.data is None else DataSource(args.data.resolve())
+    table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
+                             where=str(where))
     if args.out is None:
         table.to_csv(sys.stdout, index=False)
     else:
@@ -192,50 +178,6 @@ def _cmd_predict(args) -> int:
         table.to_csv(args.out, index=False)
         print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
     return 0
-
-
-def _predict_rows(args, spec, posterior, where, predict, pd):
-    from models.data import DataSource
-    from models.errors import DataError
-
-    def one(batch):
-        return pd.DataFrame(predict(spec, posterior, batch, level=args.level, where=str(where)))
-
-    if args.data is None:
-        return one(None)
-    tables = []
-    for batch in DataSource(args.data.resolve()).batches():
-        if len(batch.frame) == 0:
-            raise DataError("no rows to predict", path=batch.name)
-        t = one(batch)
-        t.insert(0, "row", range(1, len(t) + 1))
-        tables.append(t)
-    if len(tables) > 1:  # a glob of files: say which file each row comes from
-        for batch, t in zip(DataSource(args.data.resolve()).files(), tables, strict=True):
-            t.insert(0, "file", str(batch))
-    return pd.concat(tables, ignore_index=True)
-
-
-def _predict_naive_bayes(args, spec, posterior, where):
-    import pandas as pd
-
-    from inference.families.naive_bayes import model_from_posterior
-    from models.data import DataSource
-
-    from .predict import predict_table, read_loss
-
-    if args.data is None:
-        raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
-    nb = model_from_posterior(spec.model, posterior, where=str(where))
-    loss = options = None
-    if args.loss is not None:
-        loss, options = read_loss(args.loss, nb.classes)
-    tables = [predict_table(spec.model, nb, batch, loss=loss, options=options)
-              for batch in DataSource(args.data.resolve()).batches()]
-    if len(tables) > 1:  # a glob of files: say which file each row comes from
-        for batch, t in zip(DataSource(args.data.resolve()).files(), tables, strict=True):
-            t.insert(0, "file", str(batch))
-    return pd.concat(tables, ignore_index=True)
 
 
 def _print_check(result) -> None:
