@@ -1,0 +1,143 @@
+"""The functions of the :mod:`bayescheck` facade: specs given as paths or :class:`Spec`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from models.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from inference.result import AnalyticFit
+
+__all__ = ["calibrate", "check", "fit", "predict"]
+
+
+def _spec(spec: Spec | str | Path) -> Spec:
+    return spec if isinstance(spec, Spec) else load_spec(spec)
+
+
+def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
+        resume: bool = False, progress: bool = False) -> AnalyticFit:
+    """Fit a spec's model analytically (closed form, EM or type-II ML).
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        A spec object, or the path of a spec file.
+    out : str or pathlib.Path, optional
+        Folder for the streaming checkpoint (nothing else is written).
+    resume : bool
+        Continue a stream from the checkpoint in ``out``.
+    progress : bool
+        Print a line per batch to stderr.
+
+    Returns
+    -------
+    inference.AnalyticFit
+        ``parameters`` (what ``posterior.json`` holds), the exact marginals, the evidence.
+    """
+    from inference.dispatch import fit as dispatch_fit
+
+    return dispatch_fit(_spec(spec), out=out, resume=resume, progress=progress)
+
+
+def check(spec: Spec | str | Path, out: str | Path, **options: Any):
+    """Fit, sample with NUTS, compare and write the report files (``bayescheck check``).
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        A spec object, or the path of a spec file.
+    out : str or pathlib.Path
+        Output folder.
+    **options
+        ``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``progress``, ... as
+        :func:`reports.check.run_check`.
+
+    Returns
+    -------
+    reports.CheckResult
+        ``verdict`` (``"pass"``, ``"fail"``, ``"inconclusive"``), the comparisons and the fit.
+    """
+    from reports.check import run_check
+
+    return run_check(_spec(spec), out, **options)
+
+
+def calibrate(spec: Spec | str | Path, out: str | Path, **options: Any):
+    """Simulation-based calibration of the engine (``bayescheck calibrate``).
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        A spec object, or the path of a spec file.
+    out : str or pathlib.Path
+        Output folder (``calibration.json``).
+    **options
+        ``simulations``, ``seed``, ``engine``, ... as :func:`reports.calibrate.run_calibration`.
+
+    Returns
+    -------
+    inference.calibration.CalibrationResult
+    """
+    from reports.calibrate import run_calibration
+
+    return run_calibration(_spec(spec), out, **options)
+
+
+def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
+            loss: str | Path | None = None) -> pd.DataFrame:
+    """A fit's predictions for new rows, as ``bayescheck predict`` writes them.
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        The spec the fit came from.
+    fitted : AnalyticFit or dict or str or pathlib.Path
+        The fit: the object :func:`fit` returns, the content of ``posterior.json``, or the
+        path of that file or of the folder holding it.
+    data : pandas.DataFrame or str or pathlib.Path or DataSource, optional
+        The new rows (a frame, a file or a glob); None for the count models, whose
+        prediction is the next outcome.
+    level : float
+        Mass of the central predictive interval (regression, ARD).
+    loss : str or pathlib.Path, optional
+        Naive Bayes only: a loss matrix CSV.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Regression and ARD: ``row``, ``mean``, ``sd``, ``lower_<level>``,
+        ``upper_<level>``; mixture: ``p_<component>``, ``component``, ``log_density``;
+        counts: ``outcome``, ``probability``; naive Bayes: class probabilities, decision and
+        risks.
+    """
+    import pandas as pd
+
+    from inference.result import AnalyticFit
+    from models.data import DataSource
+    from reports.predict import prediction_table
+
+    spec = _spec(spec)
+    where = "the fit given"
+    if isinstance(fitted, AnalyticFit):
+        posterior = fitted.to_json()
+    elif isinstance(fitted, dict):
+        posterior = fitted
+    else:
+        path = Path(fitted)
+        path = path / "posterior.json" if path.is_dir() else path
+        where = str(path)
+        posterior = json.loads(path.read_text())
+    if isinstance(data, pd.DataFrame):
+        source = DataSource.from_frame(data)
+    elif data is None or isinstance(data, DataSource):
+        source = data
+    else:
+        source = DataSource(Path(data).resolve())
+    return prediction_table(spec, posterior, source, level=level,
+                            loss=None if loss is None else Path(loss), where=where)
