@@ -8,7 +8,9 @@ users do not depend on their internal layout. Every name is imported on first us
 - :func:`fit` runs the closed-form (or EM / type-II ML) fit, returning an ``AnalyticFit``;
 - :func:`predict` gives a fit's predictions for new rows as a ``pandas.DataFrame``;
 - :func:`check` fits, samples with NUTS, compares and writes the report files;
-- :func:`calibrate` runs simulation-based calibration of the engine.
+- :func:`calibrate` runs simulation-based calibration of the engine;
+- :func:`exact_posterior` draws from a regression fit's exact posterior as an ArviZ
+  ``DataTree``.
 
 The model classes (``LinearRegression``, ``ARD``, ``GaussianMixture``, ``NaiveBayes``,
 ``BetaBernoulli``, ``DirichletCategorical``, ``BayesRule``) build specs without a TOML file,
@@ -19,7 +21,7 @@ from importlib import import_module
 
 _EXPORTS = {
     "fit": "bayescheck.api", "check": "bayescheck.api", "calibrate": "bayescheck.api",
-    "predict": "bayescheck.api", "load_spec": "models.spec",
+    "predict": "bayescheck.api", "exact_posterior": "bayescheck.api", "load_spec": "models.spec",
     "Spec": "models.spec", "DataSource": "models.data",
     "AnalyticFit": "inference.result",
     "BayescheckError": "models.errors", "DataError": "models.errors",
@@ -46,6 +48,7 @@ __all__ = [
     "SpecError",
     "calibrate",
     "check",
+    "exact_posterior",
     "fit",
     "load_spec",
     "predict",

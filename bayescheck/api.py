@@ -13,11 +13,24 @@ if TYPE_CHECKING:
 
     from inference.result import AnalyticFit
 
-__all__ = ["calibrate", "check", "fit", "predict"]
+__all__ = ["calibrate", "check", "exact_posterior", "fit", "predict"]
 
 
 def _spec(spec: Spec | str | Path) -> Spec:
     return spec if isinstance(spec, Spec) else load_spec(spec)
+
+
+def _posterior(fitted) -> tuple[dict, str]:
+    """``posterior.json``'s content from a fit, a dict, the file or its folder; and its name."""
+    from inference.result import AnalyticFit
+
+    if isinstance(fitted, AnalyticFit):
+        return fitted.to_json(), "the fit given"
+    if isinstance(fitted, dict):
+        return fitted, "the fit given"
+    path = Path(fitted)
+    path = path / "posterior.json" if path.is_dir() else path
+    return json.loads(path.read_text()), str(path)
 
 
 def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
@@ -118,21 +131,11 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     """
     import pandas as pd
 
-    from inference.result import AnalyticFit
     from models.data import DataSource
     from reports.predict import prediction_table
 
     spec = _spec(spec)
-    where = "the fit given"
-    if isinstance(fitted, AnalyticFit):
-        posterior = fitted.to_json()
-    elif isinstance(fitted, dict):
-        posterior = fitted
-    else:
-        path = Path(fitted)
-        path = path / "posterior.json" if path.is_dir() else path
-        where = str(path)
-        posterior = json.loads(path.read_text())
+    posterior, where = _posterior(fitted)
     if isinstance(data, pd.DataFrame):
         source = DataSource.from_frame(data)
     elif data is None or isinstance(data, DataSource):
@@ -141,3 +144,36 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
         source = DataSource(Path(data).resolve())
     return prediction_table(spec, posterior, source, level=level,
                             loss=None if loss is None else Path(loss), where=where)
+
+
+def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chains: int = 4,
+                    seed: int | None = 0):
+    """Independent draws from a fit's exact posterior, as an ArviZ-ready ``xarray.DataTree``.
+
+    Its ``posterior`` group has the PyMC declaration's variable names and dims (linear
+    regression: ``theta`` over ``feature``, and ``sigma2`` for unknown noise), so
+    ``az.summary(tree)`` sits next to ``az.summary`` of the NUTS draws.
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        The spec the fit came from.
+    fitted : AnalyticFit or dict or str or pathlib.Path
+        As for :func:`predict`.
+    draws, chains : int
+        Draws per chain and number of chains.
+    seed : int, optional
+        Seed of the generator.
+
+    Returns
+    -------
+    xarray.DataTree
+    """
+    from inference.exact import exact_posterior as tree
+
+    spec = _spec(spec)
+    posterior, _ = _posterior(fitted)
+    features = getattr(spec.model, "features", None)
+    return tree(spec.model.name, posterior,
+                coords={} if features is None else {"feature": list(features)},
+                draws=draws, chains=chains, seed=seed)

@@ -24,7 +24,8 @@ from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["fit_linear_regression", "predict_linear_regression", "row_variances"]
+__all__ = ["exact_draws_linear_regression", "fit_linear_regression", "predict_linear_regression",
+           "row_variances"]
 
 
 def _interval_record(names, marginal) -> dict:
@@ -164,3 +165,42 @@ def predict_linear_regression(spec: Spec, posterior: dict, batch: Batch, *, leve
         v = np.asarray(theta["scale_matrix"], dtype=float)
         dist = Dist("t", 2.0 * shape, loc, np.sqrt(scale / shape * (1.0 + row_variances(X, v))))
     return interval_columns(dist, level)
+
+
+def exact_draws_linear_regression(posterior: dict, *, draws: int, chains: int,
+                                  rng: np.random.Generator) -> dict:
+    """Independent draws of the declaration's ``theta`` (and ``sigma2``) from the exact posterior.
+
+    Known noise: ``theta ~ N(m, C)``. Unknown noise: ``sigma2 ~ InvGamma(a, b)`` and
+    ``theta | sigma2 ~ N(m, sigma2 P^-1)``, so the pairs are joint draws.
+
+    Parameters
+    ----------
+    posterior : dict
+        ``posterior.json`` of a linear regression fit.
+    draws, chains : int
+        Draws per chain and number of chains.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    dict
+        ``{"theta": (("feature",), array (chains, draws, d))}`` and, for unknown noise,
+        ``{"sigma2": ((), array (chains, draws))}``.
+    """
+    mean = np.asarray(posterior_value(posterior, "theta", "mean"), dtype=float)
+    n, d = chains * draws, len(mean)
+    z = rng.standard_normal((n, d))
+    if posterior_value(posterior, "theta", "distribution") == "normal":
+        chol = np.linalg.cholesky(np.asarray(posterior_value(posterior, "theta", "cov"), float))
+        theta = mean + z @ chol.T
+        return {"theta": (("feature",), theta.reshape(chains, draws, d))}
+    shape = float(posterior_value(posterior, "sigma2", "shape"))
+    scale = float(posterior_value(posterior, "sigma2", "scale"))
+    chol = np.linalg.cholesky(np.asarray(posterior_value(posterior, "theta", "scale_matrix"),
+                                         float))
+    sigma2 = scale / rng.gamma(shape, size=n)  # InvGamma(a, b) = b / Gamma(a, 1)
+    theta = mean + np.sqrt(sigma2)[:, None] * (z @ chol.T)
+    return {"theta": (("feature",), theta.reshape(chains, draws, d)),
+            "sigma2": ((), sigma2.reshape(chains, draws))}
