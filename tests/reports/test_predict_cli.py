@@ -202,3 +202,24 @@ def test_a_fit_of_another_model_is_refused(regression_fit, tmp_path, capsys):
     spec = EXAMPLES / "ard" / "design.toml"
     assert _run(tmp_path, regression_fit, "x1\n1\n", spec=spec) == 2
     assert "holds a 'linear_regression' fit" in capsys.readouterr().err
+
+
+def test_mixture_with_a_known_sd_uses_it_on_the_diagonal(tmp_path):
+    from sklearn.mixture import GaussianMixture
+
+    spec = EXAMPLES / "gaussian_mixture" / "worked_step.toml"  # known_sd = 2, one feature
+    fit_dir = _fit(spec, tmp_path / "fit")
+    post = json.loads((fit_dir / "posterior.json").read_text())["parameters"]
+    assert "covariances" not in post  # the sds are the only spread saved
+    new = pd.DataFrame({"x": np.linspace(-4.0, 14.0, 19)})
+    got = _predict(spec, fit_dir, tmp_path, new)
+
+    gm = GaussianMixture(2, covariance_type="spherical")
+    gm.weights_ = np.array(post["weights"]["estimate"])
+    gm.means_ = np.array(post["means"]["estimate"])
+    gm.covariances_ = np.full(2, 4.0)
+    gm.precisions_cholesky_ = np.full(2, 0.5)
+    rtol = 100 * EPS * np.abs(new["x"]).max() ** 2  # squares of the rows dominate the error
+    np.testing.assert_allclose(got[["p_0", "p_1"]], gm.predict_proba(new.to_numpy()),
+                               rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(got["log_density"], gm.score_samples(new.to_numpy()), rtol=rtol)
