@@ -15,7 +15,7 @@ from .errors import SpecError
 from .resources import require_memory, square_matrices
 from .spec import Section
 
-__all__ = ["INTERCEPT", "data_columns", "joint_design", "read_design_section"]
+__all__ = ["INTERCEPT", "data_columns", "feature_matrix", "joint_design", "read_design_section"]
 
 #: Name of the column of ones that ``intercept = true`` adds, first.
 INTERCEPT = "intercept"
@@ -36,6 +36,18 @@ def joint_design(batch: Batch, *, target: str, features, intercept: bool) -> np.
     """
     values = numeric_columns(batch, [*data_columns(features, intercept), target],
                              max_magnitude=MAX_MAGNITUDE)
+    if intercept:
+        values = np.column_stack([np.ones(len(values)), values])
+    return values
+
+
+def feature_matrix(batch: Batch, *, features, intercept: bool) -> np.ndarray:
+    """New rows as the design ``X`` of a fit, ``(rows, d)``: no target needed.
+
+    The intercept column of ones comes first when requested, as in :func:`joint_design`;
+    a missing or non-numeric column is a :class:`~models.errors.DataError` naming it.
+    """
+    values = numeric_columns(batch, data_columns(features, intercept))
     if intercept:
         values = np.column_stack([np.ones(len(values)), values])
     return values

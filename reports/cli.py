@@ -73,16 +73,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="NUTS implementation (default: nutpie)")
     c.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
-    r = sub.add_parser("predict", help="class probabilities, decision and expected risk of "
-                                       "each option for new rows (naive_bayes)")
+    r = sub.add_parser("predict", help="predictions for new rows from a saved fit: the "
+                                       "posterior predictive (regression, ARD, counts), "
+                                       "responsibilities (mixture), decisions (naive_bayes)")
     r.add_argument("spec", type=Path, help=_SPEC_HELP)
     r.add_argument("--model-from", type=Path, required=True, dest="model_from",
                    help="folder holding posterior.json written by 'bayescheck fit SPEC'")
-    r.add_argument("--data", type=Path, required=True, help="CSV or Parquet file of new rows")
-    r.add_argument("--loss", type=Path, help="loss matrix CSV: header option,<class>,...; "
-                                             "one row per option (default: the spec's "
-                                             "[decision], else zero-one loss)")
-    r.add_argument("--out", type=Path, help="output CSV file (default: standard output)")
+    r.add_argument("--data", type=Path, help="CSV or Parquet file (or glob) of new rows; "
+                                             "not for beta_bernoulli / dirichlet_categorical, "
+                                             "whose prediction is the next outcome")
+    r.add_argument("--level", type=float, default=0.9,
+                   help="mass of the central predictive interval (default 0.9)")
+    r.add_argument("--loss", type=Path, help="naive_bayes only: loss matrix CSV: header "
+                                             "option,<class>,...; one row per option (default: "
+                                             "the spec's [decision], else zero-one loss)")
+    r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
 
     k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
                                          "the declared model")
@@ -205,22 +210,17 @@ def _cmd_check(args) -> int:
 def _cmd_predict(args) -> int:
     import json
 
-    import pandas as pd
-
-    from inference.families.naive_bayes import model_from_posterior
     from models.data import DataSource
     from models.spec import load_spec
 
-    from .predict import predict_table, read_loss
+    from .predict import prediction_table, require_predictions
     from .writers import write_text_atomic
 
     if args.out is not None and args.out.is_dir():
         raise BayescheckError(f"--out {args.out}: is a folder; --out names the CSV file to "
                               f"write (for example {args.out / 'predictions.csv'})")
     spec = load_spec(args.spec)
-    if spec.model.name != "naive_bayes":
-        raise BayescheckError(f"{args.spec}: predict needs a naive_bayes spec, this one is "
-                              f"{spec.model.name!r}")
+    require_predictions(spec)
     where = args.model_from / "posterior.json"
     try:
         posterior = json.loads(where.read_text())
@@ -229,16 +229,9 @@ def _cmd_predict(args) -> int:
                               f"{args.model_from}' first") from None
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{where}: cannot read: {exc}") from None
-    nb = model_from_posterior(spec.model, posterior, where=str(where))
-    loss = options = None
-    if args.loss is not None:
-        loss, options = read_loss(args.loss, nb.classes)
-    tables = [predict_table(spec.model, nb, batch, loss=loss, options=options)
-              for batch in DataSource(args.data.resolve()).batches()]
-    if len(tables) > 1:  # a glob of files: say which file each row comes from
-        for batch, t in zip(DataSource(args.data.resolve()).files(), tables, strict=True):
-            t.insert(0, "file", str(batch))
-    table = pd.concat(tables, ignore_index=True)
+    source = None if args.data is None else DataSource(args.data.resolve())
+    table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
+                             where=str(where))
     if args.out is None:
         table.to_csv(sys.stdout, index=False)
     else:

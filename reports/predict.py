@@ -1,9 +1,11 @@
-"""``bayescheck predict``: the loss file and the table of predictions (naive Bayes).
+"""``bayescheck predict``: the table of predictions for new rows from a saved fit.
 
-The fitted engine comes back from ``posterior.json``
-(:func:`inference.families.naive_bayes.model_from_posterior`); this module reads the loss
-matrix CSV given with ``--loss`` and builds the output table: class probabilities, the
-minimum-risk decision and the expected risk of every option for each new row.
+:func:`prediction_table` serves every model: a family's ``predict_<name>``
+(:func:`inference.predictive.predictor`) gives the columns; naive Bayes has its own table
+(:func:`predict_table`): class probabilities, the minimum-risk decision and the expected risk
+of every option for each new row, its fitted engine rebuilt from ``posterior.json``
+(:func:`inference.families.naive_bayes.model_from_posterior`), its loss matrix read from the
+CSV given with ``--loss``.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from inference.engines.counts import encode_labels
 from inference.engines.decisions import bayes_decision
 from inference.engines.naive_bayes_stats import NaiveBayesModel
 from inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
-from models.data import Batch
-from models.errors import DataError
+from inference.predictive import predictor
+from models.data import Batch, DataSource
+from models.errors import BayescheckError, DataError
 from models.naive_bayes import NaiveBayes
+from models.registry import MODELS
+from models.spec import Spec
 
-__all__ = ["predict_table", "read_loss"]
+__all__ = ["predict_table", "prediction_table", "read_loss", "require_predictions"]
 
 
 def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
@@ -115,3 +120,80 @@ def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
         out[f"risk_{o}"] = decision.risk[:, r]
     return out
 
+
+
+def require_predictions(spec: Spec) -> None:
+    """A :class:`BayescheckError` listing the models that predict, unless the spec's does."""
+    if not isinstance(spec.model, NaiveBayes) and predictor(spec.model.name) is None:
+        able = sorted(m for m in MODELS if m == "naive_bayes" or predictor(m) is not None)
+        raise BayescheckError(f"predict needs one of the models {', '.join(able)}; this one "
+                              f"is {spec.model.name!r}")
+
+
+def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
+                     level: float = 0.9, loss: Path | None = None,
+                     where: str = "posterior.json") -> pd.DataFrame:
+    """Predictions of a saved fit for new rows (or for the next outcome), as one table.
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec the fit came from.
+    posterior : dict
+        The content of ``posterior.json`` (``AnalyticFit.to_json()``).
+    source : models.DataSource or None
+        The new rows; None for the count models, whose prediction is the next outcome.
+    level : float
+        Mass of the central predictive interval (regression, ARD).
+    loss : pathlib.Path, optional
+        Naive Bayes only: the loss matrix CSV (default the spec's ``[decision]``).
+    where : str
+        Where ``posterior`` was read from, for error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``row`` (and ``file`` for a glob of files), then the model's columns.
+
+    Raises
+    ------
+    BayescheckError
+        A model without predictions, a fit of another model, bad new data (naming file,
+        column and row), ``--loss`` for a model other than naive Bayes.
+    """
+    name = spec.model.name
+    require_predictions(spec)
+    predict = predictor(name)
+    nb = isinstance(spec.model, NaiveBayes)  # decisions under a loss: its own table
+    if posterior.get("model") != name:
+        raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec is "
+                              f"{name!r}")
+    if loss is not None and not nb:
+        raise BayescheckError(f"--loss applies to naive_bayes only, not to {name!r}")
+    if source is None:
+        if nb:
+            raise BayescheckError(f"predict for {name!r} needs --data NEW")
+        return pd.DataFrame(predict(spec, posterior, None, level=level, where=where))
+    if nb:
+        from inference.families.naive_bayes import model_from_posterior
+
+        fitted = model_from_posterior(spec.model, posterior, where=where)
+        matrix = options = None
+        if loss is not None:
+            matrix, options = read_loss(loss, fitted.classes)
+
+        def one(batch):
+            return predict_table(spec.model, fitted, batch, loss=matrix, options=options)
+    else:
+        def one(batch):
+            if len(batch.frame) == 0:
+                raise DataError("no rows to predict", path=batch.name)
+            t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where))
+            t.insert(0, "row", np.arange(1, len(t) + 1))
+            return t
+    batches = list(source.batches())
+    tables = [one(batch) for batch in batches]
+    if len(tables) > 1:  # several files: say which file each row comes from
+        for batch, t in zip(batches, tables, strict=True):
+            t.insert(0, "file", batch.name)
+    return pd.concat(tables, ignore_index=True)

@@ -1,8 +1,12 @@
-"""The README's Python examples run as written."""
+"""The README's Python examples run as written, and the ``bayescheck`` facade stays light."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -12,19 +16,85 @@ def python_blocks():
     return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
 
 
+def _run(blocks, namespace):
+    for block in blocks:
+        exec(block.replace('"examples/', f'"{ROOT}/examples/'), namespace)  # noqa: S102
+
+
 def test_readme_opens_with_the_two_commands():
     head = "\n".join((ROOT / "README.md").read_text().splitlines()[:8])
     assert "make demo" in head and "make test" in head
 
 
-@pytest.mark.nuts
-def test_readme_python_blocks_run(tmp_path, monkeypatch):
-    blocks = python_blocks()
+def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
+    blocks = [b for b in python_blocks() if "check(" not in b]
     assert len(blocks) == 2
     monkeypatch.chdir(tmp_path)
     namespace = {}
-    for block in blocks:
-        exec(block.replace('"examples/', f'"{ROOT}/examples/'), namespace)  # noqa: S102
+    _run(blocks[:1], namespace)
+    # The README's prediction is the Normal predictive of the fit it prints.
+    post = namespace["posterior"].parameters["theta"]
+    X = np.column_stack([np.ones(2), namespace["new"].to_numpy()])
+    cov = np.array(post["cov"])
+    sd = np.sqrt(1.0 + np.einsum("ij,jk,ik->i", X, cov, X))
+    table = namespace["table"]
+    tol = 100 * np.linalg.cond(cov) * np.finfo(float).eps
+    np.testing.assert_allclose(table["mean"], X @ np.array(post["mean"]), rtol=tol, atol=tol)
+    np.testing.assert_allclose(table["sd"], sd, rtol=tol)
+    _run(blocks[1:], namespace)
+    assert namespace["posterior"].parameters["theta"]["mean"][1] == pytest.approx(2.0, abs=0.05)
+
+
+@pytest.mark.nuts
+def test_readme_python_blocks_run(tmp_path, monkeypatch):
+    blocks = python_blocks()
+    assert len(blocks) == 3
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    _run(blocks, namespace)
     assert namespace["comparison"].verdict == "pass"
     assert (tmp_path / "bayescheck-output" / "stream" / "report.html").exists()
-    assert namespace["posterior"].parameters["theta"]["mean"][1] == pytest.approx(2.0, abs=0.05)
+
+
+def test_import_bayescheck_is_light():
+    code = ("import sys, bayescheck; heavy = [m for m in ('numpy', 'pandas', 'scipy', 'pymc', "
+            "'models', 'inference', 'reports') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)}).stdout
+    assert out.strip() == "[]"
+
+
+def test_facade_names_resolve_and_unknown_ones_do_not():
+    import bayescheck
+
+    for name in bayescheck.__all__:
+        assert getattr(bayescheck, name) is not None, name
+    assert set(bayescheck.__all__) <= set(dir(bayescheck))
+    with pytest.raises(AttributeError, match="no attribute 'fitt'"):
+        bayescheck.fitt  # noqa: B018
+
+
+def test_facade_predict_takes_a_fit_folder_and_gives_the_cli_table(tmp_path):
+    from bayescheck import fit, predict
+    from reports.cli import main
+
+    spec = ROOT / "examples" / "gaussian_mixture" / "blobs.toml"
+    assert main(["fit", str(spec), "--out", str(tmp_path / "fit"), "--quiet"]) == 0
+    new = pd.DataFrame({"x1": [0.0, 6.0], "x2": [0.0, 1.0]})
+    new.to_csv(tmp_path / "new.csv", index=False)
+    assert main(["predict", str(spec), "--model-from", str(tmp_path / "fit"), "--data",
+                 str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
+    cli = pd.read_csv(tmp_path / "p.csv")
+    from_folder = predict(spec, tmp_path / "fit", new)
+    pd.testing.assert_frame_equal(from_folder.assign(component=from_folder.component.astype(int)),
+                                  cli)
+    # In memory, the same EM fit (fixed seed) gives the same table.
+    in_memory = predict(str(spec), fit(spec), tmp_path / "new.csv")
+    pd.testing.assert_frame_equal(in_memory, from_folder, rtol=1e-12)
+
+
+def test_facade_predict_of_a_model_without_predictions_is_refused():
+    from bayescheck import BayescheckError, predict
+
+    with pytest.raises(BayescheckError, match="predict needs one of the models"):
+        predict(ROOT / "examples" / "bayes_rule" / "disease.toml", {}, None)

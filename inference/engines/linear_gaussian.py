@@ -218,6 +218,11 @@ class _LinearPosteriorMixin:
         """P^-1, formed for reporting only (solves never use it)."""
         return linalg.cho_solve((self._chol, True), np.eye(self.dim), check_finite=False)
 
+    @property
+    def scale_matrix(self) -> np.ndarray:
+        """P^-1: the covariance of theta (known noise) or of theta / sigma2 (NIG)."""
+        return self._scale_matrix
+
     def _quad_shift(self) -> float:
         """h' P^-1 h via the triangular factor."""
         z = linalg.solve_triangular(self._chol, self.shift, lower=True, check_finite=False)

@@ -111,6 +111,7 @@ __all__ = [
     "log_likelihood",
     "log_posterior",
     "m_step",
+    "mixture_rows",
     "responsibilities",
     "seed_centres",
 ]
@@ -1362,3 +1363,42 @@ def responsibilities(X, result: EMResult) -> np.ndarray:
             _normalise(logp, False, ws)
             out[start : start + b] = logp.T
     return out
+
+
+def mixture_rows(X, weights, means, covs) -> tuple[np.ndarray, np.ndarray]:
+    """Responsibilities and log density of each row at given parameters.
+
+    Parameters
+    ----------
+    X : array_like of shape (n,) or (n, D)
+    weights : array_like of shape (K,)
+    means : array_like of shape (K, D) (or (K,) for 1-D data)
+    covs : array_like of shape (K, D, D) (or (K,) variances for 1-D data)
+
+    Returns
+    -------
+    responsibilities : ndarray of shape (n, K)
+        ``pi_k N(x_i | mu_k, Sigma_k) / p(x_i)``; rows sum to 1.
+    log_density : ndarray of shape (n,)
+        ``log p(x_i) = log sum_k pi_k N(x_i | mu_k, Sigma_k)``.
+    """
+    X = _as_data(X)
+    state = _state_from_full(weights, means, covs)
+    if state.means.shape[1] != X.shape[1]:
+        raise ValueError(f"means have {state.means.shape[1]} columns, X has {X.shape[1]}")
+    wh = _whitener(state)
+    n, b = X.shape[0], _auto_batch(wh.K, wh.D)
+    resp = np.empty((n, wh.K))
+    logdens = np.empty(n)
+    spaces = _Workspaces()
+    with _blas_single_thread():
+        for start in range(0, n, b):
+            Xb = X[start : start + b]
+            ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
+            logp = _component_log_density(Xb, wh, ws)
+            top = np.max(logp, axis=0)
+            # _normalise overwrites the row maxima; keep them for the log density.
+            _normalise(logp, False, ws)
+            logdens[start : start + b] = top + ws.top
+            resp[start : start + b] = logp.T
+    return resp, logdens

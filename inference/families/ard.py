@@ -32,14 +32,19 @@ import numpy as np
 from scipy import stats
 
 from models.ard import ARD
-from models.errors import DataError
+from models.data import Batch
+from models.design import feature_matrix
+from models.errors import BayescheckError, DataError
 from models.spec import Spec
 
 from ..compare import as_information
+from ..engines.dist import Dist
 from ..engines.sbl import SBLResult, ard_optimality, ard_posterior, fit_sbl
+from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal, PointEstimate
+from .linear_regression import check_features, row_variances
 
-__all__ = ["CERTIFICATE_TOL", "certificate", "fit_ard"]
+__all__ = ["CERTIFICATE_TOL", "certificate", "fit_ard", "predict_ard"]
 
 #: Largest violation of an optimality condition the certificate accepts, on a log scale
 #: (|log(alpha / alpha_opt)|, log(ratio / threshold) for a pruned weight, |log(sigma2 /
@@ -207,3 +212,48 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         seconds=time.perf_counter() - started, state=sbl, estimates=estimates, info=info,
         findings=findings, certificates=certificates,
         posterior_checks=_hierarchical_as_information if estimates else None)
+
+
+def predict_ard(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9,
+                where: str = "posterior.json") -> dict[str, np.ndarray]:
+    """Posterior predictive at each new row given the estimated ``(alpha, sigma2)``.
+
+    ``N(x' m, sigma2 + x_r' C x_r)``, with ``C`` the posterior covariance of the relevant
+    weights ``r`` (the pruned ones are exactly 0); the intercept is added as in the fit.
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec the fit came from.
+    posterior : dict
+        ``posterior.json`` of ``bayescheck fit``.
+    batch : models.Batch
+        The new rows (the target column, if present, is not used).
+    level : float
+        Mass of the central interval.
+    where : str
+        Where ``posterior`` was read from, for error messages.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``mean``, ``sd``, ``lower_<level>``, ``upper_<level>`` per row.
+    """
+    if batch is None:
+        raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
+    model: ARD = spec.model
+    features = list(posterior_value(posterior, "w", "features", where=where))
+    check_features(features, model.features, where)
+    X = feature_matrix(batch, features=model.features, intercept=model.intercept)
+    mean = np.asarray(posterior_value(posterior, "w", "mean", where=where), dtype=float)
+    relevant = list(posterior_value(posterior, "w", "cov_features", where=where))
+    unknown = [f for f in relevant if f not in features]
+    if unknown:
+        raise BayescheckError(f"{where}: cov_features {unknown} are not among the features")
+    cols = [features.index(f) for f in relevant]
+    cov = np.asarray(posterior_value(posterior, "w", "cov", where=where),
+                     dtype=float).reshape(len(cols), len(cols))
+    noise = float(posterior_value(posterior, "sigma2", "value", where=where))
+    Xr = X[:, cols]
+    return interval_columns(Dist("norm", X @ mean, np.sqrt(noise + row_variances(Xr, cov))),
+                            level)

@@ -20,6 +20,7 @@ import numpy as np
 from scipy import stats as sps
 
 from models.beta_bernoulli import BetaBernoulli, DirichletCategorical
+from models.errors import BayescheckError
 from models.spec import Spec
 
 from ..engines.counts import (
@@ -30,10 +31,12 @@ from ..engines.counts import (
     bernoulli_beta,
     categorical_dirichlet,
 )
+from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["fit_beta_bernoulli", "fit_dirichlet_categorical"]
+__all__ = ["fit_beta_bernoulli", "fit_dirichlet_categorical", "predict_beta_bernoulli",
+           "predict_dirichlet_categorical"]
 
 
 def _interval(name: str, dist) -> dict:
@@ -165,3 +168,66 @@ def _posterior(model: DirichletCategorical, cats, counts):
     prior = DirichletPrior(alpha=model.alpha(cats), categories=tuple(cats))
     return categorical_dirichlet(stats=CategoricalStats(counts=counts, categories=tuple(cats)),
                                  prior=prior)
+
+
+def _no_rows(spec: Spec, batch) -> None:
+    if batch is not None:
+        raise BayescheckError(f"{batch.name}: {spec.model.name} predicts the next outcome, "
+                              f"which has no covariates: leave out --data")
+
+
+def predict_beta_bernoulli(spec: Spec, posterior: dict, batch=None, *, level: float = 0.9,
+                           where: str = "posterior.json") -> dict[str, np.ndarray]:
+    """Posterior predictive of the next outcome: P(1) = a / (a + b) under Beta(a, b).
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec the fit came from.
+    posterior : dict
+        ``posterior.json`` of ``bayescheck fit``.
+    batch : None
+        Unused (no covariates).
+    level : float
+        Unused.
+    where : str
+        Where ``posterior`` was read from, for error messages.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``outcome`` (1, 0) and its ``probability``.
+    """
+    _no_rows(spec, batch)
+    a = float(posterior_value(posterior, "p", "a", where=where))
+    b = float(posterior_value(posterior, "p", "b", where=where))
+    return {"outcome": np.array([1, 0]), "probability": np.array([a, b]) / (a + b)}
+
+
+def predict_dirichlet_categorical(spec: Spec, posterior: dict, batch=None, *,
+                                  level: float = 0.9,
+                                  where: str = "posterior.json") -> dict[str, np.ndarray]:
+    """Posterior predictive of the next outcome: P(k) = alpha_k / sum(alpha).
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec the fit came from.
+    posterior : dict
+        ``posterior.json`` of ``bayescheck fit``.
+    batch : None
+        Unused (no covariates).
+    level : float
+        Unused.
+    where : str
+        Where ``posterior`` was read from, for error messages.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``outcome`` (each category) and its ``probability``.
+    """
+    _no_rows(spec, batch)
+    alpha = np.asarray(posterior_value(posterior, "pi", "alpha", where=where), dtype=float)
+    categories = posterior_value(posterior, "pi", "categories", where=where)
+    return {"outcome": np.asarray(categories, dtype=object), "probability": alpha / alpha.sum()}

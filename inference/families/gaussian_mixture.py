@@ -43,16 +43,19 @@ from pathlib import Path
 
 import numpy as np
 
-from models.errors import DataError
+from models.data import Batch, numeric_columns
+from models.errors import BayescheckError, DataError
 from models.gaussian_mixture import GaussianMixture, relabel_draws
 from models.spec import Spec
 
-from ..engines.mixture_em import MixturePrior, fit_em, kmeans, log_posterior
+from ..engines.mixture_em import MixturePrior, fit_em, kmeans, log_posterior, mixture_rows
 from ..engines.mixture_em import responsibilities as em_responsibilities
 from ..modes import ChainModes, chain_modes
+from ..predictive import posterior_value
 from ..result import AnalyticFit, PointEstimate
 
-__all__ = ["chain_log_densities", "fit_gaussian_mixture", "marginal_mode", "posterior_checks"]
+__all__ = ["chain_log_densities", "fit_gaussian_mixture", "marginal_mode", "posterior_checks",
+           "predict_gaussian_mixture"]
 
 
 def _order(X: np.ndarray, means: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -472,3 +475,54 @@ def _draw_covariances(posterior, fit, keep, K, D) -> np.ndarray:
     if var.ndim == 2:  # spherical: (S, K)
         var = np.repeat(var[:, :, None], D, axis=2)
     return var[..., None] * np.eye(D)
+
+
+def predict_gaussian_mixture(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9,
+                             where: str = "posterior.json") -> dict[str, np.ndarray]:
+    """Responsibilities, most probable component and log density of each new row.
+
+    Evaluated at the fit's estimate (ML or MAP) of weights, means and covariances (the
+    ``sds`` squared on the diagonal when the sd is known).
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec the fit came from.
+    posterior : dict
+        ``posterior.json`` of ``bayescheck fit``.
+    batch : models.Batch
+        The new rows.
+    level : float
+        Unused (the mixture's predictions have no interval).
+    where : str
+        Where ``posterior`` was read from, for error messages.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``p_<component>`` per component, ``component`` and ``log_density`` per row.
+    """
+    if batch is None:
+        raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
+    model: GaussianMixture = spec.model
+    features = list(posterior_value(posterior, "means", "features", where=where))
+    if features != list(model.features):
+        raise BayescheckError(f"{where}: the fit's features {features} are not the spec's "
+                              f"{list(model.features)}; refit with this spec")
+    comps = list(posterior_value(posterior, "weights", "components", where=where))
+    weights = np.asarray(posterior_value(posterior, "weights", "estimate", where=where), float)
+    means = np.asarray(posterior_value(posterior, "means", "estimate", where=where), float)
+    if "covariances" in posterior.get("parameters", {}):
+        covs = np.asarray(posterior_value(posterior, "covariances", "estimate", where=where),
+                          float)
+    else:
+        sds = np.asarray(posterior_value(posterior, "sds", "estimate", where=where), float)
+        covs = np.einsum("kd,de->kde", sds ** 2, np.eye(sds.shape[1]))
+    X = numeric_columns(batch, features)
+    if len(X) == 0:
+        raise DataError("no rows to predict", path=batch.name)
+    resp, log_density = mixture_rows(X, weights, means, covs)
+    out = {f"p_{c}": resp[:, k] for k, c in enumerate(comps)}
+    out["component"] = np.asarray(comps, dtype=object)[np.argmax(resp, axis=1)]
+    out["log_density"] = log_density
+    return out

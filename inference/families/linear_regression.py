@@ -7,20 +7,25 @@ from pathlib import Path
 
 import numpy as np
 
-from models.errors import NotIdentifiedError
+from models.data import Batch
+from models.design import feature_matrix
+from models.errors import BayescheckError, NotIdentifiedError
 from models.linear_regression import LinearRegression
 from models.spec import Spec
 
+from ..engines.dist import Dist
 from ..engines.errors import NotIdentified
 from ..engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
     regression_stats_joint,
 )
+from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["fit_linear_regression"]
+__all__ = ["exact_draws_linear_regression", "fit_linear_regression", "predict_linear_regression",
+           "row_variances"]
 
 
 def _interval_record(names, marginal) -> dict:
@@ -86,6 +91,9 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     else:
         parameters["theta"]["df"] = post.df
         parameters["theta"]["scale"] = post.t_scale.tolist()
+        # P^-1 (theta | sigma2 ~ N(mean, sigma2 P^-1)): the predictive needs it, and cov
+        # (b / (a - 1) P^-1) does not give it back when a <= 1.
+        parameters["theta"]["scale_matrix"] = post.scale_matrix.tolist()
         noise = post.noise_marginal()
         parameters["sigma2"] = {"mean": float(noise.mean()), "sd": float(noise.std()),
                                 "shape": post.shape, "scale": post.scale,
@@ -97,3 +105,102 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post)
+
+
+def row_variances(X: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``x' M x`` for each row ``x`` of ``X`` (M symmetric), without forming ``X M X'``."""
+    return np.einsum("ij,jk,ik->i", X, matrix, X)
+
+
+def check_features(saved, model_features, where: str) -> None:
+    """The saved fit's coefficient names must be the spec's (same columns, same order)."""
+    if list(saved) != list(model_features):
+        raise BayescheckError(f"{where}: the fit's features {list(saved)} are not the spec's "
+                              f"{list(model_features)}; refit with this spec")
+
+
+def predict_linear_regression(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9,
+                              where: str = "posterior.json") -> dict[str, np.ndarray]:
+    """Posterior predictive of the response at each new row.
+
+    Normal ``N(x' m, sigma^2 + x' C x)`` with known noise; Student-t with ``2a`` degrees of
+    freedom, location ``x' m`` and scale ``sqrt(b / a (1 + x' P^-1 x))`` under the
+    Normal-Inverse-Gamma posterior. The intercept column is added as in the fit.
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec the fit came from.
+    posterior : dict
+        ``posterior.json`` of ``bayescheck fit``.
+    batch : models.Batch
+        The new rows (the target column, if present, is not used).
+    level : float
+        Mass of the central interval.
+    where : str
+        Where ``posterior`` was read from, for error messages.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``mean``, ``sd``, ``lower_<level>``, ``upper_<level>`` per row.
+    """
+    if batch is None:
+        raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
+    model: LinearRegression = spec.model
+    theta = posterior_value(posterior, "theta", where=where)
+    check_features(posterior_value(posterior, "theta", "features", where=where),
+                   model.features, where)
+    X = feature_matrix(batch, features=model.features, intercept=model.intercept)
+    loc = X @ np.asarray(posterior_value(posterior, "theta", "mean", where=where), dtype=float)
+    if model.known_noise:
+        cov = np.asarray(posterior_value(posterior, "theta", "cov", where=where), dtype=float)
+        noise = float(posterior_value(posterior, "sigma2", "value", where=where))
+        dist = Dist("norm", loc, np.sqrt(noise + row_variances(X, cov)))
+    else:
+        shape = float(posterior_value(posterior, "sigma2", "shape", where=where))
+        scale = float(posterior_value(posterior, "sigma2", "scale", where=where))
+        if "scale_matrix" not in theta:
+            posterior_value(posterior, "theta", "scale_matrix", where=where)
+        v = np.asarray(theta["scale_matrix"], dtype=float)
+        dist = Dist("t", 2.0 * shape, loc, np.sqrt(scale / shape * (1.0 + row_variances(X, v))))
+    return interval_columns(dist, level)
+
+
+def exact_draws_linear_regression(posterior: dict, *, draws: int, chains: int,
+                                  rng: np.random.Generator) -> dict:
+    """Independent draws of the declaration's ``theta`` (and ``sigma2``) from the exact posterior.
+
+    Known noise: ``theta ~ N(m, C)``. Unknown noise: ``sigma2 ~ InvGamma(a, b)`` and
+    ``theta | sigma2 ~ N(m, sigma2 P^-1)``, so the pairs are joint draws.
+
+    Parameters
+    ----------
+    posterior : dict
+        ``posterior.json`` of a linear regression fit.
+    draws, chains : int
+        Draws per chain and number of chains.
+    rng : numpy.random.Generator
+        Source of randomness.
+
+    Returns
+    -------
+    dict
+        ``{"theta": (("feature",), array (chains, draws, d))}`` and, for unknown noise,
+        ``{"sigma2": ((), array (chains, draws))}``.
+    """
+    mean = np.asarray(posterior_value(posterior, "theta", "mean"), dtype=float)
+    n, d = chains * draws, len(mean)
+    z = rng.standard_normal((n, d))
+    if posterior_value(posterior, "theta", "distribution") == "normal":
+        chol = np.linalg.cholesky(np.asarray(posterior_value(posterior, "theta", "cov"), float))
+        theta = mean + z @ chol.T
+        return {"theta": (("feature",), theta.reshape(chains, draws, d))}
+    shape = float(posterior_value(posterior, "sigma2", "shape"))
+    scale = float(posterior_value(posterior, "sigma2", "scale"))
+    chol = np.linalg.cholesky(np.asarray(posterior_value(posterior, "theta", "scale_matrix"),
+                                         float))
+    sigma2 = scale / rng.gamma(shape, size=n)  # InvGamma(a, b) = b / Gamma(a, 1)
+    theta = mean + np.sqrt(sigma2)[:, None] * (z @ chol.T)
+    return {"theta": (("feature",), theta.reshape(chains, draws, d)),
+            "sigma2": ((), sigma2.reshape(chains, draws))}

@@ -1,0 +1,179 @@
+"""The functions of the :mod:`bayescheck` facade: specs given as paths or :class:`Spec`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from models.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from inference.result import AnalyticFit
+
+__all__ = ["calibrate", "check", "exact_posterior", "fit", "predict"]
+
+
+def _spec(spec: Spec | str | Path) -> Spec:
+    return spec if isinstance(spec, Spec) else load_spec(spec)
+
+
+def _posterior(fitted) -> tuple[dict, str]:
+    """``posterior.json``'s content from a fit, a dict, the file or its folder; and its name."""
+    from inference.result import AnalyticFit
+
+    if isinstance(fitted, AnalyticFit):
+        return fitted.to_json(), "the fit given"
+    if isinstance(fitted, dict):
+        return fitted, "the fit given"
+    path = Path(fitted)
+    path = path / "posterior.json" if path.is_dir() else path
+    return json.loads(path.read_text()), str(path)
+
+
+def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
+        resume: bool = False, progress: bool = False) -> AnalyticFit:
+    """Fit a spec's model analytically (closed form, EM or type-II ML).
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        A spec object, or the path of a spec file.
+    out : str or pathlib.Path, optional
+        Folder for the streaming checkpoint (nothing else is written).
+    resume : bool
+        Continue a stream from the checkpoint in ``out``.
+    progress : bool
+        Print a line per batch to stderr.
+
+    Returns
+    -------
+    inference.AnalyticFit
+        ``parameters`` (what ``posterior.json`` holds), the exact marginals, the evidence.
+    """
+    from inference.dispatch import fit as dispatch_fit
+
+    return dispatch_fit(_spec(spec), out=out, resume=resume, progress=progress)
+
+
+def check(spec: Spec | str | Path, out: str | Path, **options: Any):
+    """Fit, sample with NUTS, compare and write the report files (``bayescheck check``).
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        A spec object, or the path of a spec file.
+    out : str or pathlib.Path
+        Output folder.
+    **options
+        ``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``progress``, ... as
+        :func:`reports.check.run_check`.
+
+    Returns
+    -------
+    reports.CheckResult
+        ``verdict`` (``"pass"``, ``"fail"``, ``"inconclusive"``), the comparisons and the fit.
+    """
+    from reports.check import run_check
+
+    return run_check(_spec(spec), out, **options)
+
+
+def calibrate(spec: Spec | str | Path, out: str | Path, **options: Any):
+    """Simulation-based calibration of the engine (``bayescheck calibrate``).
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        A spec object, or the path of a spec file.
+    out : str or pathlib.Path
+        Output folder (``calibration.json``).
+    **options
+        ``simulations``, ``seed``, ``engine``, ... as :func:`reports.calibrate.run_calibration`.
+
+    Returns
+    -------
+    inference.calibration.CalibrationResult
+    """
+    from reports.calibrate import run_calibration
+
+    return run_calibration(_spec(spec), out, **options)
+
+
+def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
+            loss: str | Path | None = None) -> pd.DataFrame:
+    """A fit's predictions for new rows, as ``bayescheck predict`` writes them.
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        The spec the fit came from.
+    fitted : AnalyticFit or dict or str or pathlib.Path
+        The fit: the object :func:`fit` returns, the content of ``posterior.json``, or the
+        path of that file or of the folder holding it.
+    data : pandas.DataFrame or str or pathlib.Path or DataSource, optional
+        The new rows (a frame, a file or a glob); None for the count models, whose
+        prediction is the next outcome.
+    level : float
+        Mass of the central predictive interval (regression, ARD).
+    loss : str or pathlib.Path, optional
+        Naive Bayes only: a loss matrix CSV.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Regression and ARD: ``row``, ``mean``, ``sd``, ``lower_<level>``,
+        ``upper_<level>``; mixture: ``p_<component>``, ``component``, ``log_density``;
+        counts: ``outcome``, ``probability``; naive Bayes: class probabilities, decision and
+        risks.
+    """
+    import pandas as pd
+
+    from models.data import DataSource
+    from reports.predict import prediction_table
+
+    spec = _spec(spec)
+    posterior, where = _posterior(fitted)
+    if isinstance(data, pd.DataFrame):
+        source = DataSource.from_frame(data)
+    elif data is None or isinstance(data, DataSource):
+        source = data
+    else:
+        source = DataSource(Path(data).resolve())
+    return prediction_table(spec, posterior, source, level=level,
+                            loss=None if loss is None else Path(loss), where=where)
+
+
+def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chains: int = 4,
+                    seed: int | None = 0):
+    """Independent draws from a fit's exact posterior, as an ArviZ-ready ``xarray.DataTree``.
+
+    Its ``posterior`` group has the PyMC declaration's variable names and dims (linear
+    regression: ``theta`` over ``feature``, and ``sigma2`` for unknown noise), so
+    ``az.summary(tree)`` sits next to ``az.summary`` of the NUTS draws.
+
+    Parameters
+    ----------
+    spec : Spec or str or pathlib.Path
+        The spec the fit came from.
+    fitted : AnalyticFit or dict or str or pathlib.Path
+        As for :func:`predict`.
+    draws, chains : int
+        Draws per chain and number of chains.
+    seed : int, optional
+        Seed of the generator.
+
+    Returns
+    -------
+    xarray.DataTree
+    """
+    from inference.exact import exact_posterior as tree
+
+    spec = _spec(spec)
+    posterior, _ = _posterior(fitted)
+    features = getattr(spec.model, "features", None)
+    return tree(spec.model.name, posterior,
+                coords={} if features is None else {"feature": list(features)},
+                draws=draws, chains=chains, seed=seed)

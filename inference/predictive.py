@@ -1,0 +1,52 @@
+"""Predictions from a saved fit: ``predict_<name>`` found by convention, and what they share.
+
+Model ``name`` predicts with ``predict_<name>(spec, posterior, batch, *, level, where)`` in
+``inference/families/<module>.py`` when the family defines it (as ``fit_<name>``): the fitted
+numbers come from ``posterior.json`` (``posterior``, read from ``where``), the new rows from
+``batch`` (None for models without covariates), and the result is an ordered mapping of
+column name -> array, one entry per new row (or per outcome). ``reports`` makes the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+import numpy as np
+
+from models.errors import BayescheckError
+from models.registry import module_of
+
+from .engines.dist import Dist
+
+__all__ = ["interval_columns", "posterior_value", "predictor"]
+
+
+def predictor(model: str) -> Callable | None:
+    """``inference.families.<module>.predict_<model>``, or None when the family has none."""
+    module = import_module(f"{__package__}.families.{module_of(model)}")
+    return getattr(module, f"predict_{model}", None)
+
+
+def posterior_value(posterior: dict, *keys: str, where: str = "posterior.json"):
+    """``posterior["parameters"][keys[0]][keys[1]]...``; a missing key names file and key path."""
+    value = posterior.get("parameters", {})
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise BayescheckError(
+                f"{where}: key 'parameters.{'.'.join(keys[:i + 1])}' is missing; refit with "
+                f"'bayescheck fit' of this version")
+        value = value[key]
+    return value
+
+
+def interval_columns(dist: Dist, level: float) -> dict[str, np.ndarray]:
+    """Mean, sd and central ``level`` interval of a vector predictive ``dist``, as columns."""
+    if not 0.0 < level < 1.0:
+        raise BayescheckError(f"--level must be strictly between 0 and 1, got {level}")
+    tail = 0.5 * (1.0 - level)
+    lo, hi = dist.ppf(np.array([[tail], [1.0 - tail]]))
+    pct = f"{100 * level:g}"
+    return {"mean": np.asarray(dist.mean(), dtype=float),
+            "sd": np.asarray(dist.std(), dtype=float),
+            f"lower_{pct}": lo, f"upper_{pct}": hi}
