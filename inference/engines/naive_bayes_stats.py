@@ -48,6 +48,15 @@ left out for that row (it contributes log 1 to every class). If a row still has 
 -inf for every class (conflicting zeros), its posterior is the class prior;
 :meth:`NaiveBayesModel.joint_log_likelihood` keeps the raw -inf scores so such rows can be found.
 
+Prediction
+----------
+The per class and feature constants (log normalisers, inverse variances, categorical tables)
+are computed once, when the :class:`NaiveBayesModel` is built; rows are then scored in blocks
+that fit the L2 cache. ``x - mean`` is formed before squaring (no expansion into
+``x^2 - 2 x mean + mean^2``, which cancels for tight classes far from the origin). Results
+agree with the plain per-feature formulas to rounding (see
+``tests/inference/engines/test_naive_bayes_predict.py``).
+
 Errors are :class:`ValueError` whose message names the parameter (feature, class, row),
 what was expected and what was received.
 """
