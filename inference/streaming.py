@@ -38,7 +38,8 @@ __all__ = [
     "save_checkpoint",
 ]
 
-CHECKPOINT_VERSION = 1
+# 2: the linear-Gaussian states carry a triangular root instead of X'X (precision, shift).
+CHECKPOINT_VERSION = 2
 #: File name of the checkpoint inside an output folder.
 CHECKPOINT_NAME = "checkpoint.npz"
 

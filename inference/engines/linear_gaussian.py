@@ -1,23 +1,37 @@
-"""Conjugate Bayesian linear regression in precision (natural-parameter) form.
+"""Conjugate Bayesian linear regression, carried as a square root of the augmented precision.
 
-Two posteriors, both updated by adding a batch's sufficient statistics
-(:class:`RegressionStats`: n, X'X, X'y, y'y) to their natural parameters, so that the
-posterior after batch i is the prior of batch i+1 and the result does not depend on how the
-data were cut into batches:
+The natural parameters of both posteriors are the precision P and shift h = P mu, plus a
+scalar q; in place of them a posterior keeps an upper-triangular root S of the augmented
+matrix
+
+    S'S = [[P, h], [h', q]],  S = [[R, z], [0, rho]],
+
+so that P = R'R, h = R'z, the posterior mean solves R mu = z, h'P^-1 h = z'z and
+q - h'P^-1 h = rho^2 (a residual sum of squares plus prior terms, never formed as a
+difference). A batch is its own root (:class:`RegressionStats`: the R factor of the QR of
+[X y]), and two roots merge by the QR of the two stacked (TSQR, Demmel et al. 2012,
+"Communication-optimal parallel and sequential QR and LU factorizations"), so the statistics
+are never squared: the posterior mean keeps as many digits as a QR least-squares solver
+(``numpy.linalg.lstsq``), where X'X would lose the condition number of X once more
+(``tests/inference/engines/test_nist_strd.py``, on the NIST StRD data sets). The merge is
+associative, so the posterior after batch i is the prior of batch i+1 and the result does not
+depend on how the data were cut into batches.
 
 - :class:`GaussianPosterior`, known noise variance s2: precision P = Lambda^-1 and shift
-  h = P mu; a batch adds X'X / s2 to P and X'y / s2 to h (Bishop 2006, eq. 3.50-3.51).
+  h = P mu; a batch adds X'X / s2 to P and X'y / s2 to h (Bishop 2006, eq. 3.50-3.51), i.e.
+  stacks its root divided by s.
 - :class:`NormalInverseGammaPosterior`, unknown noise: sigma2 ~ InvGamma(a, b),
   theta | sigma2 ~ N(mu, sigma2 P^-1); a batch adds X'X to P, X'y to h, n/2 to a and y'y to
   c = 2 b + mu' P mu (Murphy 2007, "Conjugate Bayesian analysis of the Gaussian
-  distribution", sec. 9; Murphy 2012, sec. 7.6.3). The marginal of each theta_j is Student-t
-  with 2a degrees of freedom.
+  distribution", sec. 9; Murphy 2012, sec. 7.6.3), so b = b0 + rho^2 / 2. The marginal of
+  each theta_j is Student-t with 2a degrees of freedom.
 
-The flat prior has P = 0. Its posterior exists once X'X is positive definite; before that, any
-question about the posterior raises :class:`~.errors.NotIdentified`. With unknown noise the
-flat prior on theta is taken independent of sigma2, which gives a = a0 + (n - d) / 2.
+The prior enters as its square-root precision: the root of [[P0, P0 mu0], [mu0' P0, mu0' P0
+mu0]]. The flat prior has a zero root. Its posterior exists once R is nonsingular; before that,
+any question about the posterior raises :class:`~.errors.NotIdentified`. With unknown noise
+the flat prior on theta is taken independent of sigma2, which gives a = a0 + (n - d) / 2.
 
-Everything is solved with Cholesky factors; log-determinants come from their diagonals.
+Everything is solved with triangular solves on R; log-determinants come from its diagonal.
 
 The Normal-Inverse-Gamma formulas that do not depend on how the posterior was updated (the
 Student-t scale of a marginal, the log evidence) are the module functions :func:`nig_t_scale`
@@ -42,48 +56,96 @@ __all__ = [
     "GaussianPosterior",
     "NormalInverseGammaPosterior",
     "RegressionStats",
+    "merge_roots",
     "nig_log_evidence",
     "nig_t_scale",
     "regression_stats",
     "regression_stats_joint",
+    "triangular_root",
 ]
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
+def triangular_root(Z: np.ndarray) -> np.ndarray:
+    """The R factor of a QR of ``Z`` (n x k), as a k x k upper-triangular matrix.
+
+    Rows beyond n are zero when n < k; each row's sign is chosen so that the diagonal is
+    non-negative, which makes the factor unique when Z has full column rank (R'R = Z'Z).
+
+    Parameters
+    ----------
+    Z : numpy.ndarray
+        Shape ``(n, k)``, float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(k, k)``.
+    """
+    k = Z.shape[1]
+    if Z.shape[0] == 0:
+        return np.zeros((k, k))
+    r = np.linalg.qr(Z, mode="r")
+    if r.shape[0] < k:
+        r = np.vstack([r, np.zeros((k - r.shape[0], k))])
+    r = np.triu(r)
+    r *= np.where(np.diag(r) < 0, -1.0, 1.0)[:, None]
+    return r
+
+
+def merge_roots(*roots: np.ndarray) -> np.ndarray:
+    """One root of the stacked roots: ``S'S = sum of R_i'R_i``, by the QR of their stack."""
+    return triangular_root(np.vstack(roots))
+
+
 @dataclass(frozen=True, eq=False)
 class RegressionStats:
-    """Sufficient statistics of a regression batch; batches combine by ``+``.
+    """Statistics of a regression batch: the R factor of [X y]; batches combine by ``+``.
+
+    ``root`` R satisfies R'R = [X y]'[X y], so X'X, X'y and y'y are available (the
+    properties below, formed for inspection only), but the posterior works with R itself:
+    it keeps the digits that forming X'X would lose. ``+`` merges two batches by the QR of
+    their stacked roots (:func:`merge_roots`).
 
     Attributes
     ----------
     n : int
         Number of rows.
-    xtx : numpy.ndarray
-        X'X, shape ``(d, d)``.
-    xty : numpy.ndarray
-        X'y, shape ``(d,)``.
-    yty : float
-        y'y.
+    root : numpy.ndarray
+        Upper-triangular R, shape ``(d + 1, d + 1)``.
     """
 
     n: int
-    xtx: np.ndarray
-    xty: np.ndarray
-    yty: float
+    root: np.ndarray
 
     def __add__(self, other: RegressionStats) -> RegressionStats:
-        return RegressionStats(self.n + other.n, self.xtx + other.xtx, self.xty + other.xty,
-                               self.yty + other.yty)
+        return RegressionStats(self.n + other.n, merge_roots(self.root, other.root))
 
     @classmethod
     def zero(cls, d: int) -> RegressionStats:
         """The statistics of no data."""
-        return cls(0, np.zeros((d, d)), np.zeros(d), 0.0)
+        return cls(0, np.zeros((d + 1, d + 1)))
+
+    @property
+    def xtx(self) -> np.ndarray:
+        """X'X, shape ``(d, d)``."""
+        r = self.root[:, :-1]
+        return r.T @ r
+
+    @property
+    def xty(self) -> np.ndarray:
+        """X'y, shape ``(d,)``."""
+        return self.root[:, :-1].T @ self.root[:, -1]
+
+    @property
+    def yty(self) -> float:
+        """y'y."""
+        return float(self.root[:, -1] @ self.root[:, -1])
 
 
 def regression_stats(X: np.ndarray, y: np.ndarray) -> RegressionStats:
-    """Sufficient statistics of one batch.
+    """Statistics of one batch.
 
     Parameters
     ----------
@@ -94,17 +156,13 @@ def regression_stats(X: np.ndarray, y: np.ndarray) -> RegressionStats:
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    return RegressionStats(len(y), X.T @ X, X.T @ y, float(y @ y))
+    return regression_stats_joint(np.column_stack([X, y]))
 
 
 def regression_stats_joint(Z: np.ndarray) -> RegressionStats:
-    """Sufficient statistics of one batch given as one block ``Z = [X | y]``.
-
-    One product Z'Z holds X'X, X'y and y'y, so the batch is read from memory once.
-    """
+    """Statistics of one batch given as one block ``Z = [X | y]`` (one QR of the block)."""
     Z = np.asarray(Z, dtype=np.float64)
-    G = Z.T @ Z
-    return RegressionStats(len(Z), G[:-1, :-1].copy(), G[:-1, -1].copy(), float(G[-1, -1]))
+    return RegressionStats(len(Z), triangular_root(Z))
 
 
 def nig_t_scale(shape, scale, variance_factor):
@@ -154,69 +212,94 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
             - gammaln(shape0))
 
 
-def _cholesky(precision: np.ndarray, n: int, proper: bool = False) -> np.ndarray:
-    """Lower Cholesky factor of a posterior precision, or NotIdentified.
+def _identified_factor(root: np.ndarray, n: int, proper: bool = False) -> np.ndarray:
+    """The d x d block R of a posterior's root, or NotIdentified when it is singular.
 
-    ``proper`` says the prior's precision is part of ``precision``: the matrix is then
-    positive definite in exact arithmetic whatever the data, and only a failed factorisation
-    (features whose scales differ by more than float64 can hold) is refused.
+    ``proper`` says the prior's square-root precision is stacked into ``root``: the posterior
+    is then defined in exact arithmetic whatever the data, and only a factor that float64
+    could not hold (a zero or non-finite pivot) is refused.
     """
-    d = precision.shape[0]
-    try:
-        chol = linalg.cholesky(precision, lower=True, check_finite=False)
-    except (linalg.LinAlgError, ValueError):
-        chol = None
-    if chol is not None and not np.all(np.isfinite(chol)):
-        chol = None
+    d = root.shape[0] - 1
+    r = root[:d, :d]
     if proper:
-        if chol is None or np.min(np.abs(np.diag(chol))) == 0:
+        pivots = np.abs(np.diag(r))
+        if d and (not np.all(np.isfinite(r)) or pivots.min() == 0):
             raise NotIdentified(
                 f"the posterior precision of the {d} coefficients is not numerically positive "
                 f"definite ({n} rows seen): the features' scales differ by more than float64 "
                 f"arithmetic can hold; centre or rescale the features")
-        return chol
-    # A factor can succeed in floating point on a matrix that is singular in exact
-    # arithmetic; the squared ratio of its extreme pivots estimates the reciprocal condition
-    # number, and one near machine precision means the data do not determine theta.
-    if chol is not None:
-        pivots = np.abs(np.diag(chol))
-        if pivots.min() == 0 or (pivots.min() / pivots.max()) ** 2 < 100 * d * np.finfo(float).eps:
-            chol = None
-    if chol is None:
+        return r
+    # r_jj over the norm of column j is the sine of the angle between column j of the
+    # (prior-augmented) design and the span of the columns before it: scale-free, and near
+    # machine precision when the data do not determine theta.
+    norms = np.sqrt(np.sum(r * r, axis=0))
+    pivots = np.abs(np.diag(r))
+    if d and (norms.min() == 0 or np.min(pivots / norms) < 100 * d * np.finfo(float).eps):
         raise NotIdentified(
             f"the data do not yet determine all {d} coefficients under the flat prior "
-            f"({n} rows seen; X'X is singular, or too close to it for float64, as when a "
-            f"feature is far from zero compared with its spread): add rows, drop collinear "
-            f"features, centre the features or use a proper prior")
-    return chol
+            f"({n} rows seen; X'X is singular): add rows, drop collinear features or use a "
+            f"proper prior")
+    return r
+
+
+def _prior_root(mean, cov) -> tuple[np.ndarray, float]:
+    """Root of [[P0, P0 mu0], [mu0' P0, mu0' P0 mu0]] and log |P0|, from cov = C C'."""
+    mean = np.asarray(mean, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
+    chol = linalg.cholesky(cov, lower=True)
+    # C^-1 is a square root of P0 = cov^-1 (by a triangular solve, not a general inverse);
+    # the QR of [C^-1, C^-1 mu0] makes it triangular.
+    chol_inv = linalg.solve_triangular(chol, np.eye(len(mean)), lower=True)
+    root = triangular_root(np.column_stack([chol_inv, chol_inv @ mean]))
+    return root, -2.0 * float(np.sum(np.log(np.diag(chol))))
 
 
 class _LinearPosteriorMixin:
-    """What both posteriors compute from P and h."""
+    """What both posteriors compute from their root S = [[R, z], [0, rho]]."""
 
-    precision: np.ndarray
-    shift: np.ndarray
+    root: np.ndarray
     n: int
     prior_logdet: float | None
 
     @cached_property
     def _chol(self) -> np.ndarray:
-        return _cholesky(self.precision, self.n, proper=self.prior_logdet is not None)
+        return _identified_factor(self.root, self.n, proper=self.prior_logdet is not None)
 
     @property
     def dim(self) -> int:
         """Number of coefficients."""
-        return self.shift.shape[0]
+        return self.root.shape[0] - 1
+
+    @property
+    def _z(self) -> np.ndarray:
+        return self.root[:-1, -1]
+
+    @property
+    def _rho2(self) -> float:
+        """q - h' P^-1 h = rho^2."""
+        return float(self.root[-1, -1] ** 2)
+
+    @property
+    def precision(self) -> np.ndarray:
+        """P = R'R (formed for inspection only)."""
+        r = self.root[:-1, :-1]
+        return r.T @ r
+
+    @property
+    def shift(self) -> np.ndarray:
+        """h = R'z (formed for inspection only)."""
+        return self.root[:-1, :-1].T @ self._z
 
     @cached_property
     def mean(self) -> np.ndarray:
-        """Posterior mean of theta, P^-1 h."""
-        return linalg.cho_solve((self._chol, True), self.shift, check_finite=False)
+        """Posterior mean of theta: R mu = z."""
+        return linalg.solve_triangular(self._chol, self._z, check_finite=False)
 
     @cached_property
     def _scale_matrix(self) -> np.ndarray:
-        """P^-1, formed for reporting only (solves never use it)."""
-        return linalg.cho_solve((self._chol, True), np.eye(self.dim), check_finite=False)
+        """P^-1 = R^-1 R^-T, formed for reporting only (solves never use it)."""
+        r_inv = linalg.solve_triangular(self._chol, np.eye(self.dim), check_finite=False)
+        return r_inv @ r_inv.T
 
     @property
     def scale_matrix(self) -> np.ndarray:
@@ -224,12 +307,11 @@ class _LinearPosteriorMixin:
         return self._scale_matrix
 
     def _quad_shift(self) -> float:
-        """h' P^-1 h via the triangular factor."""
-        z = linalg.solve_triangular(self._chol, self.shift, lower=True, check_finite=False)
-        return float(z @ z)
+        """h' P^-1 h = z'z."""
+        return float(self._z @ self._z)
 
     def _logdet_precision(self) -> float:
-        return 2.0 * float(np.sum(np.log(np.diag(self._chol))))
+        return 2.0 * float(np.sum(np.log(np.abs(np.diag(self._chol)))))
 
     def require_identified(self) -> None:
         """Raise :class:`~.errors.NotIdentified` unless the data determine the posterior."""
@@ -245,41 +327,34 @@ class _LinearPosteriorMixin:
         return True
 
     def _row_variances(self, X: np.ndarray) -> np.ndarray:
-        """x' P^-1 x for each row of X."""
-        Z = linalg.solve_triangular(self._chol, np.atleast_2d(X).T, lower=True,
+        """x' P^-1 x = |R^-T x|^2 for each row of X."""
+        Z = linalg.solve_triangular(self._chol, np.atleast_2d(X).T, trans="T",
                                     check_finite=False)
         return np.sum(Z * Z, axis=0)
 
 
 @dataclass(frozen=True, eq=False)
 class GaussianPosterior(_LinearPosteriorMixin):
-    """Posterior of theta with known noise variance, in natural parameters.
+    """Posterior of theta with known noise variance, as the root of its natural parameters.
 
     Attributes
     ----------
-    precision : numpy.ndarray
-        P = Lambda^-1, shape ``(d, d)`` (zero for the flat prior before any data).
-    shift : numpy.ndarray
-        h = P mu, shape ``(d,)``.
+    root : numpy.ndarray
+        Upper-triangular S, shape ``(d + 1, d + 1)``, with
+        S'S = [[P, h], [h', mu0' P0 mu0 + y'y / s2]], P = Lambda^-1, h = P mu (zero for the
+        flat prior before any data).
     noise_var : float
         The known sigma^2.
     n : int
         Rows absorbed so far.
-    yty : float
-        Sum of y'y over the rows absorbed (for the evidence).
     prior_logdet : float or None
         log |P0| of the prior, None for the flat prior (no evidence then).
-    prior_quad : float
-        mu0' P0 mu0.
     """
 
-    precision: np.ndarray
-    shift: np.ndarray
+    root: np.ndarray
     noise_var: float
     n: int = 0
-    yty: float = 0.0
     prior_logdet: float | None = None
-    prior_quad: float = 0.0
 
     @classmethod
     def from_prior(cls, mean, cov, *, noise_var: float) -> GaussianPosterior:
@@ -294,28 +369,18 @@ class GaussianPosterior(_LinearPosteriorMixin):
         noise_var : float
             Known noise variance sigma^2.
         """
-        mean = np.asarray(mean, dtype=np.float64)
-        cov = np.asarray(cov, dtype=np.float64)
-        chol = linalg.cholesky(cov, lower=True)
-        eye = np.eye(len(mean))
-        # P0 = cov^-1 via two triangular solves of the factor, not a general inverse.
-        chol_inv = linalg.solve_triangular(chol, eye, lower=True)
-        precision = chol_inv.T @ chol_inv
-        shift = linalg.cho_solve((chol, True), mean)
-        logdet = -2.0 * float(np.sum(np.log(np.diag(chol))))
-        return cls(precision, shift, float(noise_var), prior_logdet=logdet,
-                   prior_quad=float(mean @ shift))
+        root, logdet = _prior_root(mean, cov)
+        return cls(root, float(noise_var), prior_logdet=logdet)
 
     @classmethod
     def flat(cls, dim: int, *, noise_var: float) -> GaussianPosterior:
         """The flat prior (precision 0) over ``dim`` coefficients."""
-        return cls(np.zeros((dim, dim)), np.zeros(dim), float(noise_var))
+        return cls(np.zeros((dim + 1, dim + 1)), float(noise_var))
 
     def update(self, batch: RegressionStats) -> GaussianPosterior:
         """Absorb one batch: this posterior is the batch's prior."""
-        return replace(self, precision=self.precision + batch.xtx / self.noise_var,
-                       shift=self.shift + batch.xty / self.noise_var, n=self.n + batch.n,
-                       yty=self.yty + batch.yty)
+        return replace(self, root=merge_roots(self.root, batch.root / np.sqrt(self.noise_var)),
+                       n=self.n + batch.n)
 
     @property
     def cov(self) -> np.ndarray:
@@ -346,56 +411,53 @@ class GaussianPosterior(_LinearPosteriorMixin):
         if self.prior_logdet is None:
             return None
         s2 = self.noise_var
-        return float(-0.5 * self.n * (_LOG_2PI + np.log(s2)) - 0.5 * self.yty / s2
-                     - 0.5 * self.prior_quad + 0.5 * self._quad_shift()
+        # y'y / s2 + mu0' P0 mu0 - h' P^-1 h is rho^2: no cancellation.
+        return float(-0.5 * self.n * (_LOG_2PI + np.log(s2)) - 0.5 * self._rho2
                      + 0.5 * self.prior_logdet - 0.5 * self._logdet_precision())
 
 
 @dataclass(frozen=True, eq=False)
 class NormalInverseGammaPosterior(_LinearPosteriorMixin):
-    """Normal-Inverse-Gamma posterior of (theta, sigma2), in natural parameters.
+    """Normal-Inverse-Gamma posterior of (theta, sigma2), as the root of its natural parameters.
 
     Attributes
     ----------
-    precision : numpy.ndarray
-        P: theta | sigma2 ~ N(P^-1 h, sigma2 P^-1).
-    shift : numpy.ndarray
-        h.
+    root : numpy.ndarray
+        Upper-triangular S, shape ``(d + 1, d + 1)``, with
+        S'S = [[P, h], [h', mu0' P0 mu0 + y'y]]: theta | sigma2 ~ N(P^-1 h, sigma2 P^-1).
     shape0, scale0 : float
         The prior InvGamma(shape0, scale0) of sigma2.
-    c : float
-        2 * scale0 + mu0' P0 mu0 + sum of y'y; the scale is b = (c - h' P^-1 h) / 2.
     n : int
         Rows absorbed.
     prior_logdet : float or None
         log |P0|; None for the flat prior.
     """
 
-    precision: np.ndarray
-    shift: np.ndarray
+    root: np.ndarray
     shape0: float
     scale0: float
-    c: float
     n: int = 0
     prior_logdet: float | None = None
 
     @classmethod
     def from_prior(cls, mean, cov, *, shape: float, scale: float) -> NormalInverseGammaPosterior:
         """The prior sigma2 ~ InvGamma(shape, scale), theta | sigma2 ~ N(mean, sigma2 cov)."""
-        g = GaussianPosterior.from_prior(mean, cov, noise_var=1.0)
-        return cls(g.precision, g.shift, float(shape), float(scale),
-                   2.0 * float(scale) + g.prior_quad, prior_logdet=g.prior_logdet)
+        root, logdet = _prior_root(mean, cov)
+        return cls(root, float(shape), float(scale), prior_logdet=logdet)
 
     @classmethod
     def flat(cls, dim: int, *, shape: float, scale: float) -> NormalInverseGammaPosterior:
         """theta flat (independent of sigma2), sigma2 ~ InvGamma(shape, scale)."""
-        return cls(np.zeros((dim, dim)), np.zeros(dim), float(shape), float(scale),
-                   2.0 * float(scale))
+        return cls(np.zeros((dim + 1, dim + 1)), float(shape), float(scale))
 
     def update(self, batch: RegressionStats) -> NormalInverseGammaPosterior:
         """Absorb one batch: this posterior is the batch's prior."""
-        return replace(self, precision=self.precision + batch.xtx, shift=self.shift + batch.xty,
-                       c=self.c + batch.yty, n=self.n + batch.n)
+        return replace(self, root=merge_roots(self.root, batch.root), n=self.n + batch.n)
+
+    @property
+    def c(self) -> float:
+        """2 * scale0 + mu0' P0 mu0 + sum of y'y (formed for inspection only)."""
+        return 2.0 * self.scale0 + self._quad_shift() + self._rho2
 
     @property
     def shape(self) -> float:
@@ -410,11 +472,9 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
 
     @cached_property
     def scale(self) -> float:
-        """Posterior scale b of sigma2."""
+        """Posterior scale b = b0 + rho^2 / 2 of sigma2."""
         self._check_shape()
-        # c - h'P^-1 h is a residual sum of squares plus prior terms: >= 2 * scale0 > 0 in
-        # exact arithmetic; cancellation cannot make it smaller than that.
-        return max(0.5 * (self.c - self._quad_shift()), self.scale0)
+        return self.scale0 + 0.5 * self._rho2
 
     def _check_shape(self):
         if self.shape <= 0:

@@ -156,3 +156,21 @@ def test_natural_order_of_batches(tmp_path):
     result = fit(load_spec(spec_path))
     order = [Path(b["name"]).name for b in result.batches]
     assert order == [f"{i}.csv" for i in range(12)]
+
+
+def test_checkpoint_of_the_xtx_layout_is_refused(tmp_path, monkeypatch):
+    """A version-1 checkpoint (linear-Gaussian states holding X'X) is refused with a clear
+    error on resume, not misread; the same file at the current version loads."""
+    import inference.streaming as streaming
+    from inference.engines.linear_gaussian import GaussianPosterior
+
+    state = GaussianPosterior.flat(2, noise_var=1.0)
+    path = tmp_path / CHECKPOINT_NAME
+    monkeypatch.setattr(streaming, "CHECKPOINT_VERSION", 1)
+    streaming.save_checkpoint(path, state, [], [], "key")
+    monkeypatch.undo()
+    with pytest.raises(SpecError, match="another model or version"):
+        streaming.load_checkpoint(path, GaussianPosterior, "key")
+    streaming.save_checkpoint(path, state, [], [], "key")
+    loaded = streaming.load_checkpoint(path, GaussianPosterior, "key").state
+    np.testing.assert_array_equal(loaded.root, state.root)

@@ -255,3 +255,56 @@ def test_joint_block_stats_equal_separate_stats():
     np.testing.assert_allclose(b.xtx, a.xtx, rtol=1e-12)
     np.testing.assert_allclose(b.xty, a.xty, rtol=1e-12)
     assert b.yty == pytest.approx(a.yty, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_batchings_agree_to_1e12(seed, prior_setup):
+    """Random cuts (batches of 1 row up to most of the data, merged sequentially or as a
+    tree of statistics) give the same posterior to 1e-12 relative on well-conditioned data."""
+    mu0, cov0, s2 = prior_setup
+    X, y = make_data(n=200, seed=seed)
+    rng = np.random.default_rng(100 + seed)
+    cuts = np.sort(rng.choice(np.arange(1, 200), size=rng.integers(1, 30), replace=False))
+    priors = [GaussianPosterior.from_prior(mu0, cov0, noise_var=s2),
+              NormalInverseGammaPosterior.from_prior(mu0, cov0, shape=2.0, scale=1.5)]
+    for prior in priors:
+        whole = prior.update(regression_stats(X, y))
+        streamed = sequential(prior, X, y, list(cuts))
+        parts = [regression_stats(X[lo:hi], y[lo:hi])
+                 for lo, hi in itertools.pairwise([0, *cuts, 200])]
+        while len(parts) > 1:  # a pairwise tree reduction, as partitions would merge
+            parts = [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)] + \
+                ([parts[-1]] if len(parts) % 2 else [])
+        tree = prior.update(parts[0])
+        for post in (streamed, tree):
+            assert post.n == whole.n
+            np.testing.assert_allclose(post.mean, whole.mean, rtol=1e-12)
+            np.testing.assert_allclose(post.cov, whole.cov, rtol=1e-12)
+            assert post.log_evidence == pytest.approx(whole.log_evidence, rel=1e-12)
+            np.testing.assert_allclose(post.predictive(X[:5]).std(),
+                                       whole.predictive(X[:5]).std(), rtol=1e-12)
+
+
+def test_random_batchings_check_can_fail(prior_setup):
+    """Negative control: dropping one row from one batch is seen at that tolerance."""
+    mu0, cov0, s2 = prior_setup
+    X, y = make_data(n=200)
+    prior = GaussianPosterior.from_prior(mu0, cov0, noise_var=s2)
+    whole = prior.update(regression_stats(X, y))
+    short = prior.update(regression_stats(X[:100], y[:100])).update(
+        regression_stats(X[101:], y[101:]))
+    assert not np.allclose(short.mean, whole.mean, rtol=1e-12, atol=0)
+
+
+def test_timestamp_scale_feature_is_identified():
+    """A feature at 1e9 + noise beside an intercept: X'X would be numerically singular; the
+    triangular root is not, and the mean matches least squares on the shifted feature t - 1e9
+    (exact in floating point), mapped back."""
+    rng = np.random.default_rng(3)
+    t = 1e9 + rng.normal(size=100)
+    X = np.column_stack([np.ones(100), t])
+    y = 2.0 + 0.5 * (t - 1e9) + 0.1 * rng.normal(size=100)
+    post = GaussianPosterior.flat(2, noise_var=0.01).update(regression_stats(X, y))
+    a, b = np.linalg.lstsq(np.column_stack([np.ones(100), t - 1e9]), y, rcond=None)[0]
+    # The data carry t to 1e-7 absolute (its float spacing): about 7 digits of the slope.
+    np.testing.assert_allclose(post.mean, [a - 1e9 * b, b], rtol=1e-6)
