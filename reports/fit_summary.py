@@ -93,6 +93,63 @@ def _bayes_rule(fit: AnalyticFit, spec: Spec) -> list[str]:
     return lines
 
 
+def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
+    queries, independences = fit.parameters["query"], fit.parameters["independence"]
+    lines = []
+    for q in queries:
+        given = ", ".join(f"{k}={v}" for k, v in q["evidence"].items()) or "no evidence"
+        probs = ", ".join(f"{s} {p:.4f}" for s, p in q["probabilities"].items())
+        lines.append(f"query {q['name']}: P({q['target']} | {given}) = {probs} "
+                     f"(P(evidence) = {q['p_evidence']:.4g})")
+    for ind in independences:
+        what = (f"{','.join(ind['x'])} _||_ {','.join(ind['y'])} | "
+                f"{','.join(ind['given']) or '{}'}")
+        if ind["d_separated"]:
+            lines.append(f"independence {ind['name']}: {what}: d-separated")
+        else:
+            lines.append(f"independence {ind['name']}: {what}: NOT d-separated, path "
+                         f"{' - '.join(ind['path'])} in the moral graph of the ancestral set"
+                         + (f" (married parents: {ind['moral_links']})"
+                            if ind["moral_links"] else ""))
+    bdeu = "bdeu" in fit.parameters["prior"]
+    lines.append(f"log marginal likelihood of the structure ({'BDeu' if bdeu else 'BD'}): "
+                 f"{fit.info['log_marginal_likelihood']:.4f}")
+    skipped = [q["name"] for q in queries if not q["cross_checked"]]
+    if skipped:
+        lines.append(f"queries {skipped} have too many hidden configurations to enumerate in "
+                     f"the PyMC declaration: answered, not cross-checked")
+    return lines
+
+
+def _semi_naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
+    kind, structure = spec.model.kind, fit.parameters["structure"]
+    queries = fit.parameters["query"]
+    lines = []
+    if kind == "spode":
+        cv = structure.get("cross_validation")
+        how = (f"chosen by {cv['folds']}-fold cross-validation (accuracy "
+               + ", ".join(f"{f} {a:.3f}" for f, a in cv["accuracy"].items()) + ")"
+               if cv else "given")
+        lines.append(f"SPODE super-parent {structure['super_parent']}: {how}")
+    elif kind == "tan":
+        lines.append("TAN tree: " + ", ".join(f"{p} -> {f}" for f, p in
+                                               structure["parents"].items() if p))
+    for q in queries:
+        probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
+        extra = ""
+        if kind == "aode":
+            extra = (" (naive Bayes: no super-parent value has m' rows)"
+                     if q["naive_bayes_fallback"] else
+                     f" (super-parents: {', '.join(q['super_parents'])})")
+        lines.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}")
+    if kind == "aode":
+        skipped = [q["name"] for q in queries if q["unseen"] or q["naive_bayes_fallback"]]
+        if skipped:
+            lines.append(f"queries {skipped} are not cross-checked (an unseen category, or the "
+                         f"naive-Bayes fallback)")
+    return lines
+
+
 #: ``model`` value -> the lines describing its fit; models not listed have none (their
 #: marginals and log evidence say it all).
 NOTES: dict[str, Callable[[AnalyticFit, Spec], list[str]]] = {
@@ -100,6 +157,8 @@ NOTES: dict[str, Callable[[AnalyticFit, Spec], list[str]]] = {
     "gaussian_mixture": _gaussian_mixture,
     "naive_bayes": _naive_bayes,
     "bayes_rule": _bayes_rule,
+    "bayesian_network": _bayesian_network,
+    "semi_naive_bayes": _semi_naive_bayes,
 }
 
 

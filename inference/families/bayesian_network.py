@@ -206,28 +206,6 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
         "query": queries,
         "independence": independences,
     }
-    notes = []
-    for q in queries:
-        given = ", ".join(f"{k}={v}" for k, v in q["evidence"].items()) or "no evidence"
-        probs = ", ".join(f"{s} {p:.4f}" for s, p in q["probabilities"].items())
-        notes.append(f"query {q['name']}: P({q['target']} | {given}) = {probs} "
-                     f"(P(evidence) = {q['p_evidence']:.4g})")
-    for ind in independences:
-        what = (f"{','.join(ind['x'])} _||_ {','.join(ind['y'])} | "
-                f"{','.join(ind['given']) or '{}'}")
-        if ind["d_separated"]:
-            notes.append(f"independence {ind['name']}: {what}: d-separated")
-        else:
-            notes.append(f"independence {ind['name']}: {what}: NOT d-separated, path "
-                         f"{' - '.join(ind['path'])} in the moral graph of the ancestral set"
-                         + (f" (married parents: {ind['moral_links']})"
-                            if ind["moral_links"] else ""))
-    notes.append(f"log marginal likelihood of the structure ("
-                 f"{'BDeu' if model.concentration is None else 'BD'}): {log_ml:.4f}")
-    skipped = [q["name"] for q in queries if not q["cross_checked"]]
-    if skipped:
-        notes.append(f"queries {skipped} have too many hidden configurations to enumerate in "
-                     f"the PyMC declaration: answered, not cross-checked")
     return AnalyticFit(
         model=model.name, parameters=parameters,
         marginals=network_oracles(model, post, states, queries), log_evidence=log_ml,
@@ -235,4 +213,4 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
-        notes=notes, info={"log_marginal_likelihood": log_ml})
+        info={"log_marginal_likelihood": log_ml})

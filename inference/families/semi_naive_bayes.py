@@ -249,33 +249,11 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
                   "query": queries}
     if network is not None:
         parameters["network"] = network
-    notes = []
-    if model.kind == "spode":
-        cv = structure.get("cross_validation")
-        how = (f"chosen by {cv['folds']}-fold cross-validation (accuracy "
-               + ", ".join(f"{f} {a:.3f}" for f, a in cv["accuracy"].items()) + ")"
-               if cv else "given")
-        notes.append(f"SPODE super-parent {structure['super_parent']}: {how}")
-    elif model.kind == "tan":
-        notes.append("TAN tree: " + ", ".join(f"{p} -> {f}" for f, p in
-                                               structure["parents"].items() if p))
-    for q in queries:
-        probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
-        extra = ""
-        if used is not None:
-            extra = (" (naive Bayes: no super-parent value has m' rows)"
-                     if q["naive_bayes_fallback"] else
-                     f" (super-parents: {', '.join(q['super_parents'])})")
-        notes.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}")
     if model.kind == "aode":
         marginals = _aode_oracles(model, total, classes, categories, queries)
-        skipped = [q["name"] for q in queries if q["unseen"] or q["naive_bayes_fallback"]]
-        if skipped:
-            notes.append(f"queries {skipped} are not cross-checked (an unseen category, or the "
-                         f"naive-Bayes fallback)")
     return AnalyticFit(model=model.name, parameters=parameters, marginals=marginals,
                        log_evidence=log_ml, n_rows=total.n,
                        batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                                 for r in stream.records],
                        trajectory=stream.trajectory, seconds=time.perf_counter() - started,
-                       state=total, notes=notes)
+                       state=total)
