@@ -10,12 +10,15 @@ This module is on the path of ``bayescheck fit``: it imports nothing heavy.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+
+import numpy as np
 
 from inference.result import AnalyticFit
 from models.spec import Spec
 
-__all__ = ["NOTES", "fit_notes", "posterior_document"]
+__all__ = ["NOTES", "fit_notes", "model_settings", "posterior_document"]
 
 
 def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
@@ -123,8 +126,44 @@ def fit_notes(fit: AnalyticFit, spec: Spec) -> list[str]:
     return lines(fit, spec) if lines is not None else []
 
 
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def model_settings(spec: Spec) -> dict:
+    """What the fit used: every field of the model object, and the defaults applied.
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec that was fitted.
+
+    Returns
+    -------
+    dict
+        ``"model"``: each field of the model dataclass (priors, intercept, smoothing, ...) as
+        the fit used it, arrays as lists; ``"defaults_applied"``: the dotted spec keys that were
+        absent, so their value in ``"model"`` is the default (empty for a spec built in
+        Python).
+    """
+    model = spec.model
+    values = ({f.name: _jsonable(getattr(model, f.name)) for f in dataclasses.fields(model)}
+              if dataclasses.is_dataclass(model) else {})
+    return {"model": values, "defaults_applied": list(spec.defaults)}
+
+
 def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
-    """The content of ``posterior.json``: the fit's JSON with its notes (``"notes"``).
+    """The content of ``posterior.json``: the fit's JSON, its settings and notes.
 
     Parameters
     ----------
@@ -135,11 +174,12 @@ def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
     Returns
     -------
     dict
-        :meth:`inference.AnalyticFit.to_json` with ``"notes"`` before ``"fit"`` when there are
-        any.
+        :meth:`inference.AnalyticFit.to_json` with ``"settings"`` (:func:`model_settings`),
+        then ``"notes"`` when there are any, then ``"fit"``.
     """
     document = fit.to_json()
     info = document.pop("fit", None)
+    document["settings"] = model_settings(spec)
     notes = fit_notes(fit, spec)
     if notes:
         document["notes"] = notes
