@@ -95,7 +95,7 @@ def _cmd_fit(args) -> int:
     from inference.dispatch import fit
     from models.spec import load_spec
 
-    from .fit_summary import posterior_document
+    from .fit_summary import marginals_heading, posterior_document
     from .writers import rows_and_batches, write_json
 
     spec = load_spec(args.spec)
@@ -105,6 +105,9 @@ def _cmd_fit(args) -> int:
     write_json(out / "posterior.json", document)
     print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")
+    heading = marginals_heading(result, spec)
+    if heading and result.marginals:
+        print(f"  {heading}:")
     for m in result.marginals:
         sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
         print(f"  {m.name:<24} mean {m.mean: .6g}{sd}")
