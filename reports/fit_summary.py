@@ -207,14 +207,17 @@ def model_settings(spec: Spec) -> dict:
     -------
     dict
         ``"model"``: each field of the model dataclass (priors, intercept, smoothing, ...) as
-        the fit used it, arrays as lists; ``"defaults_applied"``: the dotted spec keys that were
+        the fit used it, arrays as lists; ``"sampling"``: the NUTS settings of the spec (flags
+        of ``check`` may override them); ``"defaults_applied"``: the dotted spec keys that were
         absent, so their value in ``"model"`` is the default (empty for a spec built in
         Python).
     """
     model = spec.model
     values = ({f.name: _jsonable(getattr(model, f.name)) for f in dataclasses.fields(model)}
               if dataclasses.is_dataclass(model) else {})
-    return {"model": values, "defaults_applied": list(spec.defaults)}
+    sampling = (dataclasses.asdict(spec.sampling) if dataclasses.is_dataclass(spec.sampling)
+                else {})
+    return {"model": values, "sampling": sampling, "defaults_applied": list(spec.defaults)}
 
 
 def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:

@@ -2,6 +2,7 @@
 were absent and given their default (``"settings"``), for every family."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -115,10 +116,87 @@ def test_a_spec_giving_every_key_records_no_default():
     spec = load_spec(EXAMPLES / "beta_bernoulli" / "coin.toml")
     assert spec.defaults == ()
     assert model_settings(spec) == {"model": {"target": "heads", "a": 10.0, "b": 10.0},
+                                    "sampling": {"draws": 2000, "tune": 1000, "chains": 4,
+                                                 "seed": 3},
                                     "defaults_applied": []}
 
 
 def test_a_spec_built_in_python_records_its_values_and_no_absent_keys():
     spec = Spec(model=BetaBernoulli(target="heads", b=3.0), data=None)
     assert model_settings(spec) == {"model": {"target": "heads", "a": 1.0, "b": 3.0},
+                                    "sampling": {"draws": 1000, "tune": 1000, "chains": 4,
+                                                 "seed": 0},
                                     "defaults_applied": []}
+
+
+# ---- the README's table of defaults is what the code applies ------------------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+#: keys that select data or add output rather than set a model value: not in the table
+NOT_DEFAULTS = {"data.features", "query", "decision.classes", "decision.options",
+                "decision.loss", "fit.init_means"}
+
+
+def _readme_defaults() -> list[tuple[str, list[str], object, str]]:
+    text = README.read_text().split("### Defaults", 1)[1].split("\n#", 1)[0]
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[1].startswith("`"):
+            continue
+        model = cells[0].strip("`")
+        keys = re.findall(r"`([^`]+)`", cells[1])
+        default = json.loads(re.search(r"`([^`]+)`", cells[2]).group(1))
+        rows.append((model, keys, default, cells[3].strip("`")))
+    return rows
+
+
+def _matches(documented, actual) -> bool:
+    """A scalar stands for every element of a vector and for a multiple of the identity."""
+    if isinstance(actual, list) and actual and isinstance(actual[0], list):
+        return np.array_equal(np.asarray(actual), documented * np.eye(len(actual)))
+    if isinstance(actual, list) and not isinstance(documented, list):
+        return all(a == documented for a in actual)
+    return type(actual) is type(documented) and actual == documented or (
+        isinstance(actual, float) and isinstance(documented, int | float)
+        and not isinstance(documented, bool) and actual == documented)
+
+
+def _minimal_settings(name: str, tmp_path: Path) -> dict:
+    spec_file = tmp_path / f"{name}.toml"
+    spec_file.write_text(CASES[name][0])
+    return model_settings(load_spec(spec_file))
+
+
+def test_readme_defaults_are_what_the_code_applies(tmp_path):
+    rows = _readme_defaults()
+    assert len(rows) > 40
+    settings = {name: _minimal_settings(name, tmp_path) for name in CASES}
+    for model, keys, default, where in rows:
+        names = sorted(CASES) if model == "every model" else [model]
+        for name in names:
+            got = settings[name]
+            for key in keys:
+                assert key in got["defaults_applied"], (name, key)
+            if where != "—":
+                block, field = where.split(".")
+                assert _matches(default, got[block][field]), (name, keys, default,
+                                                              got[block][field])
+
+
+def test_readme_lists_every_default_the_code_applies(tmp_path):
+    documented = {(m, k) for m, keys, _, _ in _readme_defaults() for k in keys}
+    for name in CASES:
+        for key in _minimal_settings(name, tmp_path)["defaults_applied"]:
+            if key not in NOT_DEFAULTS and not key.startswith("sampling."):
+                assert (name, key) in documented, (name, key)
+
+
+def test_a_wrong_readme_default_is_caught():
+    assert not _matches(2.0, 1.0)
+    assert not _matches(1.0, [[10.0, 0.0], [0.0, 10.0]])
+    assert not _matches(0.0, [0.0, 1.0])
+    assert not _matches("nig", "ml")
+    assert not _matches(None, 1.0)
+    assert not _matches(True, 1.0)
+    assert _matches(1.0, [[1.0, 0.0], [0.0, 1.0]]) and _matches(1000, 1000)
