@@ -289,8 +289,9 @@ class NaiveBayes(Model, Calibratable):
                                          dims=("class", "gaussian_feature"))
                 mu = pm.Normal("mu", mu=self.mu0, sigma=pt.sqrt(sigma2 / self.kappa0),
                                dims=("class", "gaussian_feature"))
+                model.add_coord("row", np.arange(len(G)))
                 pm.Normal("x_gaussian", mu=mu[y_class], sigma=pt.sqrt(sigma2[y_class]),
-                          observed=G)
+                          observed=G, dims=("row", "gaussian_feature"))
                 if len(Q):
                     xq = Q[self.gaussians].to_numpy(dtype=np.float64)  # (q, g)
                     d = xq[:, None, :] - mu[None, :, :]  # (q, K, g)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,9 +40,14 @@ class Section:
         Its dotted name in the spec (``"prior"``), used in error messages.
     path : pathlib.Path or None
         The spec file, used in error messages.
+    defaulted : list of str, optional
+        Where the dotted names of absent keys that were given a default are appended; a
+        subsection shares its parent's list, so the root's :attr:`defaulted` ends up naming
+        every default applied while reading the spec.
     """
 
-    def __init__(self, table: dict | None, name: str, path: Path | None):
+    def __init__(self, table: dict | None, name: str, path: Path | None,
+                 defaulted: list[str] | None = None):
         if table is not None and not isinstance(table, dict):
             raise SpecError(f"expected a table [{name}], got {type(table).__name__}",
                             path=path, key=name)
@@ -50,6 +55,7 @@ class Section:
         self.name = name
         self.path = path
         self._known: list[str] = []
+        self.defaulted: list[str] = [] if defaulted is None else defaulted
 
     def key(self, key: str) -> str:
         """Return the dotted name of ``key`` in this section."""
@@ -69,6 +75,8 @@ class Section:
             return self.table[key]
         if default is _MISSING:
             raise self.error(key, "is required")
+        if self.key(key) not in self.defaulted:
+            self.defaulted.append(self.key(key))
         return default
 
     def string(self, key: str, default: Any = _MISSING, *, choices=None) -> Any:
@@ -149,7 +157,8 @@ class Section:
 
     def subsection(self, key: str) -> Section:
         """Consume a nested table as a :class:`Section` (empty when absent)."""
-        return Section(self.raw(key, None), self.key(key), self.path)
+        self._known.append(key)
+        return Section(self.table.get(key), self.key(key), self.path, self.defaulted)
 
     def finish(self) -> None:
         """Raise on keys that were never consumed, naming the valid ones."""
@@ -197,6 +206,10 @@ class Spec:
         The spec file (None when built from Python).
     raw : dict
         The TOML as read, for the report.
+    defaults : tuple of str
+        The dotted spec keys that were absent and given their default (filled by
+        :func:`load_spec`; empty for a spec built in Python, whose model object holds every
+        value it uses).
     """
 
     model: Model
@@ -204,6 +217,7 @@ class Spec:
     sampling: SamplingConfig = field(default_factory=SamplingConfig)
     path: Path | None = None
     raw: dict = field(default_factory=dict)
+    defaults: tuple[str, ...] = ()
 
     def text(self) -> str:
         """The spec as the user wrote it.
@@ -262,4 +276,4 @@ def load_spec(path: str | Path) -> Spec:
     make = family(name, path=path)
     spec = make(top, path)
     top.finish()
-    return spec
+    return replace(spec, defaults=tuple(top.defaulted))

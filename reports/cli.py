@@ -153,7 +153,7 @@ def _fit_into(spec, out: Path, args) -> None:
     """``bayescheck fit``'s work, once the output folder is held."""
     from inference.dispatch import fit
 
-    from .fit_summary import posterior_document
+    from .fit_summary import marginals_heading, posterior_document
     from .writers import first_non_finite, rows_and_batches, write_json
 
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
@@ -167,6 +167,9 @@ def _fit_into(spec, out: Path, args) -> None:
     write_json(out / "posterior.json", document)
     print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")
+    heading = marginals_heading(result, spec)
+    if heading and result.marginals:
+        print(f"  {heading}:")
     for m in result.marginals:
         sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
         print(f"  {m.name:<24} mean {m.mean: .6g}{sd}")

@@ -10,12 +10,15 @@ This module is on the path of ``bayescheck fit``: it imports nothing heavy.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
+
+import numpy as np
 
 from inference.result import AnalyticFit
 from models.spec import Spec
 
-__all__ = ["NOTES", "fit_notes", "posterior_document"]
+__all__ = ["NOTES", "fit_notes", "marginals_heading", "model_settings", "posterior_document"]
 
 
 def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
@@ -68,9 +71,42 @@ def _gaussian_mixture(fit: AnalyticFit, spec: Spec) -> list[str]:
     return lines + list(info["messages"])
 
 
+def _naive_bayes_plug_in(fit: AnalyticFit, spec: Spec) -> list[str]:
+    """The probabilities the predictions use, named like the marginals, with their source."""
+    model, p = spec.model, fit.parameters
+    source = {"frequency": "maximum-likelihood class frequencies",
+              "dirichlet": "Dirichlet posterior means"}[model.class_prior]
+    used = [f"class prior = {source}",
+            "categorical features = " + ("posterior means" if model.smoothing else
+                                         "maximum-likelihood frequencies")]
+    if model.gaussians:
+        used.append("Gaussian features = " + (
+            "maximum-likelihood Normal (variance / N)" if model.gaussian == "ml" else
+            "Student-t posterior predictive"))
+    lines = ["the predictions (query probabilities, decisions, predict) use these plug-in "
+             "values, not the marginals above: " + "; ".join(used)]
+    for c, v in p["class_prior"].items():
+        lines.append(f"plug-in {f'class_prior[{c}]':<24} {v:.6g}")
+    for name, entry in p["features"].items():
+        if entry["kind"] == "categorical":
+            for c, probs in entry["probabilities"].items():
+                lines += [f"plug-in {f'p_{name}[{c}, {v}]':<24} {q:.6g}"
+                          for v, q in probs.items()]
+        elif entry["model"] == "ml":
+            for c in entry["mean"]:
+                lines.append(f"plug-in {f'mean[{c}, {name}]':<24} {entry['mean'][c]:.6g}  "
+                             f"variance {entry['variance'][c]:.6g}")
+        else:
+            t = entry["predictive"]
+            for c in t["loc"]:
+                lines.append(f"plug-in {f'predictive[{c}, {name}]':<24} Student-t loc "
+                             f"{t['loc'][c]:.6g}  scale {t['scale'][c]:.6g}  df {t['df'][c]:.6g}")
+    return lines
+
+
 def _naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
     queries = fit.parameters["query"]
-    lines = []
+    lines = [] if spec.model.bayesian_predictive else _naive_bayes_plug_in(fit, spec)
     for q in queries:
         probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
         scores = ", ".join(f"{c} {v:.4g}" for c, v in q["scores"].items())
@@ -162,6 +198,28 @@ NOTES: dict[str, Callable[[AnalyticFit, Spec], list[str]]] = {
 }
 
 
+def marginals_heading(fit: AnalyticFit, spec: Spec) -> str | None:
+    """The line ``fit`` prints above the marginals when they are not what predictions use.
+
+    Parameters
+    ----------
+    fit : inference.AnalyticFit
+    spec : models.Spec
+        The spec that was fitted.
+
+    Returns
+    -------
+    str or None
+        For naive Bayes with plug-in settings (``smoothing = false``, frequency class prior
+        or ML Gaussians): the marginals are the declared Bayesian model's, what ``check``
+        compares; None otherwise (the marginals are what the fit reports).
+    """
+    if fit.model == "naive_bayes" and not spec.model.bayesian_predictive:
+        return ("posterior marginals of the declared Bayesian model (Dirichlet / NIG "
+                "priors): what check compares; the predictions do not use them")
+    return None
+
+
 def fit_notes(fit: AnalyticFit, spec: Spec) -> list[str]:
     """The lines describing a fit beyond its marginals and estimates.
 
@@ -182,8 +240,47 @@ def fit_notes(fit: AnalyticFit, spec: Spec) -> list[str]:
     return lines(fit, spec) if lines is not None else []
 
 
+def _jsonable(value):
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def model_settings(spec: Spec) -> dict:
+    """What the fit used: every field of the model object, and the defaults applied.
+
+    Parameters
+    ----------
+    spec : models.Spec
+        The spec that was fitted.
+
+    Returns
+    -------
+    dict
+        ``"model"``: each field of the model dataclass (priors, intercept, smoothing, ...) as
+        the fit used it, arrays as lists; ``"sampling"``: the NUTS settings of the spec (flags
+        of ``check`` may override them); ``"defaults_applied"``: the dotted spec keys that were
+        absent, so their value in ``"model"`` is the default (empty for a spec built in
+        Python).
+    """
+    model = spec.model
+    values = ({f.name: _jsonable(getattr(model, f.name)) for f in dataclasses.fields(model)}
+              if dataclasses.is_dataclass(model) else {})
+    sampling = (dataclasses.asdict(spec.sampling) if dataclasses.is_dataclass(spec.sampling)
+                else {})
+    return {"model": values, "sampling": sampling, "defaults_applied": list(spec.defaults)}
+
+
 def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
-    """The content of ``posterior.json``: the fit's JSON with its notes (``"notes"``).
+    """The content of ``posterior.json``: the fit's JSON, its settings and notes.
 
     Parameters
     ----------
@@ -194,11 +291,12 @@ def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
     Returns
     -------
     dict
-        :meth:`inference.AnalyticFit.to_json` with ``"notes"`` before ``"fit"`` when there are
-        any.
+        :meth:`inference.AnalyticFit.to_json` with ``"settings"`` (:func:`model_settings`),
+        then ``"notes"`` when there are any, then ``"fit"``.
     """
     document = fit.to_json()
     info = document.pop("fit", None)
+    document["settings"] = model_settings(spec)
     notes = fit_notes(fit, spec)
     if notes:
         document["notes"] = notes

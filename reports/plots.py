@@ -557,6 +557,12 @@ def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:
     return figure_uri(fig, crop=False)
 
 
+def is_discrete(idata, name: str) -> bool:
+    """Whether the observed variable ``name`` holds integer or boolean data (counts, codes)."""
+    dtype = idata.observed_data[name].dtype
+    return bool(np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_))
+
+
 def ppc_figure(idata, var_names) -> str:
     """Posterior predictive draws against the observed data, one panel per variable.
 
@@ -564,8 +570,7 @@ def ppc_figure(idata, var_names) -> str:
     densities of :data:`PPC_SAMPLES` predictive data sets against the data's (see
     :func:`_ppc_densities`).
     """
-    discrete = all(np.issubdtype(idata.observed_data[v].dtype, np.integer)
-                   or idata.observed_data[v].dtype == bool for v in var_names)
+    discrete = all(is_discrete(idata, v) for v in var_names)
     if not discrete:
         return _ppc_densities(idata, var_names)
     import warnings
@@ -588,7 +593,8 @@ def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
     """Densities of ``samples`` evenly spaced predictive data sets and of the observed data.
 
     The predictive ones thin, the observed one thick, each a KDE over all of a variable's
-    values.
+    values; a variable with columns (``x_gaussian``: rows x features) gets one panel per
+    column, since the columns' scales differ.
 
     The KDE is arviz_stats', the one arviz_plots.plot_ppc_dist draws; the lines are drawn
     here as one collection per panel, in half the time plot_ppc_dist took to draw them one
@@ -597,20 +603,32 @@ def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
     from arviz_stats.base import array_stats
     from matplotlib.collections import LineCollection
 
-    fig, axes = _panel_grid(len(var_names), 5.0, 2.8)
-    for ax, name in zip(axes, var_names, strict=False):
-        predicted = idata.posterior_predictive[name]
-        predicted = np.asarray(predicted.transpose("chain", "draw", ...).values, dtype=np.float64)
-        predicted = predicted.reshape(-1, predicted[0, 0].size)
+    panels = []  # (title, predictive data sets as rows, observed values)
+    for name in var_names:
+        observed = idata.observed_data[name]
+        predicted = idata.posterior_predictive[name].transpose("chain", "draw", *observed.dims)
+        predicted = np.asarray(predicted.values, dtype=np.float64)
+        if observed.ndim < 2:
+            panels.append((name, predicted.reshape(-1, predicted[0, 0].size),
+                           np.asarray(observed.values, dtype=np.float64).ravel()))
+            continue
+        # one panel per column (e.g. per Gaussian feature): their scales differ
+        last = observed.dims[-1]
+        labels = observed[last].values if last in observed.coords else range(observed.shape[-1])
+        for j, label in enumerate(labels):
+            column = predicted[..., j]
+            panels.append((f"{name}[{label}]", column.reshape(-1, column[0, 0].size),
+                           np.asarray(observed.values[..., j], dtype=np.float64).ravel()))
+    fig, axes = _panel_grid(len(panels), 5.0, 2.8)
+    for ax, (name, predicted, observed) in zip(axes, panels, strict=False):
         every = np.linspace(0, len(predicted) - 1, min(samples, len(predicted)))
         grid, pdf, _ = array_stats.kde(predicted[every.round().astype(int)], axis=-1)
         ax.add_collection(LineCollection(np.stack([grid, pdf], axis=-1), colors="#3182bd",
                                          alpha=0.3, lw=1, label="predictive data sets"))
-        grid, pdf, _ = array_stats.kde(
-            np.asarray(idata.observed_data[name].values, dtype=np.float64).ravel())
+        grid, pdf, _ = array_stats.kde(observed)
         ax.plot(grid, pdf, color="#111111", lw=1.8, label="observed data")
         ax.autoscale_view()
         ax.set_yticks([])
         ax.set_title(name, fontsize=10)
         ax.tick_params(labelsize=8)
-    return _finish_grid(fig, axes, len(var_names))
+    return _finish_grid(fig, axes, len(panels))

@@ -364,7 +364,19 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
             "the sampled model has no posterior predictive draws"
         return [], reason
     names = [v for v in idata.posterior_predictive.ds.data_vars if v in idata.observed_data]
+    discrete = [v for v in names if plots.is_discrete(idata, v)]
+    continuous = [v for v in names if v not in discrete]
     figures = []
+    if discrete and continuous:  # a class label and measurements (naive Bayes): one each
+        _figure(figures, "Posterior predictive check: discrete data",
+                "Rootogram of " + ", ".join(discrete) + ": how often each value (class, "
+                "category code) occurs, observed points against the predictive interval.",
+                plots.ppc_figure, idata, discrete)
+        _figure(figures, "Posterior predictive check: continuous data",
+                f"Densities of {plots.PPC_SAMPLES} evenly spaced predictive data sets (thin) "
+                "against the data's (thick), one panel per variable and per column.",
+                plots.ppc_figure, idata, continuous)
+        return figures, None
     _figure(figures, "Posterior predictive check",
             "Data sets drawn from the posterior predictive against the observed data: for "
             "discrete data a rootogram (how often each value occurs: observed points against "

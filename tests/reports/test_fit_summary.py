@@ -50,8 +50,9 @@ def test_naive_bayes_says_when_queries_are_not_cross_checked():
                      "Yes 0.7353)"]
     result, spec = _fit("naive_bayes/play_tennis_ml.toml")
     notes = fit_notes(result, spec)
-    assert len(notes) == 2 and notes[1].startswith("the query probabilities are not "
-                                                   "cross-checked")
+    assert notes[0].startswith("the predictions (query probabilities, decisions, predict) use "
+                               "these plug-in values, not the marginals above")
+    assert notes[-1].startswith("the query probabilities are not cross-checked")
 
 
 def test_posterior_document_keeps_notes_before_fit_and_none_when_empty():

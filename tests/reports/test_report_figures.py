@@ -216,3 +216,39 @@ def test_mixture_figure_plots_the_pair_that_separates_the_components():
     # the same means with the features reversed: the pair follows them
     assert plots.separating_pair(np.full(3, 1 / 3), means[:, ::-1], covs) == (0, 1)
     assert plots.separating_pair(np.ones(2) / 2, means[:2, :2], covs[:2, :2, :2]) == (0, 1)
+
+
+def _class_and_features(rng):
+    import arviz_base as azb
+
+    n = 40
+    y = rng.integers(0, 2, size=n)
+    x = np.column_stack([rng.normal(0.0, 1.0, n), rng.normal(100.0, 10.0, n)])
+    return azb.from_dict(
+        {"posterior_predictive": {"y": rng.integers(0, 2, size=(CHAINS, DRAWS, n)),
+                                  "x_gaussian": rng.normal(size=(CHAINS, DRAWS, n, 2))},
+         "observed_data": {"y": y, "x_gaussian": x}},
+        dims={"y": ["row"], "x_gaussian": ["row", "gaussian_feature"]},
+        coords={"gaussian_feature": ["radius", "texture"]})
+
+
+def test_ppc_draws_each_gaussian_feature_in_its_own_panel(figures):
+    idata = _class_and_features(np.random.default_rng(3))
+    plots.ppc_figure(idata, ["x_gaussian"])
+    (fig,) = figures
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in axes] == ["x_gaussian[radius]", "x_gaussian[texture]"]
+    centres = [float(np.average(ax.lines[0].get_xdata(), weights=ax.lines[0].get_ydata()))
+               for ax in axes]
+    assert centres[0] == pytest.approx(0.0, abs=1.0)  # each panel holds its own column
+    assert centres[1] == pytest.approx(100.0, abs=10.0)
+
+
+def test_report_draws_the_class_label_as_a_rootogram_apart_from_the_features(monkeypatch):
+    idata = _class_and_features(np.random.default_rng(4))
+    calls = []
+    monkeypatch.setattr(plots, "ppc_figure", lambda idata, names: calls.append(names) or "x")
+    figures, note = report._ppc({}, idata)
+    assert note is None and calls == [["y"], ["x_gaussian"]]
+    assert "Rootogram" in figures[0]["caption"] and "Densities" in figures[1]["caption"]
+    assert plots.is_discrete(idata, "y") and not plots.is_discrete(idata, "x_gaussian")
