@@ -60,7 +60,6 @@ from typing import Any, Literal
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 from scipy.special import logsumexp
 
 from .counts import (
@@ -70,6 +69,7 @@ from .counts import (
     categorical_dirichlet,
     encode_labels,
 )
+from .dist import Dist
 
 __all__ = [
     "GAUSSIAN",
@@ -514,6 +514,8 @@ class UnivariateNIGPosterior:
 
         ``scipy.stats.t(2a, mu, sqrt(b (kappa + 1) / (a kappa)))``.
         """
+        from scipy import stats as sps  # costly: on first use
+
         return sps.t(df=2 * self.a, loc=self.mu, scale=self.predictive_scale)
 
     @property
@@ -535,12 +537,12 @@ class UnivariateNIGPosterior:
         )
 
     def mean_marginal(self) -> Any:
-        """Marginal posterior of mu: ``scipy.stats.t(2a, mu, sqrt(b / (a kappa)))``."""
-        return sps.t(df=2 * self.a, loc=self.mu, scale=np.sqrt(self.b / (self.a * self.kappa)))
+        """Marginal posterior of mu: ``scipy.stats.t(2a, mu, sqrt(b / (a kappa)))`` (a ``Dist``)."""
+        return Dist("t", 2 * self.a, loc=self.mu, scale=np.sqrt(self.b / (self.a * self.kappa)))
 
     def variance_marginal(self) -> Any:
-        """Marginal posterior of sigma2: ``scipy.stats.invgamma(a, scale=b)``."""
-        return sps.invgamma(self.a, scale=self.b)
+        """Marginal posterior of sigma2: ``scipy.stats.invgamma(a, scale=b)`` (a ``Dist``)."""
+        return Dist("invgamma", self.a, scale=self.b)
 
     def log_marginal_likelihood(self) -> np.ndarray:
         """Log density of the data under the prior.

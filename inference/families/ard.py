@@ -20,12 +20,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from models.ard import ARD
 from models.errors import DataError
 from models.spec import Spec
 
+from ..engines.dist import Dist
 from ..engines.sbl import SBLResult, ard_posterior, fit_sbl
 from ..result import AnalyticFit, ExactMarginal, PointEstimate
 
@@ -109,7 +110,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     posterior = sbl.posterior()
     mean = sbl.mean
     sd = posterior.sd()
-    z = stats.norm.ppf(0.5 + INTERVAL_LEVEL / 2)
+    z = special.ndtri(0.5 + INTERVAL_LEVEL / 2)  # stats.norm.ppf, without importing stats
     parameters = {
         "w": {"features": features, "mean": mean.tolist(), "sd": sd.tolist(),
               "relevant": relevant, "pruned": pruned, "cov": sbl.cov.tolist(),
@@ -128,7 +129,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     marginals, estimates = [], []
     if model.mode in ("conditional", "both"):
         marginals = [ExactMarginal(f"w[{f}]", "w_relevant", {"relevant": f},
-                                   stats.norm(mean[i], sd[i]))
+                                   Dist("norm", mean[i], sd[i]))
                      for i, f in zip(sbl.relevant, relevant, strict=True)]
     if model.mode in ("hierarchical", "both"):
         estimates = [PointEstimate(f"w[{f}]", "w", {"feature": f}, float(mean[i]),
