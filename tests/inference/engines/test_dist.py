@@ -75,6 +75,7 @@ def test_outside_the_fast_path_scipy_answers(family, args, kwds, q):
         np.testing.assert_array_equal(light.ppf(q), dist.ppf(q, *args, **kwds))
 
 
+@pytest.mark.slow
 def test_fast_path_does_not_import_scipy_stats():
     import subprocess
     import sys
