@@ -13,7 +13,7 @@ FIND_PYTHON = for c in "$$PYTHON" python3.12 python3.13 python3.14 python3 \
 	done; \
 	echo "bayescheck needs Python >= 3.12: tried \$$PYTHON, python3.12, python3.13, python3.14, python3 and pyenv's 3.12+; set PYTHON=/path/to/python3.12" >&2; exit 1
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-fast bench clean
 
 $(STAMP): pyproject.toml
 	@py=$$($(FIND_PYTHON)) || exit 1; \
@@ -27,9 +27,15 @@ demo: $(STAMP)
 	$(VENV)/bin/bayescheck demo --out demo-output
 	@echo "open demo-output/index.html"
 
+# the whole suite (what CI runs): at most 6 minutes on 2 cores
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q
+
+# the inner loop, under a minute: engines, specs, CLI errors; no NUTS, nothing marked slow
+test-fast: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VPY) -m pytest -q -m "not nuts and not slow"
 
 bench: $(STAMP)
 	$(VPY) benchmarks/run.py

@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
 from .dist import Dist
 
@@ -315,6 +314,8 @@ def bernoulli_beta_predictive(*, posterior: BetaPosterior | BetaPrior, n_trials:
     n = _count("n_trials", n_trials)
     if n < 1:
         raise ValueError(f"n_trials: expected at least 1, received {n_trials!r}")
+    from scipy import stats as sps  # on first use: costly to import
+
     return sps.betabinom(n, posterior.a, posterior.b)
 
 
@@ -571,6 +572,8 @@ class DirichletPrior:
 
     def dist(self) -> Any:
         """Frozen ``scipy.stats.dirichlet(alpha)``."""
+        from scipy import stats as sps
+
         return sps.dirichlet(self.alpha)
 
 
@@ -634,6 +637,8 @@ class DirichletPosterior:
 
     def dist(self) -> Any:
         """Frozen ``scipy.stats.dirichlet(alpha)``: the exact joint posterior."""
+        from scipy import stats as sps
+
         return sps.dirichlet(self.alpha)
 
     def marginal(self, k: int | Any) -> Any:
@@ -778,4 +783,6 @@ def categorical_dirichlet_predictive(
     n = _count("n_draws", n_draws)
     if n < 1:
         raise ValueError(f"n_draws: expected at least 1, received {n_draws!r}")
+    from scipy import stats as sps  # on first use: costly to import
+
     return sps.dirichlet_multinomial(np.asarray(posterior.alpha), n)

@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from models.ard import ARD
 from models.data import Batch
@@ -193,7 +192,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     marginals, estimates = [], []
     if model.mode in ("conditional", "both"):
         marginals = [ExactMarginal(f"w[{f}]", "w_relevant", {"relevant": f},
-                                   stats.norm(mean[i], sd[i]))
+                                   Dist("norm", mean[i], sd[i]))
                      for i, f in zip(sbl.relevant, relevant, strict=True)]
     if model.mode in ("hierarchical", "both"):
         estimates = [PointEstimate(f"w[{f}]", "w", {"feature": f}, float(mean[i]),

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats as sps
 
 from models.beta_bernoulli import BetaBernoulli, DirichletCategorical
 from models.errors import BayescheckError
@@ -31,6 +30,7 @@ from ..engines.counts import (
     bernoulli_beta,
     categorical_dirichlet,
 )
+from ..engines.dist import Dist
 from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
@@ -157,7 +157,7 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
         model=model.name, parameters=parameters,
         marginals=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, m)
                    for c, m in zip(cats, post.marginals(), strict=True)],
-        priors=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, sps.beta(a, a0 - a))
+        priors=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, Dist("beta", a, a0 - a))
                 for c, a in zip(cats, prior.alpha.tolist(), strict=True)],
         log_evidence=post.log_marginal_likelihood(), n_rows=post.stats.n,
         batches=_records(stream), trajectory=stream.trajectory,

@@ -16,6 +16,7 @@ def test_uniform_values_pass_and_counts_add_up():
     assert result.threshold == pytest.approx(0.01 / 2)
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_of_uniform_values():
     """200 runs of 3 uniform parameters: each run fails with probability <= 0.01, so 8 or
     more failures has binomial probability below 0.001."""

@@ -39,6 +39,7 @@ def test_correct_marginals_pass():
     assert result.z_threshold == pytest.approx(stats.norm.isf(0.001 / 30))
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_is_small_and_z_scores_are_calibrated():
     """200 independent correct comparisons of one parameter: the expected number of false
     alarms is at most 200 * 0.001 = 0.2, and seeing 3 or more has probability below 0.002

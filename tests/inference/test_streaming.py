@@ -68,6 +68,7 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
     assert len(resumed.trajectory) == 6
 
 
+@pytest.mark.slow
 def test_sigkill_midway_then_resume(tmp_path):
     """Batch 3 is a FIFO: the fit blocks opening it, after checkpointing batches 0-2. It is
     killed there with SIGKILL, the FIFO replaced by the real file, and the fit resumed."""

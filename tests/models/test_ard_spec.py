@@ -199,6 +199,7 @@ def test_every_weight_pruned_cannot_be_checked_conditionally():
         model.declare(DataSource.from_frame(frame), fit=pruned)
 
 
+@pytest.mark.slow
 def test_declarations_log_density_against_scipy():
     """Both PyMC declarations' log densities at a point equal the sum of scipy log densities
     written here from the model's definition (rate and shape parameterisations included)."""

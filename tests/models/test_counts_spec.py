@@ -228,6 +228,7 @@ def test_categorical_checkpoint_resume_equals_one_batch(tmp_path):
 # --------------------------------------------------------------------------- declarations
 
 
+@pytest.mark.slow
 def test_declarations_rowwise_and_on_counts_differ_by_a_constant(monkeypatch):
     """Above MAX_ROWWISE rows the likelihood is declared on the totals (Binomial /
     Multinomial); the log density differs from the row-wise one only by the combinatorial

@@ -180,6 +180,7 @@ def test_marginal_mode():
     assert marginal_mode([2.0, 2.0]) == 2.0
 
 
+@pytest.mark.slow
 def test_declared_log_density_against_scipy():
     """The declaration's log density (full covariance, one component, equal weights) equals,
     up to a constant, the independent derivation: likelihood + normal prior of the mean given

@@ -10,6 +10,8 @@ import pytest
 from reports import plots, report
 from reports.report import MAX_CHAIN_PANELS, MAX_PAIR
 
+pytestmark = pytest.mark.slow  # draws matplotlib figures
+
 CHAINS, DRAWS = 4, 200
 
 

@@ -246,6 +246,7 @@ def test_report_command_on_a_folder_without_a_run(tmp_path, capsys):
     assert "neither report.json nor calibration.json found" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_large_models_are_summarised(large):
     folder, seconds = large
     html = _html(folder)
@@ -312,6 +313,7 @@ def _body_data(dom: str) -> dict:
     return dict(re.findall(r'data-(\w+)="([^"]*)"', body))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not CHROMIUM.exists(),
                     reason="headless Chromium (/usr/bin/chromium, Debian's chromium package) "
                            "is not installed; .ci/run installs it")

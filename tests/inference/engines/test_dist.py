@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -23,3 +25,67 @@ def test_dist_equals_frozen_scipy(family, args, kwds):
     np.testing.assert_array_equal(light.rvs(size=4, random_state=1),
                                   frozen.rvs(size=4, random_state=1))
     assert light.frozen().mean() == pytest.approx(frozen.mean())
+
+
+RNG = np.random.default_rng(0)
+FAST_CASES = [
+    ("norm", (1.5, 2.0), {}),
+    ("norm", (RNG.normal(size=5), RNG.gamma(2.0, size=5)), {}),
+    ("norm", (), {"loc": -3.0, "scale": 1e-3}),
+    ("t", (7.0, -1.0, 0.5), {}),
+    ("t", (RNG.gamma(3.0, size=5) + 2.0, RNG.normal(size=5), RNG.gamma(2.0, size=5)), {}),
+    ("t", (2.5,), {"scale": 3.0}),
+    ("beta", (2.0, 5.0), {}),
+    ("beta", (RNG.gamma(2.0, size=5), RNG.gamma(2.0, size=5)), {}),
+    ("beta", (19.0, 13.0), {}),
+    ("invgamma", (3.0,), {"scale": 2.0}),
+    ("invgamma", (RNG.gamma(2.0, size=5) + 2.0,), {"scale": RNG.gamma(2.0, size=5)}),
+]
+
+
+@pytest.mark.parametrize("family, args, kwds", FAST_CASES)
+def test_fast_path_equals_scipy_to_the_last_bit(family, args, kwds):
+    """The fast path (no scipy.stats import) gives scipy's numbers exactly, not nearly."""
+    light, dist = Dist(family, *args, **kwds), getattr(stats, family)
+    assert light._valid() is not None  # the case does exercise the fast path
+    for method in ("mean", "std", "var"):
+        got, want = getattr(light, method)(), getattr(dist, method)(*args, **kwds)
+        assert type(got) is type(want) and np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want, strict=True)
+    for q in (0.05, 0.95, np.array([0.05, 0.5, 0.95]), np.array([[1e-9], [1 - 1e-9]])):
+        if np.ndim(q) and np.ndim(args[0] if args else 0):
+            continue  # array parameters against an array of q do not broadcast
+        np.testing.assert_array_equal(light.ppf(q), dist.ppf(q, *args, **kwds), strict=True)
+
+
+@pytest.mark.parametrize("family, args, kwds, q", [
+    ("norm", (0.0, -1.0), {}, 0.5),    # scale <= 0: scipy's nan
+    ("t", (1.5, 0.0, 1.0), {}, 0.5),   # df <= 2: infinite variance
+    ("beta", (0.0, 1.0), {}, 0.5),     # shape 0: invalid
+    ("beta", (2.0, 3.0), {}, 0.0),     # q on the boundary
+    ("invgamma", (1.5,), {"scale": 2.0}, 0.5),  # shape <= 2: infinite variance
+    ("gamma", (3.0,), {"scale": 2.0}, 0.5),  # no fast path
+])
+def test_outside_the_fast_path_scipy_answers(family, args, kwds, q):
+    light, dist = Dist(family, *args, **kwds), getattr(stats, family)
+    with np.errstate(all="ignore"):
+        for method in ("mean", "std", "var"):
+            np.testing.assert_array_equal(getattr(light, method)(),
+                                          getattr(dist, method)(*args, **kwds))
+        np.testing.assert_array_equal(light.ppf(q), dist.ppf(q, *args, **kwds))
+
+
+@pytest.mark.slow
+def test_fast_path_does_not_import_scipy_stats():
+    import subprocess
+    import sys
+
+    code = ("import sys; from inference.engines.dist import Dist; "
+            "d = [Dist('norm', 1.0, 2.0), Dist('t', 5.0, 0.0, 1.0), Dist('beta', 2.0, 3.0), "
+            "Dist('invgamma', 3.0, scale=2.0)]; "
+            "[(x.mean(), x.std(), x.ppf(0.05)) for x in d]; "
+            "print('scipy.stats' in sys.modules)")
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=root).stdout
+    assert out.strip() == "False"
