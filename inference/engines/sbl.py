@@ -71,7 +71,6 @@ import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dpotri
-from scipy.stats import multivariate_normal
 
 __all__ = [
     "METHODS",
@@ -121,6 +120,8 @@ class ARDPosterior(NamedTuple):
 
     def frozen(self):
         """Return the posterior of the relevant weights as a frozen ``scipy.stats`` MVN."""
+        from scipy.stats import multivariate_normal  # costly: on first use
+
         return multivariate_normal(mean=self.mean[self.relevant], cov=self.cov)
 
 

@@ -36,7 +36,6 @@ from models.design import feature_matrix
 from models.errors import BayescheckError, DataError
 from models.spec import Spec
 
-from ..compare import as_information
 from ..engines.dist import Dist
 from ..engines.sbl import SBLResult, ard_optimality, ard_posterior, fit_sbl
 from ..predictive import interval_columns, posterior_value
@@ -115,6 +114,8 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
 
 def _hierarchical_as_information(fit, comparison, idata, spec):
     """``posterior_checks`` of ARD: the hierarchical comparison is information."""
+    from ..compare import as_information  # scipy.stats: not on the fit path
+
     return as_information(comparison)
 
 

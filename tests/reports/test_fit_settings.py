@@ -64,6 +64,19 @@ CASES = {
          "prior.class_prior": ("class_prior", "dirichlet"), "prior.gaussian": ("gaussian", "nig"),
          "data.features_kind": ("kinds", ["categorical"] * 4)},
         ("[prior]\nsmoothing = false\n", "prior.smoothing", "smoothing", False)),
+    "bayesian_network": (
+        f'model = "bayesian_network"\n[data]\npath = {_data("bayesian_network/asia.csv")}\n'
+        '[structure]\nedges = [["smoke", "lung"]]\n',
+        {"prior.concentration": ("concentration", 1.0),
+         "prior.equivalent_sample_size": ("equivalent_sample_size", None), "data.nodes": None},
+        ("[prior]\nconcentration = 2.0\n", "prior.concentration", "concentration", 2.0)),
+    "semi_naive_bayes": (
+        f'model = "semi_naive_bayes"\n[data]\npath = '
+        f'{_data("semi_naive_bayes/play_tennis.csv")}\ntarget = "play_tennis"\n'
+        'features = ["outlook", "temperature", "humidity", "wind"]\n',
+        {"fit.kind": ("kind", "tan"), "fit.folds": ("folds", 5), "fit.m_prime": ("m_prime", 30),
+         "prior.concentration": ("concentration", 1.0)},
+        ("[fit]\nkind = \"aode\"\n", "fit.kind", "kind", "aode")),
     "bayes_rule": (
         'model = "bayes_rule"\n[prior]\nh1 = 0.3\nh2 = 0.7\n[likelihood]\nh1 = 0.9\nh2 = 0.2\n',
         {"observation": ("observation", "D")},
@@ -133,8 +146,8 @@ def test_a_spec_built_in_python_records_its_values_and_no_absent_keys():
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 #: keys that select data or add output rather than set a model value: not in the table
-NOT_DEFAULTS = {"data.features", "query", "decision.classes", "decision.options",
-                "decision.loss", "fit.init_means"}
+NOT_DEFAULTS = {"data.features", "query", "independence", "decision.classes",
+                "decision.options", "decision.loss", "fit.init_means"}
 
 
 def _readme_defaults() -> list[tuple[str, list[str], object, str]]:
