@@ -30,7 +30,7 @@ demo: $(STAMP)
 # the whole suite (what CI runs): at most 6 minutes on 2 cores
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VPY) -m pytest -q
+	$(VPY) -m pytest -q --durations=15
 
 # the inner loop, under a minute: engines, specs, CLI errors; no NUTS, nothing marked slow
 test-fast: $(STAMP)
