@@ -27,12 +27,12 @@ demo: $(STAMP)
 	$(VENV)/bin/bayescheck demo --out demo-output
 	@echo "open demo-output/index.html"
 
-# the whole suite (what CI runs): at most 6 minutes on 2 cores
+# the whole suite (what CI runs): about 18 minutes on 2 cores, mostly NUTS compiles (target: 6)
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q --durations=15
 
-# the inner loop, under a minute: engines, specs, CLI errors; no NUTS, nothing marked slow
+# the inner loop: engines, specs, CLI errors; no NUTS, nothing marked slow (35 s of CPU)
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -m "not nuts and not slow"
