@@ -35,7 +35,7 @@ from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["NaiveBayes", "naive_bayes_spec", "KINDS"]
+__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "naive_bayes_spec"]
 
 #: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
 #: ``CATEGORICAL`` and ``GAUSSIAN``; models do not import engines, a test holds them equal).
@@ -381,15 +381,12 @@ def _decision(top: Section):
     return tuple(classes), tuple(options), loss
 
 
-def naive_bayes_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "naive_bayes"``.
+def classifier_columns(data: Section, path: Path) -> tuple[DataSource, str, list[str]]:
+    """Read ``[data] path, target, features`` of a classifier spec (naive and semi-naive Bayes).
 
-    Keys: ``[data] path, target, features, features_kind``; ``[prior] concentration,
-    smoothing, class_prior, gaussian, mu0, kappa0, a0, b0``; ``[[query]]`` rows (feature =
-    value, optional ``name``); ``[decision] classes, options, loss``; ``[sampling]``.
-    See docs/models/naive_bayes.md.
+    ``features`` defaults to every column but the target. A missing column, or the target
+    listed as a feature, is a :class:`SpecError` naming the file and the key.
     """
-    data = top.subsection("data")
     source = DataSource(data.string("path"), base=path.parent)
     target = data.string("target")
     features = data.strings("features", None)
@@ -406,6 +403,19 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
     if target in features:
         raise SpecError(f"the target {target!r} is also listed as a feature", path=path,
                         key="data.features")
+    return source, target, list(features)
+
+
+def naive_bayes_spec(top: Section, path: Path) -> Spec:
+    """Build a :class:`~models.spec.Spec` for ``model = "naive_bayes"``.
+
+    Keys: ``[data] path, target, features, features_kind``; ``[prior] concentration,
+    smoothing, class_prior, gaussian, mu0, kappa0, a0, b0``; ``[[query]]`` rows (feature =
+    value, optional ``name``); ``[decision] classes, options, loss``; ``[sampling]``.
+    See docs/models/naive_bayes.md.
+    """
+    data = top.subsection("data")
+    source, target, features = classifier_columns(data, path)
     if not features:
         raise SpecError("no features: the data have only the target column", path=path,
                         key="data.features")

@@ -28,6 +28,7 @@ from .bayesian_network import BayesianNetwork, NetworkQuery
 from .data import Batch, DataSource
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Model
+from .naive_bayes import classifier_columns
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
@@ -262,19 +263,7 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     ``name``); ``[sampling]``. See docs/models/semi_naive_bayes.md.
     """
     data = top.subsection("data")
-    source = DataSource(data.string("path"), base=path.parent)
-    target = data.string("target")
-    features = data.strings("features", None)
-    columns = source.columns()
-    if target not in columns:
-        raise SpecError(f"column {target!r} is not in {source.label}; it has: "
-                        f"{', '.join(columns)}", path=path, key="data.target")
-    if features is None:
-        features = [c for c in columns if c != target]
-    for f in features:
-        if f not in columns:
-            raise SpecError(f"column {f!r} is not in {source.label}; it has: "
-                            f"{', '.join(columns)}", path=path, key="data.features")
+    source, target, features = classifier_columns(data, path)
     data.finish()
     fit = top.subsection("fit")
     kind = fit.string("kind", "tan", choices=KINDS)

@@ -151,3 +151,15 @@ def test_bad_spec_exits_2_naming_the_key(tmp_path, capsys, old, new, expected):
     code = main(["fit", str(tmp_path / "spec.toml"), "--out", str(tmp_path / "o"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and re.search(expected, err), err
+
+
+def test_target_listed_as_a_feature_is_refused(tmp_path):
+    from models import SpecError, load_spec
+
+    csv = tmp_path / "d.csv"
+    csv.write_text("c,x\na,u\nb,v\n")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'model = "semi_naive_bayes"\n[data]\npath = "{csv}"\ntarget = "c"\n'
+                    f'features = ["x", "c"]\n')
+    with pytest.raises(SpecError, match=r"key 'data\.features'.*target 'c' is also listed"):
+        load_spec(spec)
