@@ -381,6 +381,45 @@ class NaiveBayesStats:
             ),
         )
 
+    def reindexed(self, schema: NaiveBayesSchema) -> NaiveBayesStats:
+        """The same rows under a schema with more classes or categories (counted 0 times).
+
+        Used when a stream brings a label its first batches did not have: the statistics are
+        sums, so those of the earlier batches under the larger schema are the old ones with
+        zeros for the new labels, and the result equals one pass under the larger schema.
+
+        Raises
+        ------
+        ValueError
+            ``schema`` differs in kinds or feature names, or drops a class or category.
+        """
+        old = self.schema
+        if schema.kinds != old.kinds or schema.feature_names != old.feature_names:
+            raise ValueError("schema: expected the same features and kinds, received others")
+        K = len(schema.classes)
+        rows = encode_labels(np.asarray(old.classes, dtype=object), schema.classes)
+        if np.any(rows < 0):
+            raise ValueError(f"schema: expected the classes {list(old.classes)!r} among "
+                             f"{list(schema.classes)!r}")
+        G = self.gaussian_mean.shape[1]
+        mean, m2 = np.zeros((K, G)), np.zeros((K, G))
+        mean[rows], m2[rows] = self.gaussian_mean, self.gaussian_m2
+        counts = np.zeros(K, np.int64)
+        counts[rows] = self.class_counts
+        tables = []
+        for f, j in enumerate(old.categorical_features):
+            cols = encode_labels(np.asarray(old.categories[j], dtype=object),
+                                 schema.categories[j])
+            if np.any(cols < 0):
+                raise ValueError(f"schema: expected the categories {list(old.categories[j])!r} "
+                                 f"of feature {old.feature_names[j]!r} among "
+                                 f"{list(schema.categories[j])!r}")
+            table = np.zeros((K, len(schema.categories[j])), np.int64)
+            table[np.ix_(rows, cols)] = self.category_counts[f]
+            tables.append(table)
+        return NaiveBayesStats(schema=schema, class_counts=counts, gaussian_mean=mean,
+                               gaussian_m2=m2, category_counts=tuple(tables))
+
 
 def _encode_classes(y: Any, schema: NaiveBayesSchema) -> np.ndarray:
     a = np.asarray(y).ravel()

@@ -42,7 +42,7 @@ from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal, PointEstimate
 from .linear_regression import check_features, row_variances
 
-__all__ = ["CERTIFICATE_TOL", "certificate", "fit_ard", "predict_ard"]
+__all__ = ["CERTIFICATE_TOL", "certificate", "estimate", "fit_ard", "predict_ard"]
 
 #: Largest violation of an optimality condition the certificate accepts, on a log scale
 #: (|log(alpha / alpha_opt)|, log(ratio / threshold) for a pruned weight, |log(sigma2 /
@@ -139,6 +139,15 @@ def _held_result(X: np.ndarray, y: np.ndarray, alpha, sigma2: float) -> SBLResul
                      method="held")
 
 
+
+def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
+    """The model's type-II ML fit on arrays, or its exact posterior at ``held`` values."""
+    if model.held is not None:
+        return _held_result(X, y, *model.held)
+    return fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
+                   relevance_threshold=model.relevance_threshold)
+
+
 def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
             progress: bool = False) -> AnalyticFit:
     """Type-II maximum-likelihood fit of an :class:`models.ARD` spec.
@@ -160,11 +169,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         raise DataError("the target is 0 in every row: the noise variance cannot be estimated",
                         path=spec.data.label, column=model.target)
     findings = _design_findings(model, X)
-    if model.held is None:
-        sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
-                      relevance_threshold=model.relevance_threshold)
-    else:
-        sbl = _held_result(X, y, *model.held)
+    sbl = estimate(model, X, y)
 
     features = list(model.features)
     relevant = [features[i] for i in sbl.relevant]

@@ -54,8 +54,8 @@ from ..modes import ChainModes, chain_modes
 from ..predictive import posterior_value
 from ..result import AnalyticFit, PointEstimate
 
-__all__ = ["chain_log_densities", "fit_gaussian_mixture", "marginal_mode", "posterior_checks",
-           "predict_gaussian_mixture"]
+__all__ = ["chain_log_densities", "estimate", "fit_gaussian_mixture", "marginal_mode",
+           "posterior_checks", "predict_gaussian_mixture"]
 
 
 def _order(X: np.ndarray, means: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -73,6 +73,31 @@ def _reordered(result, order):
                            covariances=result.covariances[order])
 
 
+
+def estimate(model: GaussianMixture, X: np.ndarray):
+    """EM (ML or MAP) on the rows ``X``, components named as the declaration names them.
+
+    Returns
+    -------
+    result : inference.engines.mixture_em.EMResult
+        Components sorted by mean in one dimension, aligned to the k-means centres in several.
+    clustering : tuple
+        The deterministic k-means ``(centres, labels)`` of ``X``.
+
+    Raises
+    ------
+    ValueError
+        From the engine, when EM cannot fit the rows.
+    """
+    prior = MixturePrior(**model.em_prior()) if model.is_map else None
+    result = fit_em(X, n_components=model.n_components, covariance=model.covariance,
+                    max_iter=model.max_iter, tol=model.tol, n_init=model.n_init,
+                    seed=model.seed, init_means=model.init_means, known_sd=model.known_sd,
+                    equal_weights=model.equal_weights, prior=prior)
+    clustering = kmeans(X, model.n_components)
+    return _reordered(result, _order(X, result.means, clustering[0])), clustering
+
+
 def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = False,
                          progress: bool = False) -> AnalyticFit:
     """Fit a :class:`models.GaussianMixture` by EM.
@@ -87,38 +112,32 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     model: GaussianMixture = spec.model
     started = time.perf_counter()
     X = model.data_matrix(spec.data)
-    prior = MixturePrior(**model.em_prior()) if model.is_map else None
     try:
-        result = fit_em(X, n_components=model.n_components, covariance=model.covariance,
-                        max_iter=model.max_iter, tol=model.tol, n_init=model.n_init,
-                        seed=model.seed, init_means=model.init_means, known_sd=model.known_sd,
-                        equal_weights=model.equal_weights, prior=prior)
+        result, clustering = estimate(model, X)
     except ValueError as exc:  # the spec and data were validated; what is left is the data's
         raise DataError(f"EM cannot fit these data: {exc}", path=spec.data.label) from None
-    clustering = kmeans(X, model.n_components)
-    result = _reordered(result, _order(X, result.means, clustering[0]))
     K = result.means.shape[0]
     comps = [str(k) for k in range(K)]
     features = list(model.features)
-    estimate = "MAP" if model.is_map else "ML"
+    kind = "MAP" if model.is_map else "ML"
     parameters = {
         "weights": {"estimate": result.weights.tolist(), "components": comps,
-                    "fixed": model.equal_weights, "kind": estimate},
+                    "fixed": model.equal_weights, "kind": kind},
         "means": {"estimate": result.means.tolist(), "components": comps,
-                  "features": features, "kind": estimate},
+                  "features": features, "kind": kind},
         "sds": {"estimate": result.sds.tolist(), "components": comps, "features": features,
                 "fixed": model.known_sd is not None},
     }
     if model.cov_var == "variances":
         var = np.diagonal(result.covariances, axis1=1, axis2=2)
         parameters["variances"] = {"estimate": (var if model.covariance == "diag"
-                                                else var[:, 0]).tolist(), "kind": estimate}
+                                                else var[:, 0]).tolist(), "kind": kind}
     if model.known_sd is None:
         parameters["covariances"] = {"estimate": result.covariances.tolist(),
-                                     "covariance": model.covariance, "kind": estimate}
+                                     "covariance": model.covariance, "kind": kind}
     gamma = em_responsibilities(X, result)
     info = {
-        "estimate": estimate, "log_likelihood": result.log_likelihood,
+        "estimate": kind, "log_likelihood": result.log_likelihood,
         "objective": result.objective, "n_iter": result.n_iter,
         "converged": result.converged,
         "restart_log_likelihoods": result.restart_log_likelihoods.tolist(),

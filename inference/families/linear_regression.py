@@ -24,8 +24,8 @@ from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["exact_draws_linear_regression", "fit_linear_regression", "predict_linear_regression",
-           "row_variances"]
+__all__ = ["exact_draws_linear_regression", "fit_linear_regression", "posterior_parameters",
+           "predict_linear_regression", "prior_posterior", "row_variances"]
 
 
 def _interval_record(names, marginal) -> dict:
@@ -39,21 +39,50 @@ def _interval_record(names, marginal) -> dict:
     }
 
 
+
+def prior_posterior(model: LinearRegression):
+    """The model's prior as an engine posterior of no data (the state a stream starts from)."""
+    d = len(model.features)
+    if model.known_noise:
+        noise_var = model.noise_sd ** 2
+        return (GaussianPosterior.flat(d, noise_var=noise_var) if model.flat else
+                GaussianPosterior.from_prior(model.prior_mean, model.prior_cov,
+                                             noise_var=noise_var))
+    kw = {"shape": model.noise_shape, "scale": model.noise_scale}
+    return (NormalInverseGammaPosterior.flat(d, **kw) if model.flat else
+            NormalInverseGammaPosterior.from_prior(model.prior_mean, model.prior_cov, **kw))
+
+
+def posterior_parameters(model: LinearRegression, post) -> dict:
+    """``posterior.json``'s ``parameters`` of an identified engine posterior ``post``."""
+    features = list(model.features)
+    parameters = {"theta": {
+        "features": features,
+        "mean": post.mean.tolist(),
+        "sd": post.sd.tolist(),
+        "cov": post.cov.tolist(),
+        "distribution": "normal" if model.known_noise else "student_t",
+    }}
+    if model.known_noise:
+        parameters["sigma2"] = {"value": model.noise_sd ** 2, "fixed": True}
+        return parameters
+    parameters["theta"]["df"] = post.df
+    parameters["theta"]["scale"] = post.t_scale.tolist()
+    # P^-1 (theta | sigma2 ~ N(mean, sigma2 P^-1)): the predictive needs it, and cov
+    # (b / (a - 1) P^-1) does not give it back when a <= 1.
+    parameters["theta"]["scale_matrix"] = post.scale_matrix.tolist()
+    noise = post.noise_marginal()
+    parameters["sigma2"] = {"mean": float(noise.mean()), "sd": float(noise.std()),
+                            "shape": post.shape, "scale": post.scale,
+                            "distribution": "inverse_gamma"}
+    return parameters
+
+
 def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool = False,
                           progress: bool = False) -> AnalyticFit:
     """Stream the data through the conjugate engine of a :class:`models.LinearRegression`."""
     model: LinearRegression = spec.model
-    d = len(model.features)
-    if model.known_noise:
-        noise_var = model.noise_sd ** 2
-        prior = (GaussianPosterior.flat(d, noise_var=noise_var) if model.flat else
-                 GaussianPosterior.from_prior(model.prior_mean, model.prior_cov,
-                                              noise_var=noise_var))
-    else:
-        kw = {"shape": model.noise_shape, "scale": model.noise_scale}
-        prior = (NormalInverseGammaPosterior.flat(d, **kw) if model.flat else
-                 NormalInverseGammaPosterior.from_prior(model.prior_mean, model.prior_cov,
-                                                        **kw))
+    prior = prior_posterior(model)
 
     def absorb(state, batch):
         joint = model.joint_design(batch)
@@ -75,30 +104,12 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
         post.require_identified()
     except NotIdentified as exc:
         raise NotIdentifiedError(f"{spec.data.label}: {exc}") from None
-    marginals = post.marginals()
+    parameters = posterior_parameters(model, post)
     features = list(model.features)
-    parameters = {"theta": {
-        "features": features,
-        "mean": post.mean.tolist(),
-        "sd": post.sd.tolist(),
-        "cov": post.cov.tolist(),
-        "distribution": "normal" if model.known_noise else "student_t",
-    }}
     oracles = [ExactMarginal(f"theta[{f}]", "theta", {"feature": f}, m)
-               for f, m in zip(features, marginals, strict=True)]
-    if model.known_noise:
-        parameters["sigma2"] = {"value": model.noise_sd ** 2, "fixed": True}
-    else:
-        parameters["theta"]["df"] = post.df
-        parameters["theta"]["scale"] = post.t_scale.tolist()
-        # P^-1 (theta | sigma2 ~ N(mean, sigma2 P^-1)): the predictive needs it, and cov
-        # (b / (a - 1) P^-1) does not give it back when a <= 1.
-        parameters["theta"]["scale_matrix"] = post.scale_matrix.tolist()
-        noise = post.noise_marginal()
-        parameters["sigma2"] = {"mean": float(noise.mean()), "sd": float(noise.std()),
-                                "shape": post.shape, "scale": post.scale,
-                                "distribution": "inverse_gamma"}
-        oracles.append(ExactMarginal("sigma2", "sigma2", {}, noise))
+               for f, m in zip(features, post.marginals(), strict=True)]
+    if not model.known_noise:
+        oracles.append(ExactMarginal("sigma2", "sigma2", {}, post.noise_marginal()))
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=oracles,
         log_evidence=post.log_evidence, n_rows=int(post.n),
