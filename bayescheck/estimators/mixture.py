@@ -91,11 +91,20 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         if not isinstance(seed, (int, np.integer)):
             seed = int(rng(seed).integers(2**31 - 1))
         init = None if self.means_init is None else np.asarray(self.means_init, float)
+        iw_scale = ig_scale = None
+        if self.iw_scale is not None:  # a number is that times the identity, as in a spec
+            iw_scale = np.asarray(self.iw_scale, float)
+            iw_scale = iw_scale * np.eye(n_features) if iw_scale.ndim == 0 else iw_scale
+        if self.ig_scale is not None:
+            ig_scale = np.asarray(self.ig_scale, float)
+            if self.covariance_type == "diag":
+                ig_scale = np.broadcast_to(ig_scale, (n_features,)).copy()
+            else:
+                ig_scale = float(ig_scale)
         return Model(features=feature_names(self, n_features), n_components=int(self.n_components),
                      covariance=self.covariance_type, concentration=float(self.concentration),
                      prior_mean=self.prior_mean, kappa=float(self.kappa), iw_dof=self.iw_dof,
-                     iw_scale=None if self.iw_scale is None else np.asarray(self.iw_scale, float),
-                     ig_shape=self.ig_shape, ig_scale=self.ig_scale,
+                     iw_scale=iw_scale, ig_shape=self.ig_shape, ig_scale=ig_scale,
                      n_init=1 if init is not None else int(self.n_init),
                      max_iter=int(self.max_iter), tol=float(self.tol), seed=int(seed),
                      init_means=init, known_sd=self.known_sd,

@@ -219,7 +219,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         model = load_model(path, "linear_regression")
         precision, mean, cov = 0.0, 0.0, None
         if not model.flat:
-            mean, cov = model.prior_mean, model.prior_cov
+            precision, mean, cov = 1.0, model.prior_mean, model.prior_cov
             if np.all(mean == mean[0]):
                 mean = float(mean[0])
             if np.array_equal(cov, cov[0, 0] * np.eye(len(cov))):  # c I: a ridge precision
