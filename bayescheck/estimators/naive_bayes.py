@@ -40,7 +40,10 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
         """Posterior of the classifier given the rows (the prior forgotten before)."""
         for attr in ("stats_", "classes_"):
             self.__dict__.pop(attr, None)
-        return self.partial_fit(X, y)
+        self.partial_fit(X, y)
+        if not hasattr(self, "model_"):
+            raise ValueError(self.not_fitted_reason_)
+        return self
 
     def partial_fit(self, X, y, classes=None):
         """Add rows to the statistics (exact: any batching gives the same classifier).
@@ -84,7 +87,14 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
             self.stats_ = NaiveBayesStats.empty(schema) + batch
         else:
             self.stats_ = (old if old.schema == schema else old.reindexed(schema)) + batch
-        self._publish()
+        # A stream may not yet determine the classifier (maximum-likelihood variances of a
+        # class without two rows): the statistics are kept, prediction waits for more rows.
+        self.__dict__.pop("model_", None)
+        try:
+            self._publish()
+            self.not_fitted_reason_ = None
+        except ValueError as exc:
+            self.not_fitted_reason_ = str(exc)
         return self
 
     def _publish(self):
@@ -105,14 +115,20 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
         return NaiveBayes(features=names, kinds=(self._kind,) * len(names), target="y",
                           **self._settings())
 
+    def _check_fitted(self):
+        check_is_fitted(self, "stats_")
+        if not hasattr(self, "model_"):
+            raise ValueError(f"the rows so far do not determine the classifier: "
+                             f"{self.not_fitted_reason_}")
+
     def predict_proba(self, X):
         """Posterior predictive probability of each class (columns in ``classes_`` order)."""
-        check_is_fitted(self, "model_")
+        self._check_fitted()
         return self.model_.predict_proba(self._validate(X, reset=False))
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`, computed in log space."""
-        check_is_fitted(self, "model_")
+        self._check_fitted()
         return self.model_.predict_log_proba(self._validate(X, reset=False))
 
     def predict(self, X):
