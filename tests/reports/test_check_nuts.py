@@ -121,3 +121,24 @@ def test_starved_sampler_is_inconclusive_and_report_escapes(tmp_path, capsys):
     assert evil not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "INCONCLUSIVE" in html
+
+
+def test_posterior_nc_holds_the_posterior_predictive_and_the_data(stream_check):
+    """posterior.nc: the NUTS posterior predictive of y, and the observed y, next to the
+    posterior; its mean per row is the exact predictive mean (Monte Carlo error only)."""
+    _, out = stream_check
+    import xarray as xr
+
+    tree = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
+    pp, observed = tree["posterior_predictive"]["y"], tree["observed_data"]["y"]
+    assert pp.dims == ("chain", "draw", "obs") and observed.dims == ("obs",)
+    spec = load_spec(EXAMPLES / "stream.toml")
+    parts = [spec.model.design(b) for b in spec.data.batches()]
+    X, y = np.vstack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    np.testing.assert_array_equal(observed.values, y)
+    exact = fit(spec).state.predictive(X)
+    n = pp.sizes["chain"] * pp.sizes["draw"]
+    z = (pp.mean(("chain", "draw")).values - exact.mean()) / (exact.std() / np.sqrt(n))
+    assert np.max(np.abs(z)) < 6
+    # a predictive mean moved by half a predictive sd would be seen
+    assert np.max(np.abs(z + 0.5 * np.sqrt(n))) > 6
