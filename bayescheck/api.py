@@ -150,9 +150,12 @@ def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chain
                     seed: int | None = 0):
     """Independent draws from a fit's exact posterior, as an ArviZ-ready ``xarray.DataTree``.
 
-    Its ``posterior`` group has the PyMC declaration's variable names and dims (linear
-    regression: ``theta`` over ``feature``, and ``sigma2`` for unknown noise), so
-    ``az.summary(tree)`` sits next to ``az.summary`` of the NUTS draws.
+    For the models whose posterior is a known distribution: linear regression (``theta``
+    over ``feature``; ``sigma2`` for unknown noise), Beta-Bernoulli (``p``),
+    Dirichlet-categorical (``pi`` over ``category``) and naive Bayes (the declared model's
+    ``class_weight``, ``p_<feature>``, ``mu`` and ``sigma2``). The ``posterior`` group has
+    the PyMC declaration's variable names, dims and coordinates, so ``az.summary(tree)`` sits
+    next to ``az.summary`` of the NUTS draws.
 
     Parameters
     ----------
@@ -171,9 +174,5 @@ def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chain
     """
     from inference.exact import exact_posterior as tree
 
-    spec = _spec(spec)
     posterior, _ = _posterior(fitted)
-    features = getattr(spec.model, "features", None)
-    return tree(spec.model.name, posterior,
-                coords={} if features is None else {"feature": list(features)},
-                draws=draws, chains=chains, seed=seed)
+    return tree(_spec(spec).model.name, posterior, draws=draws, chains=chains, seed=seed)

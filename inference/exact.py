@@ -2,8 +2,9 @@
 
 A family whose posterior is a known joint distribution defines
 ``exact_draws_<name>(posterior, *, draws, chains, rng)`` in its module, returning
-``{variable: (dims, array)}`` with the PyMC declaration's names and dims after
-``("chain", "draw")``; :func:`exact_posterior` wraps it in an ``xarray.DataTree`` so
+``({variable: (dims, array)}, coords)`` with the PyMC declaration's names, dims (after
+``("chain", "draw")``) and coordinates, all read from ``posterior.json``;
+:func:`exact_posterior` wraps it in an ``xarray.DataTree`` so
 ``az.summary`` / ``az.plot_dist`` show the analytic posterior next to the NUTS draws.
 xarray is imported here only when a tree is made.
 """
@@ -20,8 +21,8 @@ from models.registry import module_of
 __all__ = ["exact_posterior"]
 
 
-def exact_posterior(model: str, posterior: dict, *, coords: dict, draws: int = 1000,
-                    chains: int = 4, seed: int | None = 0):
+def exact_posterior(model: str, posterior: dict, *, draws: int = 1000, chains: int = 4,
+                    seed: int | None = 0):
     """Independent draws from a fit's exact posterior as an ``xarray.DataTree``.
 
     Parameters
@@ -30,8 +31,6 @@ def exact_posterior(model: str, posterior: dict, *, coords: dict, draws: int = 1
         The spec's ``model`` value.
     posterior : dict
         The content of ``posterior.json`` (``AnalyticFit.to_json()``).
-    coords : dict
-        Coordinates of the declaration's dims (``{"feature": [...]}``).
     draws, chains : int
         Draws per chain and number of chains (independent draws: the chains are a split).
     seed : int, optional
@@ -50,7 +49,8 @@ def exact_posterior(model: str, posterior: dict, *, coords: dict, draws: int = 1
         raise BayescheckError(f"no exact posterior draws for model {model!r}")
     if posterior.get("model") != model:
         raise BayescheckError(f"a fit of {posterior.get('model')!r}, not of {model!r}")
-    variables = sample(posterior, draws=draws, chains=chains, rng=np.random.default_rng(seed))
+    variables, coords = sample(posterior, draws=draws, chains=chains,
+                               rng=np.random.default_rng(seed))
     data = xr.Dataset(
         {name: (("chain", "draw", *dims), values) for name, (dims, values) in variables.items()},
         coords={"chain": np.arange(chains), "draw": np.arange(draws), **coords})

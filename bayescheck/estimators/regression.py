@@ -204,7 +204,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         Xd = self._rows(X)
         gen = rng(random_state)
         posterior = {"parameters": posterior_parameters(self.model_, self.posterior_)}
-        draws = exact_draws_linear_regression(posterior, draws=n_samples, chains=1, rng=gen)
+        draws, _ = exact_draws_linear_regression(posterior, draws=n_samples, chains=1, rng=gen)
         theta = draws["theta"][1][0]  # (n_samples, d)
         sigma2 = (np.full(n_samples, self.model_.noise_sd ** 2) if "sigma2" not in draws
                   else draws["sigma2"][1][0])

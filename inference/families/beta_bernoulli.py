@@ -35,7 +35,8 @@ from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["fit_beta_bernoulli", "fit_dirichlet_categorical", "predict_beta_bernoulli",
+__all__ = ["exact_draws_beta_bernoulli", "exact_draws_dirichlet_categorical",
+           "fit_beta_bernoulli", "fit_dirichlet_categorical", "predict_beta_bernoulli",
            "predict_dirichlet_categorical"]
 
 
@@ -231,3 +232,26 @@ def predict_dirichlet_categorical(spec: Spec, posterior: dict, batch=None, *,
     alpha = np.asarray(posterior_value(posterior, "pi", "alpha", where=where), dtype=float)
     categories = posterior_value(posterior, "pi", "categories", where=where)
     return {"outcome": np.asarray(categories, dtype=object), "probability": alpha / alpha.sum()}
+
+
+def exact_draws_beta_bernoulli(posterior: dict, *, draws: int, chains: int,
+                               rng: np.random.Generator) -> tuple[dict, dict]:
+    """Independent draws of the declaration's ``p`` from its exact posterior Beta(a, b).
+
+    Returns ``({"p": ((), array (chains, draws))}, {})`` (see :mod:`inference.exact`).
+    """
+    a = float(posterior_value(posterior, "p", "a"))
+    b = float(posterior_value(posterior, "p", "b"))
+    return {"p": ((), rng.beta(a, b, size=(chains, draws)))}, {}
+
+
+def exact_draws_dirichlet_categorical(posterior: dict, *, draws: int, chains: int,
+                                      rng: np.random.Generator) -> tuple[dict, dict]:
+    """Independent draws of the declaration's ``pi`` (dims ``category``) from Dirichlet(alpha).
+
+    Returns ``({"pi": (("category",), array (chains, draws, N))}, {"category": labels})``.
+    """
+    alpha = np.asarray(posterior_value(posterior, "pi", "alpha"), dtype=float)
+    categories = list(posterior_value(posterior, "pi", "categories"))
+    pi = rng.dirichlet(alpha, size=(chains, draws))
+    return {"pi": (("category",), pi)}, {"category": categories}

@@ -196,17 +196,20 @@ def exact_draws_linear_regression(posterior: dict, *, draws: int, chains: int,
 
     Returns
     -------
-    dict
+    variables : dict
         ``{"theta": (("feature",), array (chains, draws, d))}`` and, for unknown noise,
         ``{"sigma2": ((), array (chains, draws))}``.
+    coords : dict
+        ``{"feature": names}``.
     """
     mean = np.asarray(posterior_value(posterior, "theta", "mean"), dtype=float)
+    coords = {"feature": list(posterior_value(posterior, "theta", "features"))}
     n, d = chains * draws, len(mean)
     z = rng.standard_normal((n, d))
     if posterior_value(posterior, "theta", "distribution") == "normal":
         chol = np.linalg.cholesky(np.asarray(posterior_value(posterior, "theta", "cov"), float))
         theta = mean + z @ chol.T
-        return {"theta": (("feature",), theta.reshape(chains, draws, d))}
+        return {"theta": (("feature",), theta.reshape(chains, draws, d))}, coords
     shape = float(posterior_value(posterior, "sigma2", "shape"))
     scale = float(posterior_value(posterior, "sigma2", "scale"))
     chol = np.linalg.cholesky(np.asarray(posterior_value(posterior, "theta", "scale_matrix"),
@@ -214,4 +217,4 @@ def exact_draws_linear_regression(posterior: dict, *, draws: int, chains: int,
     sigma2 = scale / rng.gamma(shape, size=n)  # InvGamma(a, b) = b / Gamma(a, 1)
     theta = mean + np.sqrt(sigma2)[:, None] * (z @ chol.T)
     return {"theta": (("feature",), theta.reshape(chains, draws, d)),
-            "sigma2": ((), sigma2.reshape(chains, draws))}
+            "sigma2": ((), sigma2.reshape(chains, draws))}, coords

@@ -39,6 +39,7 @@ from ..engines.naive_bayes_stats import (
     normal_normal_inverse_gamma,
 )
 from ..engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
+from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ from ..streaming import CHECKPOINT_NAME, SchemaChanged, model_key, run_stream
 
 __all__ = [
     "UNDEFINED",
+    "exact_draws_naive_bayes",
     "decision_loss",
     "fit_naive_bayes",
     "fitted_model",
@@ -410,3 +412,50 @@ def model_from_posterior(model: NaiveBayes, posterior: dict, *, where: str) -> N
         raise SpecError(f"not a naive Bayes posterior.json written by 'bayescheck fit' "
                         f"({type(exc).__name__}: {exc})", path=where) from None
     return fitted_model(model, stats, where=where)
+
+
+def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
+                            rng: np.random.Generator) -> tuple[dict, dict]:
+    """Independent draws of the declaration's parameters from their exact posterior.
+
+    The declared model (:meth:`models.NaiveBayes.declare`, whatever the prediction settings):
+    ``class_weight ~ Dirichlet(concentration + class counts)`` (dims ``class``); per
+    categorical feature ``p_<f>[c] ~ Dirichlet(concentration + counts of class c)`` (dims
+    ``class``, ``<f>_category``); per class and Gaussian feature the Normal-Inverse-Gamma
+    posterior, ``sigma2 ~ InvGamma(a, b)`` and ``mu | sigma2 ~ N(m, sigma2 / kappa)`` (dims
+    ``class``, ``gaussian_feature``). The parameter posteriors are independent.
+
+    Returns
+    -------
+    variables, coords : dict
+        As :mod:`inference.exact` expects.
+    """
+    st = posterior_value(posterior, "statistics")
+    settings = posterior_value(posterior, "settings")
+    alpha = float(settings["concentration"])
+    classes = list(st["classes"])
+    size = (chains, draws)
+    counts = np.asarray(st["class_counts"], dtype=float)
+    variables = {"class_weight": (("class",), rng.dirichlet(alpha + counts, size=size))}
+    coords = {"class": classes}
+    for f in st["features"]:
+        if f not in st["categories"]:
+            continue
+        table = np.asarray(st["category_counts"][f], dtype=float)  # (K, N_f)
+        draws_f = np.stack([rng.dirichlet(alpha + row, size=size) for row in table], axis=2)
+        variables[f"p_{f}"] = (("class", f"{f}_category"), draws_f)
+        coords[f"{f}_category"] = list(st["categories"][f])
+    gaussians = [f for f, k in zip(st["features"], st["kinds"], strict=True) if k == "gaussian"]
+    if gaussians:
+        K, G = len(classes), len(gaussians)
+        nig = normal_normal_inverse_gamma(
+            count=np.broadcast_to(counts[:, None], (K, G)),
+            mean=np.asarray(st["gaussian_mean"], float).reshape(K, G),
+            m2=np.asarray(st["gaussian_m2"], float).reshape(K, G),
+            prior=UnivariateNIGPrior(**settings["nig_prior"]))
+        sigma2 = nig.b / rng.gamma(nig.a, size=(*size, K, G))  # InvGamma(a, b) = b / Gamma(a)
+        mu = nig.mu + np.sqrt(sigma2 / nig.kappa) * rng.standard_normal((*size, K, G))
+        dims = ("class", "gaussian_feature")
+        variables.update(mu=(dims, mu), sigma2=(dims, sigma2))
+        coords["gaussian_feature"] = gaussians
+    return variables, coords

@@ -1,5 +1,7 @@
 """The exact posterior of a regression fit as a DataTree: the declaration's names and dims,
-and draws whose distribution is the closed-form posterior (and a wrong one is caught)."""
+and draws whose distribution is the closed-form posterior (and a wrong one is caught).
+
+The count models and naive Bayes: tests/inference/test_exact_conjugate.py."""
 
 from pathlib import Path
 
@@ -82,6 +84,6 @@ def test_names_and_dims_are_the_declarations_and_arviz_summarises_them():
 
 
 def test_a_model_without_exact_draws_is_refused():
-    spec = load_spec(EXAMPLES / "beta_bernoulli" / "coin.toml")
+    spec = load_spec(EXAMPLES / "gaussian_mixture" / "blobs.toml")  # EM: a point estimate
     with pytest.raises(BayescheckError, match="no exact posterior draws"):
         exact_posterior(spec, fit(spec))
