@@ -28,7 +28,7 @@ def test_readme_opens_with_the_two_commands():
 
 def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     blocks = [b for b in python_blocks() if "check(" not in b]
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     monkeypatch.chdir(tmp_path)
     namespace = {}
     _run(blocks[:1], namespace)
@@ -41,14 +41,27 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     tol = 100 * np.linalg.cond(cov) * np.finfo(float).eps
     np.testing.assert_allclose(table["mean"], X @ np.array(post["mean"]), rtol=tol, atol=tol)
     np.testing.assert_allclose(table["sd"], sd, rtol=tol)
-    _run(blocks[1:], namespace)
+    # The estimators: streamed equals one fit; the naive Bayes row is the spec's query "small".
+    from bayescheck import fit
+    from bayescheck.estimators import BayesianLinearRegression
+
+    _run(blocks[1:2], namespace)
+    X, y = namespace["X"], namespace["y"]
+    one = BayesianLinearRegression(noise="unknown").fit(X, y)
+    np.testing.assert_allclose(namespace["blr"].coef_, one.coef_, rtol=1e-12)
+    query = fit(ROOT / "examples" / "naive_bayes" / "cells.toml").parameters["query"][0]
+    assert query["values"] == {"radius": 11.5, "texture": 17.0}
+    np.testing.assert_allclose(namespace["proba"][0], [query["probabilities"][c] for c in
+                                                       namespace["nb"].classes_], rtol=1e-12)
+    assert namespace["search"].best_params_
+    _run(blocks[2:], namespace)
     assert namespace["posterior"].parameters["theta"]["mean"][1] == pytest.approx(2.0, abs=0.05)
 
 
 @pytest.mark.nuts
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
     blocks = python_blocks()
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     monkeypatch.chdir(tmp_path)
     namespace = {}
     _run(blocks, namespace)

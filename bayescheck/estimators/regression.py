@@ -36,7 +36,7 @@ def _data_section(data, target: str, features, fit_intercept: bool) -> dict:
 class BayesianLinearRegression(RegressorMixin, BaseEstimator):
     """Conjugate Bayesian linear regression with an exact, streaming posterior.
 
-    The spec ``model = "linear_regression"`` (docs/models/linear_regression.md): with
+    The spec ``model = "linear_regression"`` (README, "Bayesian linear regression"): with
     ``noise="known"``, ``y ~ N(X theta, noise_sd^2)`` and ``theta ~ N(prior_mean, prior_cov)``;
     with ``noise="unknown"``, the Normal-Inverse-Gamma prior ``sigma2 ~ InvGamma(noise_shape,
     noise_scale)``, ``theta | sigma2 ~ N(prior_mean, sigma2 prior_cov)``. ``theta`` is
