@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["bench_linear_regression.py", "bench_ard.py", "bench_mixture.py",
+BENCHES = ["bench_linear_regression.py", "bench_ard.py", "bench_mixture.py", "bench_estimators.py",
            "bench_naive_bayes.py", "bench_calibration.py"]
 
 
