@@ -70,6 +70,7 @@ def test_categorical_laplace_is_categorical_nb(data):
     assert not np.allclose(other.predict_proba(X), sk.predict_proba(X), rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("estimator", [GaussianNaiveBayes(), GaussianNaiveBayes(gaussian="ml"),
                                        CategoricalNaiveBayes()])
 def test_partial_fit_over_100_batches_is_one_fit(estimator):
@@ -135,6 +136,7 @@ def test_naive_bayes_to_spec_round_trips(tmp_path):
         CategoricalNaiveBayes.from_spec(ROOT / "examples" / "naive_bayes" / "cells.toml")
 
 
+@pytest.mark.slow
 def test_mixture_reaches_scikit_learns_optimum_on_iris():
     X, _ = load_iris(return_X_y=True)
     sk = SklearnMixture(3, n_init=5, tol=1e-12, max_iter=5000, random_state=0).fit(X)

@@ -4,6 +4,9 @@ import pytest
 
 pytest.importorskip("sklearn")
 
+# ~360 checks, each well under a second: together tens of seconds
+pytestmark = pytest.mark.slow
+
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from bayescheck.estimators import (  # noqa: E402

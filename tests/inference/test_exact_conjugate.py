@@ -49,6 +49,7 @@ def _dirichlet(alpha: np.ndarray):
     return mean, np.sqrt(mean * (1 - mean) / (a0 + 1))
 
 
+@pytest.mark.slow  # builds the PyMC declarations (imports PyMC)
 @pytest.mark.parametrize("name", SPECS)
 def test_names_dims_and_coords_are_the_declarations(name):
     spec = load_spec(EXAMPLES / name)
