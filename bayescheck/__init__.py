@@ -10,7 +10,7 @@ users do not depend on their internal layout. Every name is imported on first us
 - :func:`check` fits, samples with NUTS, compares and writes the report files;
 - :func:`calibrate` runs simulation-based calibration of the engine;
 - :func:`exact_posterior` draws from a fit's exact posterior (regression, the count
-  models, naive Bayes) as an ArviZ ``DataTree``.
+  models, naive Bayes, Bayesian networks) as an ArviZ ``DataTree``.
 
 The scikit-learn estimators are in :mod:`bayescheck.estimators` (they need scikit-learn).
 

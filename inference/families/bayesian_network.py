@@ -31,11 +31,12 @@ from ..engines.networks import (
     network_counts,
     query,
 )
+from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["NetworkStreamState", "fit_bayesian_network", "network_oracles", "network_queries",
-           "network_prior", "network_schema"]
+__all__ = ["NetworkStreamState", "exact_draws_bayesian_network", "fit_bayesian_network",
+           "network_oracles", "network_queries", "network_prior", "network_schema"]
 
 
 @dataclass(frozen=True)
@@ -214,3 +215,25 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
                  for r in stream.records],
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
         info={"log_marginal_likelihood": log_ml})
+
+
+def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
+                                 rng: np.random.Generator) -> tuple[dict, dict]:
+    """Independent draws of every ``cpt_<node>`` from its exact posterior.
+
+    Each row of a CPT (a configuration of the node's parents) is Dirichlet(prior + counts),
+    independently of the others; dims ``(<node>__parents, <node>__state)`` as declared.
+
+    Returns
+    -------
+    variables, coords : dict
+        As :mod:`inference.exact` expects.
+    """
+    variables, coords = {}, {}
+    for node, cpt in posterior_value(posterior, "cpts").items():
+        alpha = np.asarray(cpt["concentration"], dtype=float)  # (rows, states)
+        rows = np.stack([rng.dirichlet(a, size=(chains, draws)) for a in alpha], axis=2)
+        variables[f"cpt_{node}"] = ((f"{node}__parents", f"{node}__state"), rows)
+        coords[f"{node}__parents"] = list(cpt["rows"])
+        coords[f"{node}__state"] = list(cpt["states"])
+    return variables, coords

@@ -1,5 +1,6 @@
-"""Exact posterior draws of the count models and naive Bayes as a DataTree: the PyMC
-declaration's names, dims and coordinates, and moments equal to the closed form."""
+"""Exact posterior draws of the count models, naive Bayes and discrete Bayesian networks as a
+DataTree: the PyMC declaration's names, dims and coordinates, and moments equal to the closed
+form."""
 
 import copy
 from pathlib import Path
@@ -12,7 +13,7 @@ from inference.engines.naive_bayes_stats import UnivariateNIGPrior, normal_norma
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SPECS = ["beta_bernoulli/coin.toml", "dirichlet_categorical/die.toml",
-         "naive_bayes/play_tennis.toml", "naive_bayes/cells.toml"]
+         "naive_bayes/play_tennis.toml", "naive_bayes/cells.toml", "bayesian_network/asia.toml"]
 DRAWS, CHAINS = 2500, 4
 N = DRAWS * CHAINS
 
@@ -24,6 +25,9 @@ def _closed_form(parameters: dict) -> dict:
         return {"p": (a / (a + b), np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1))))}
     if "pi" in parameters:
         return {"pi": _dirichlet(np.asarray(parameters["pi"]["alpha"]))}
+    if "cpts" in parameters:
+        return {f"cpt_{n}": _dirichlet(np.asarray(c["concentration"], float))
+                for n, c in parameters["cpts"].items()}
     st, settings = parameters["statistics"], parameters["settings"]
     alpha = settings["concentration"]
     out = {"class_weight": _dirichlet(alpha + np.asarray(st["class_counts"], float))}
