@@ -90,21 +90,34 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
         # A stream may not yet determine the classifier (maximum-likelihood variances of a
         # class without two rows): the statistics are kept, prediction waits for more rows.
         self.__dict__.pop("model_", None)
+        options = self._engine_options()  # bad settings are refused now, not deferred
         try:
-            self._publish()
+            self._publish(options)
             self.not_fitted_reason_ = None
         except ValueError as exc:
             self.not_fitted_reason_ = str(exc)
         return self
 
-    def _publish(self):
-        from inference.engines.naive_bayes_stats import UnivariateNIGPrior, fit_naive_bayes
+    def _engine_options(self) -> dict:
+        """The engine's fit options from the settings, validated (a ValueError names one)."""
+        from inference.engines.naive_bayes_stats import UnivariateNIGPrior
 
-        m = self._model()  # validates the settings as a spec's are
-        self.model_ = fit_naive_bayes(
-            stats=self.stats_, smoothing=m.smoothing, concentration=m.concentration,
-            class_prior=m.class_prior, gaussian=m.gaussian,
-            nig_prior=UnivariateNIGPrior(mu0=m.mu0, kappa0=m.kappa0, a0=m.a0, b0=m.b0))
+        m = self._model()
+        if not (isinstance(m.concentration, float) and m.concentration > 0
+                and np.isfinite(m.concentration)):
+            raise ValueError(f"concentration must be a positive number, got "
+                             f"{self.concentration!r}")
+        if m.class_prior not in ("dirichlet", "frequency") or m.gaussian not in ("nig", "ml"):
+            raise ValueError(f"class_prior must be 'dirichlet' or 'frequency' and gaussian "
+                             f"'nig' or 'ml', got {m.class_prior!r} and {m.gaussian!r}")
+        return {"smoothing": m.smoothing, "concentration": m.concentration,
+                "class_prior": m.class_prior, "gaussian": m.gaussian,
+                "nig_prior": UnivariateNIGPrior(mu0=m.mu0, kappa0=m.kappa0, a0=m.a0, b0=m.b0)}
+
+    def _publish(self, options: dict):
+        from inference.engines.naive_bayes_stats import fit_naive_bayes
+
+        self.model_ = fit_naive_bayes(stats=self.stats_, **options)
         self.class_count_ = self.stats_.class_counts.astype(float)
         self.class_log_prior_ = self.model_.class_log_prior.copy()
 
@@ -222,8 +235,8 @@ class GaussianNaiveBayes(_NaiveBayes):
             return validate_data(self, X, reset=reset, dtype=np.float64)
         return validate_data(self, X, y, reset=reset, dtype=np.float64)
 
-    def _publish(self):
-        super()._publish()
+    def _publish(self, options: dict):
+        super()._publish(options)
         self.theta_ = np.asarray(self.model_.means, dtype=float).copy()
         self.var_ = np.asarray(self.model_.variances, dtype=float).copy()
         self.class_prior_ = np.exp(self.class_log_prior_)
@@ -296,8 +309,8 @@ class CategoricalNaiveBayes(_NaiveBayes):
         # at least two categories: a Dirichlet needs them (a feature always 0 says nothing)
         return tuple(tuple(range(max(int(t), 1) + 1)) for t in top)
 
-    def _publish(self):
-        super()._publish()
+    def _publish(self, options: dict):
+        super()._publish(options)
         self.n_categories_ = np.array([len(c) for c in self.stats_.schema.categories])
         self.category_count_ = [c.astype(float) for c in self.stats_.category_counts]
         self.feature_log_prob_ = [t.copy() for t in self.model_.category_log_prob]
