@@ -183,3 +183,14 @@ def test_a_stream_that_does_not_yet_determine_the_classifier_waits():
     with pytest.raises(ValueError, match="expected at least 2 rows"):
         GaussianNaiveBayes(gaussian="ml").fit(X[:60], y[:60])  # one row of class 1
     assert est.partial_fit(X[10:], y[10:]).score(X, y) > 0.9
+
+
+@pytest.mark.parametrize(("estimator", "match"), [
+    (GaussianNaiveBayes(kappa0=-1.0), "kappa0"),
+    (GaussianNaiveBayes(class_prior="uniform"), "class_prior"),
+    (CategoricalNaiveBayes(concentration=0.0), "concentration"),
+])
+def test_bad_settings_are_refused_by_partial_fit(estimator, match):
+    X, y = _codes("iris")
+    with pytest.raises(ValueError, match=match):
+        estimator.partial_fit(X, y)
