@@ -141,7 +141,7 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     elif data is None or isinstance(data, DataSource):
         source = data
     else:
-        source = DataSource(Path(data).resolve())
+        source = DataSource(Path(data).resolve(), text=getattr(spec.data, "text", False))
     return prediction_table(spec, posterior, source, level=level,
                             loss=None if loss is None else Path(loss), where=where)
 

@@ -436,7 +436,7 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
     docs/models/bayesian_network.md.
     """
     data = top.subsection("data")
-    source = DataSource(data.string("path"), base=path.parent)
+    source = DataSource(data.string("path"), base=path.parent, text=True)
     columns = source.columns()
     nodes = data.strings("nodes", None)
     if nodes is None:

@@ -381,13 +381,16 @@ def _decision(top: Section):
     return tuple(classes), tuple(options), loss
 
 
-def classifier_columns(data: Section, path: Path) -> tuple[DataSource, str, list[str]]:
+def classifier_columns(data: Section, path: Path, *,
+                       text: bool = False) -> tuple[DataSource, str, list[str]]:
     """Read ``[data] path, target, features`` of a classifier spec (naive and semi-naive Bayes).
+
+    ``text``: every column is categorical, read as strings (see :class:`DataSource`).
 
     ``features`` defaults to every column but the target. A missing column, or the target
     listed as a feature, is a :class:`SpecError` naming the file and the key.
     """
-    source = DataSource(data.string("path"), base=path.parent)
+    source = DataSource(data.string("path"), base=path.parent, text=text)
     target = data.string("target")
     features = data.strings("features", None)
     columns = source.columns()

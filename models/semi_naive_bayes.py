@@ -263,7 +263,7 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     ``name``); ``[sampling]``. See docs/models/semi_naive_bayes.md.
     """
     data = top.subsection("data")
-    source, target, features = classifier_columns(data, path)
+    source, target, features = classifier_columns(data, path, text=True)
     data.finish()
     fit = top.subsection("fit")
     kind = fit.string("kind", "tan", choices=KINDS)

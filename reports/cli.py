@@ -232,7 +232,8 @@ def _cmd_predict(args) -> int:
                               f"{args.model_from}' first") from None
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{where}: cannot read: {exc}") from None
-    source = None if args.data is None else DataSource(args.data.resolve())
+    source = None if args.data is None else DataSource(args.data.resolve(),
+                                                           text=getattr(spec.data, "text", False))
     table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
                              where=str(where))
     if args.out is None:

@@ -189,3 +189,17 @@ def test_posterior_json_holds_the_answers(tmp_path, capsys):
     q = post["parameters"]["query"][0]
     assert sum(q["probabilities"].values()) == pytest.approx(1.0)
     assert math.isfinite(post["log_evidence"])
+
+
+def test_states_spelt_like_missing_values_are_states(tmp_path):
+    """"None", "NA", "null", "nan" and "01" are states as written; only an empty cell is missing."""
+    spelt = ("a,b,c\nNone,NA,null\nNone,NA,nan\nyes,01,null\nyes,1,nan\nNone,1,N/A\n")
+    spec = write(tmp_path, extra='[[query]]\nname = "q"\ntarget = "c"\n'
+                                 'evidence = { a = "None", b = "NA" }\n', data=spelt)
+    result = fit(load_spec(spec))
+    cpts = result.parameters["cpts"]
+    assert cpts["a"]["states"] == ["None", "yes"]
+    assert cpts["b"]["states"] == ["01", "1", "NA"]
+    assert cpts["c"]["states"] == ["N/A", "nan", "null"]
+    assert cpts["a"]["mean"][0] == pytest.approx([(3 + 1) / (5 + 2), (2 + 1) / (5 + 2)])
+    assert result.n_rows == 5
