@@ -355,7 +355,11 @@ def _queries(top: Section, features: list[str], kinds: list[str], path: Path):
     return tuple(rows), tuple(names)
 
 
-def _decision(top: Section):
+def decision_section(top: Section):
+    """Read ``[decision] classes, options, loss`` (naive and semi-naive Bayes).
+
+    Returns ``(classes, options, loss)``, all None without a loss matrix.
+    """
     decision = top.subsection("decision")
     classes = decision.strings("classes", None)
     options = decision.strings("options", None)
@@ -445,7 +449,7 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
     prior.finish()
 
     queries, names = _queries(top, features, kinds, path)
-    classes, options, loss = _decision(top)
+    classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,
                        concentration=float(concentration), smoothing=smoothing,

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                                              "whose prediction is the next outcome")
     r.add_argument("--level", type=float, default=0.9,
                    help="mass of the central predictive interval (default 0.9)")
-    r.add_argument("--loss", type=Path, help="naive_bayes only: loss matrix CSV: header "
+    r.add_argument("--loss", type=Path, help="naive and semi-naive Bayes: loss matrix CSV: header "
                                              "option,<class>,...; one row per option (default: "
                                              "the spec's [decision], else zero-one loss)")
     r.add_argument("--out", type=Path, help="output CSV (default: standard output)")

@@ -177,7 +177,12 @@ def _semi_naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
             extra = (" (naive Bayes: no super-parent value has m' rows)"
                      if q["naive_bayes_fallback"] else
                      f" (super-parents: {', '.join(q['super_parents'])})")
-        lines.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}")
+        decide = ""
+        if not fit.parameters["decision"]["zero_one"]:
+            risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
+            decide = f"; decision {q['decision']} (expected loss {risks})"
+        lines.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}"
+                     f"{decide}")
     if kind == "aode":
         skipped = [q["name"] for q in queries if q["unseen"] or q["naive_bayes_fallback"]]
         if skipped:
