@@ -147,6 +147,14 @@ def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
                          f"{' - '.join(ind['path'])} in the moral graph of the ancestral set"
                          + (f" (married parents: {ind['moral_links']})"
                             if ind["moral_links"] else ""))
+    em = fit.parameters.get("em")
+    if em is not None:
+        lines.append(f"{em['missing_cells']} missing cell(s) in {em['incomplete_rows']} of "
+                     f"{fit.n_rows} rows: the CPTs are {em['words']}")
+        state = "converged" if fit.parameters["fit"]["converged"] else "NOT converged"
+        lines.append(f"EM: {state} after {fit.parameters['fit']['n_iter']} iteration(s); log "
+                     f"likelihood of the observed cells {em['log_likelihood']:.4f}")
+        return lines
     bdeu = "bdeu" in fit.parameters["prior"]
     lines.append(f"log marginal likelihood of the structure ({'BDeu' if bdeu else 'BD'}): "
                  f"{fit.info['log_marginal_likelihood']:.4f}")

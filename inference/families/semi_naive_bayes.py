@@ -237,7 +237,7 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
         prior = network_prior(net, schema, states)
         post = cpt_posterior(counts, prior)
         log_ml = log_marginal_likelihood(counts, prior)
-        net_queries = network_queries(net, schema, post, states)
+        net_queries = network_queries(net, schema, post.mean, states)
         marginals = network_oracles(net, post, states, net_queries)
         checked = {q["name"] for q in net_queries}
         for q in queries:
