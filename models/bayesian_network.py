@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .data import Batch, DataSource
-from .errors import DataError, SpecError
-from .interface import Model
+from .errors import BayescheckError, DataError, SpecError
+from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
@@ -108,7 +108,7 @@ def _cycle(nodes: tuple[str, ...], parents: tuple[tuple[int, ...], ...]) -> list
 
 
 @dataclass(frozen=True, eq=False)
-class BayesianNetwork(Model):
+class BayesianNetwork(Model, Calibratable):
     """A discrete Bayesian network: nodes, edges, Dirichlet prior, queries, independences.
 
     Parameters
@@ -128,6 +128,10 @@ class BayesianNetwork(Model):
         EM's largest number of iterations (used only when cells are missing).
     tol : float
         EM stops when an M step moves no CPT entry by more than ``tol``.
+    held_states : dict or None
+        Node -> its states, fixed instead of read from the data (set by
+        :meth:`calibration_model`, so that a simulation missing a state keeps the declared
+        CPT shapes).
 
     Raises
     ------
@@ -145,6 +149,7 @@ class BayesianNetwork(Model):
     independences: tuple[Independence, ...] = ()
     max_iter: int = 1000
     tol: float = 1e-9
+    held_states: dict | None = None
 
     name = "bayesian_network"
 
@@ -228,6 +233,18 @@ class BayesianNetwork(Model):
             out[index[b]].append(index[a])
         return tuple(tuple(p) for p in out)
 
+    def topological_order(self) -> list[int]:
+        """Node indices with every parent before its children (the graph is acyclic)."""
+        parents = self.parents
+        order: list[int] = []
+        placed: set[int] = set()
+        while len(order) < len(self.nodes):
+            for v in range(len(self.nodes)):
+                if v not in placed and all(p in placed for p in parents[v]):
+                    order.append(v)
+                    placed.add(v)
+        return order
+
     # ---- data --------------------------------------------------------------------------
 
     def column(self, batch: Batch, node: str) -> pd.Series:
@@ -253,6 +270,8 @@ class BayesianNetwork(Model):
         DataError
             A node with no observed value at all.
         """
+        if self.held_states is not None:
+            return {n: tuple(self.held_states[n]) for n in self.nodes}
         seen: dict[str, set[str]] = {n: set() for n in self.nodes}
         for batch in source.batches():
             for n in self.nodes:
@@ -294,6 +313,31 @@ class BayesianNetwork(Model):
                                 f"({', '.join(states[n])})", path=batch.name, column=n,
                                 row=r + 1)
             out[:, v] = codes
+        return out
+
+    # ---- calibration -------------------------------------------------------------------
+
+    def calibration_model(self, fit) -> BayesianNetwork:
+        """A copy holding the fit's node states, without queries.
+
+        Every simulation then has the declaration's CPT shapes whichever states it happens to
+        contain; the queries have exact means only (nothing to calibrate).
+        """
+        if "em" in fit.parameters:
+            raise BayescheckError("calibrate needs complete data: with missing cells the fit "
+                                  "gives EM point estimates, not an exact posterior")
+        states = {n: tuple(fit.parameters["cpts"][n]["states"]) for n in self.nodes}
+        return replace(self, held_states=states, queries=())
+
+    def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
+        """A copy of ``frame`` whose nodes hold one simulation's states (``x_<node>`` codes)."""
+        if self.held_states is None:
+            raise BayescheckError("simulated_frame needs the states held: use "
+                                  "calibration_model(fit) first")
+        out = frame.copy()
+        for n in self.nodes:
+            out[n] = np.asarray(self.held_states[n], dtype=object)[
+                np.asarray(observed[f"x_{n}"], dtype=np.int64)]
         return out
 
     def config_labels(self, v: int, states: dict[str, tuple[str, ...]]) -> list[str]:
@@ -371,13 +415,20 @@ class BayesianNetwork(Model):
             return idx
 
         with pm.Model(coords=coords) as model:
-            theta = {}
-            for v, n in enumerate(self.nodes):
+            theta, x = {}, {}
+            # Parents first, each node's CPT row indexed by its parents' variables (their
+            # observed codes in a fit; their draws in a prior-predictive simulation, so
+            # that simulated rows are consistent for calibration).
+            for v in self.topological_order():
+                n = self.nodes[v]
                 q = len(coords[f"{n}__parents"])
                 theta[v] = pm.Dirichlet(f"cpt_{n}", a=np.full((q, card[v]),
                                                                 self.prior_alpha(v, states)),
                                         dims=(f"{n}__parents", f"{n}__state"))
-                pm.Categorical(f"x_{n}", p=theta[v][row_index(v, codes)], observed=codes[:, v])
+                row = 0
+                for p in parents[v]:
+                    row = row * card[p] + x[p]
+                x[v] = pm.Categorical(f"x_{n}", p=theta[v][row], observed=codes[:, v])
             for q in self.queries:
                 enum = self.enumeration(q, states)
                 if enum is None:
