@@ -300,7 +300,7 @@ class BayesianNetwork(Model, Calibratable):
 
         A state not in ``states`` is a :class:`DataError` naming its row.
         """
-        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64)
+        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64, order="F")
         for v, n in enumerate(self.nodes):
             col = self.column(batch, n)
             local, uniques = pd.factorize(col)  # hashing the values; str() of the uniques only

@@ -201,10 +201,11 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
     def absorb(state: NetworkStreamState, batch: Batch):
         codes = model.codes(batch, states)
         incomplete = (codes < 0).any(axis=1)
-        counts = state.to_counts(schema) + network_counts(codes[~incomplete], schema)
         missing = state.missing()
         if incomplete.any():
             missing = missing + MissingPatterns.from_codes(codes[incomplete])
+            codes = codes[~incomplete]
+        counts = state.to_counts(schema) + network_counts(codes, schema)
         return NetworkStreamState.from_counts(counts, missing), len(codes)
 
     def summarize(state: NetworkStreamState):
