@@ -119,7 +119,7 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     level : float
         Mass of the central predictive interval (regression, ARD).
     loss : str or pathlib.Path, optional
-        Naive Bayes only: a loss matrix CSV.
+        Naive and semi-naive Bayes: a loss matrix CSV.
 
     Returns
     -------
