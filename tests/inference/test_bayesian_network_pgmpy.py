@@ -191,6 +191,7 @@ def _pgmpy_network(network, cpts: dict):
     return model
 
 
+@pytest.mark.slow
 def test_em_with_cells_missing_at_random_is_a_fixed_point_of_pgmpy_inference(tmp_path, asia):
     """pgmpy's own EM drops every row with a missing cell (it handles latent columns only:
     ``DiscreteEM.fit`` calls ``data.dropna()``), so the reference here is pgmpy's exact

@@ -244,6 +244,7 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     assert "EM point estimate" in printed.out + printed.err
 
 
+@pytest.mark.slow
 def test_check_refuses_missing_cells_naming_the_first(tmp_path, capsys):
     frame = pd.read_csv(EXAMPLE / "asia.csv", dtype=str)
     frame.loc[4, "xray"] = None

@@ -74,6 +74,7 @@ def test_without_missing_cells_it_is_the_exact_posterior_mean(seed, concentratio
         np.testing.assert_array_equal(got, c)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, missing", [(3, 0.15), (4, 0.35)])
 def test_reaches_the_maximum_found_by_direct_optimisation(seed, missing):
     codes = sample(np.random.default_rng(seed), 300, missing)
