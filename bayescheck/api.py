@@ -119,7 +119,7 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     level : float
         Mass of the central predictive interval (regression, ARD).
     loss : str or pathlib.Path, optional
-        Naive Bayes only: a loss matrix CSV.
+        Naive and semi-naive Bayes: a loss matrix CSV.
 
     Returns
     -------
@@ -141,7 +141,7 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     elif data is None or isinstance(data, DataSource):
         source = data
     else:
-        source = DataSource(Path(data).resolve())
+        source = DataSource(Path(data).resolve(), text=getattr(spec.data, "text", False))
     return prediction_table(spec, posterior, source, level=level,
                             loss=None if loss is None else Path(loss), where=where)
 

@@ -25,19 +25,25 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .data import Batch, DataSource
-from .errors import DataError, SpecError
-from .interface import Model
+from .errors import BayescheckError, DataError, SpecError
+from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
-           "bayesian_network_spec", "MAX_ENUMERATED"]
+           "bayesian_network_spec", "MAX_ENUMERATED", "MISSING_CHECK"]
+
+#: Why ``check`` refuses data with missing cells.
+MISSING_CHECK = ("missing value: check needs complete data. With missing cells 'fit' gives EM "
+                 "point estimates of the CPTs, not their Dirichlet posterior, so there is no "
+                 "exact marginal to compare NUTS with (a declaration summing out the missing "
+                 "cells is not implemented); use 'fit' alone, or check the complete rows")
 
 #: Largest number of hidden configurations a query's declaration enumerates; a query with
 #: more is answered by ``fit`` but not cross-checked.
@@ -102,7 +108,7 @@ def _cycle(nodes: tuple[str, ...], parents: tuple[tuple[int, ...], ...]) -> list
 
 
 @dataclass(frozen=True, eq=False)
-class BayesianNetwork(Model):
+class BayesianNetwork(Model, Calibratable):
     """A discrete Bayesian network: nodes, edges, Dirichlet prior, queries, independences.
 
     Parameters
@@ -118,6 +124,14 @@ class BayesianNetwork(Model):
         BDeu instead: ``ess / (q_v r_v)`` per entry. Give exactly one of the two.
     queries : tuple of NetworkQuery
     independences : tuple of Independence
+    max_iter : int
+        EM's largest number of iterations (used only when cells are missing).
+    tol : float
+        EM stops when an M step moves no CPT entry by more than ``tol``.
+    held_states : dict or None
+        Node -> its states, fixed instead of read from the data (set by
+        :meth:`calibration_model`, so that a simulation missing a state keeps the declared
+        CPT shapes).
 
     Raises
     ------
@@ -133,6 +147,9 @@ class BayesianNetwork(Model):
     equivalent_sample_size: float | None = None
     queries: tuple[NetworkQuery, ...] = ()
     independences: tuple[Independence, ...] = ()
+    max_iter: int = 1000
+    tol: float = 1e-9
+    held_states: dict | None = None
 
     name = "bayesian_network"
 
@@ -153,6 +170,10 @@ class BayesianNetwork(Model):
         for value in (self.concentration, self.equivalent_sample_size):
             if value is not None and not (math.isfinite(value) and value > 0):
                 out.append(("prior", f"expected a positive finite number, got {value!r}"))
+        if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
+            out.append(("fit.max_iter", f"expected an integer >= 1, got {self.max_iter!r}"))
+        if not (math.isfinite(self.tol) and self.tol >= 0):
+            out.append(("fit.tol", f"expected a finite number >= 0, got {self.tol!r}"))
         seen = set()
         for i, (a, b) in enumerate(self.edges):
             for n in (a, b):
@@ -212,36 +233,55 @@ class BayesianNetwork(Model):
             out[index[b]].append(index[a])
         return tuple(tuple(p) for p in out)
 
+    def topological_order(self) -> list[int]:
+        """Node indices with every parent before its children (the graph is acyclic)."""
+        parents = self.parents
+        order: list[int] = []
+        placed: set[int] = set()
+        while len(order) < len(self.nodes):
+            for v in range(len(self.nodes)):
+                if v not in placed and all(p in placed for p in parents[v]):
+                    order.append(v)
+                    placed.add(v)
+        return order
+
     # ---- data --------------------------------------------------------------------------
 
     def column(self, batch: Batch, node: str) -> pd.Series:
-        """One node's values in a batch, as read (states are their ``str``).
+        """One node's values in a batch, as read (text; an empty cell is missing, NaN).
 
         Raises
         ------
         DataError
-            A missing column, or a missing value (EM for missing values is not implemented:
-            the message names the row).
+            A missing column.
         """
         frame = batch.frame
         if node not in frame.columns:
             raise DataError(f"node {node!r} has no data: missing column; the file has: "
                             f"{', '.join(map(str, frame.columns))}", path=batch.name,
                             column=node)
-        col = frame[node]
-        missing = col.isna().to_numpy()
-        if missing.any():
-            raise DataError("missing value (fitting with missing values, by EM, is not "
-                            "implemented yet: complete cases only)", path=batch.name,
-                            column=node, row=int(np.flatnonzero(missing)[0]) + 1)
-        return col
+        return frame[node]
 
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
-        """The sorted states of every node, from one pass over the data."""
+        """The sorted states of every node, from one pass over the data (missing cells apart).
+
+        Raises
+        ------
+        DataError
+            A node with no observed value at all.
+        """
+        if self.held_states is not None:
+            return {n: tuple(self.held_states[n]) for n in self.nodes}
         seen: dict[str, set[str]] = {n: set() for n in self.nodes}
         for batch in source.batches():
             for n in self.nodes:
-                seen[n].update(str(u) for u in pd.unique(self.column(batch, n)))
+                seen[n].update(str(u) for u in pd.unique(self.column(batch, n).dropna()))
+        for n, s in seen.items():
+            if not s:
+                files = source.files()
+                raise DataError(f"node {n!r} has no observed value (every cell is empty); a "
+                                f"latent node is not supported",
+                                path=files[0] if len(files) == 1 else source.label, column=n)
         return {n: tuple(sorted(s)) for n, s in seen.items()}
 
     def state_problems(self, states: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
@@ -256,19 +296,48 @@ class BayesianNetwork(Model):
         return out
 
     def codes(self, batch: Batch, states: dict[str, tuple[str, ...]]) -> np.ndarray:
-        """State codes (rows, nodes) of a batch; a state not in ``states`` names its row."""
-        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64)
+        """State codes (rows, nodes) of a batch, -1 for a missing cell.
+
+        A state not in ``states`` is a :class:`DataError` naming its row.
+        """
+        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64, order="F")
         for v, n in enumerate(self.nodes):
             col = self.column(batch, n)
             local, uniques = pd.factorize(col)  # hashing the values; str() of the uniques only
             index = {s: k for k, s in enumerate(states[n])}
-            codes = np.array([index.get(str(u), -1) for u in uniques], dtype=np.int64)[local]
-            if (codes < 0).any():
-                r = int(np.flatnonzero(codes < 0)[0])
+            codes = np.append(np.array([index.get(str(u), -2) for u in uniques],
+                                       dtype=np.int64), -1)[local]  # NaN: local -1 -> -1
+            if (codes == -2).any():
+                r = int(np.flatnonzero(codes == -2)[0])
                 raise DataError(f"state {str(col.iloc[r])!r} not among the states read before "
                                 f"({', '.join(states[n])})", path=batch.name, column=n,
                                 row=r + 1)
             out[:, v] = codes
+        return out
+
+    # ---- calibration -------------------------------------------------------------------
+
+    def calibration_model(self, fit) -> BayesianNetwork:
+        """A copy holding the fit's node states, without queries.
+
+        Every simulation then has the declaration's CPT shapes whichever states it happens to
+        contain; the queries have exact means only (nothing to calibrate).
+        """
+        if "em" in fit.parameters:
+            raise BayescheckError("calibrate needs complete data: with missing cells the fit "
+                                  "gives EM point estimates, not an exact posterior")
+        states = {n: tuple(fit.parameters["cpts"][n]["states"]) for n in self.nodes}
+        return replace(self, held_states=states, queries=())
+
+    def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
+        """A copy of ``frame`` whose nodes hold one simulation's states (``x_<node>`` codes)."""
+        if self.held_states is None:
+            raise BayescheckError("simulated_frame needs the states held: use "
+                                  "calibration_model(fit) first")
+        out = frame.copy()
+        for n in self.nodes:
+            out[n] = np.asarray(self.held_states[n], dtype=object)[
+                np.asarray(observed[f"x_{n}"], dtype=np.int64)]
         return out
 
     def config_labels(self, v: int, states: dict[str, tuple[str, ...]]) -> list[str]:
@@ -323,7 +392,13 @@ class BayesianNetwork(Model):
         import pytensor.tensor as pt
 
         states = self.states(source)
-        codes = np.concatenate([self.codes(b, states) for b in source.batches()])
+        parts = []
+        for b in source.batches():
+            parts.append(self.codes(b, states))
+            if (parts[-1] < 0).any():
+                r, v = (int(i) for i in np.argwhere(parts[-1] < 0)[0])
+                raise DataError(MISSING_CHECK, path=b.name, column=self.nodes[v], row=r + 1)
+        codes = np.concatenate(parts)
         parents = self.parents
         coords = {}
         for v, n in enumerate(self.nodes):
@@ -340,13 +415,20 @@ class BayesianNetwork(Model):
             return idx
 
         with pm.Model(coords=coords) as model:
-            theta = {}
-            for v, n in enumerate(self.nodes):
+            theta, x = {}, {}
+            # Parents first, each node's CPT row indexed by its parents' variables (their
+            # observed codes in a fit; their draws in a prior-predictive simulation, so
+            # that simulated rows are consistent for calibration).
+            for v in self.topological_order():
+                n = self.nodes[v]
                 q = len(coords[f"{n}__parents"])
                 theta[v] = pm.Dirichlet(f"cpt_{n}", a=np.full((q, card[v]),
                                                                 self.prior_alpha(v, states)),
                                         dims=(f"{n}__parents", f"{n}__state"))
-                pm.Categorical(f"x_{n}", p=theta[v][row_index(v, codes)], observed=codes[:, v])
+                row = 0
+                for p in parents[v]:
+                    row = row * card[p] + x[p]
+                x[v] = pm.Categorical(f"x_{n}", p=theta[v][row], observed=codes[:, v])
             for q in self.queries:
                 enum = self.enumeration(q, states)
                 if enum is None:
@@ -430,13 +512,14 @@ def _edges(structure: Section) -> tuple[tuple[str, str], ...]:
 def bayesian_network_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~models.spec.Spec` for ``model = "bayesian_network"``.
 
-    Keys: ``[data] path, nodes`` (default: every column); ``[structure] edges``;
+    Keys: ``[data] path, nodes`` (default: every column); ``[structure] edges``; ``[fit]
+    max_iter, tol`` (EM, used only when cells are missing);
     ``[prior] concentration`` or ``equivalent_sample_size``; ``[[query]] name, target,
     evidence``; ``[[independence]] name, x, y, given``; ``[sampling]``. See
     docs/models/bayesian_network.md.
     """
     data = top.subsection("data")
-    source = DataSource(data.string("path"), base=path.parent)
+    source = DataSource(data.string("path"), base=path.parent, text=True)
     columns = source.columns()
     nodes = data.strings("nodes", None)
     if nodes is None:
@@ -450,6 +533,10 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
     structure = top.subsection("structure")
     edges = _edges(structure)
     structure.finish()
+    fit = top.subsection("fit")
+    max_iter = int(fit.number("max_iter", 1000, integer=True, minimum=1))
+    tol = float(fit.number("tol", 1e-9, minimum=0))
+    fit.finish()
     prior = top.subsection("prior")
     concentration = prior.number("concentration", None, positive=True)
     ess = prior.number("equivalent_sample_size", None, positive=True)
@@ -466,7 +553,7 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
     fields = dict(nodes=tuple(nodes), edges=edges,
                   concentration=None if concentration is None else float(concentration),
                   equivalent_sample_size=None if ess is None else float(ess),
-                  queries=queries, independences=independences)
+                  queries=queries, independences=independences, max_iter=max_iter, tol=tol)
     try:
         model = BayesianNetwork(**fields)
     except NetworkProblem as exc:

@@ -62,12 +62,18 @@ class DataSource:
         Folder that a relative ``path`` is relative to (the spec's folder).
     frames : sequence of pandas.DataFrame, optional
         In-memory batches instead of files.
+    text : bool
+        Read every CSV column as text, with only an empty cell missing: for categorical data,
+        whose states may be spelt ``None``, ``NA``, ``null`` or ``nan`` (pandas would read
+        those as missing) or ``01`` (read as the number 1). Frames and Parquet files keep
+        their types.
     """
 
     def __init__(self, path: str | Path | None = None, *, base: Path | None = None,
-                 frames: Sequence[pd.DataFrame] | None = None):
+                 frames: Sequence[pd.DataFrame] | None = None, text: bool = False):
         if (path is None) == (frames is None):
             raise ValueError("give exactly one of path and frames")
+        self.text = bool(text)
         self.pattern = None if path is None else str(path)
         self.base = Path(base) if base is not None else Path.cwd()
         self._frames = None if frames is None else list(frames)
@@ -157,7 +163,7 @@ class DataSource:
             if name is not None:
                 _skipped(name, hashlib.sha256(_read_bytes(f)).hexdigest(), skip)
                 continue
-            yield read_batch(f)
+            yield read_batch(f, text=self.text)
 
     def read_all(self) -> pd.DataFrame:
         """Every batch in one frame (for the NUTS check, which needs the rows together)."""
@@ -212,8 +218,12 @@ def csv_header(line: bytes, path) -> list[str]:
     return names
 
 
-def read_batch(path: Path) -> Batch:
-    """Read one file, fingerprinting the bytes it was parsed from."""
+def read_batch(path: Path, *, text: bool = False) -> Batch:
+    """Read one file, fingerprinting the bytes it was parsed from.
+
+    ``text``: every CSV column as strings, only an empty cell missing (no ``NA`` / ``None`` /
+    ``null`` conversion, no numbers).
+    """
     content = _read_bytes(path)
     fingerprint = hashlib.sha256(content).hexdigest()
     if not content.strip():
@@ -224,8 +234,9 @@ def read_batch(path: Path) -> Batch:
         if parquet:
             frame = pd.read_parquet(io.BytesIO(content))
         else:
+            as_text = dict(dtype=str, keep_default_na=False, na_values=[""]) if text else {}
             frame = pd.read_csv(io.BytesIO(content), skipinitialspace=True,
-                                encoding="utf-8-sig")
+                                encoding="utf-8-sig", **as_text)
             frame.columns = names
     except pd.errors.EmptyDataError:
         raise DataError("file is empty (no header, no rows)", path=path) from None

@@ -355,7 +355,11 @@ def _queries(top: Section, features: list[str], kinds: list[str], path: Path):
     return tuple(rows), tuple(names)
 
 
-def _decision(top: Section):
+def decision_section(top: Section):
+    """Read ``[decision] classes, options, loss`` (naive and semi-naive Bayes).
+
+    Returns ``(classes, options, loss)``, all None without a loss matrix.
+    """
     decision = top.subsection("decision")
     classes = decision.strings("classes", None)
     options = decision.strings("options", None)
@@ -381,13 +385,16 @@ def _decision(top: Section):
     return tuple(classes), tuple(options), loss
 
 
-def classifier_columns(data: Section, path: Path) -> tuple[DataSource, str, list[str]]:
+def classifier_columns(data: Section, path: Path, *,
+                       text: bool = False) -> tuple[DataSource, str, list[str]]:
     """Read ``[data] path, target, features`` of a classifier spec (naive and semi-naive Bayes).
+
+    ``text``: every column is categorical, read as strings (see :class:`DataSource`).
 
     ``features`` defaults to every column but the target. A missing column, or the target
     listed as a feature, is a :class:`SpecError` naming the file and the key.
     """
-    source = DataSource(data.string("path"), base=path.parent)
+    source = DataSource(data.string("path"), base=path.parent, text=text)
     target = data.string("target")
     features = data.strings("features", None)
     columns = source.columns()
@@ -442,7 +449,7 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
     prior.finish()
 
     queries, names = _queries(top, features, kinds, path)
-    classes, options, loss = _decision(top)
+    classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,
                        concentration=float(concentration), smoothing=smoothing,

@@ -19,7 +19,7 @@ posterior mean of each class's joint score ``P(c, x | theta)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,15 +28,16 @@ from .bayesian_network import BayesianNetwork, NetworkQuery
 from .data import Batch, DataSource
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Model
-from .naive_bayes import classifier_columns
+from .naive_bayes import classifier_columns, decision_section
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
+__all__ = ["KINDS", "SemiNaiveBayes", "category_labels", "semi_naive_bayes_spec"]
 
 KINDS = ("spode", "aode", "tan")
 
 
-def _labels(batch: Batch, column: str) -> np.ndarray:
+def category_labels(batch: Batch, column: str) -> np.ndarray:
+    """One column's labels as strings; a missing column or an empty cell names it."""
     frame = batch.frame
     if column not in frame.columns:
         raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
@@ -71,6 +72,11 @@ class SemiNaiveBayes(Model):
     queries : tuple of dict
         Query rows, feature -> category.
     query_names : tuple of str
+    decision_classes, decision_options : tuple of str or None
+        ``[decision]``: the classes in the order of the loss matrix's columns, and the option
+        labels of its rows (as naive Bayes).
+    loss : numpy.ndarray or None
+        The loss matrix (options x classes); None: zero-one loss over the classes.
     """
 
     features: tuple[str, ...]
@@ -83,6 +89,9 @@ class SemiNaiveBayes(Model):
     concentration: float = 1.0
     queries: tuple = ()
     query_names: tuple = ()
+    decision_classes: tuple | None = None
+    decision_options: tuple | None = None
+    loss: np.ndarray | None = field(default=None)
 
     name = "semi_naive_bayes"
 
@@ -111,9 +120,9 @@ class SemiNaiveBayes(Model):
         classes: set[str] = set()
         cats: dict[str, set[str]] = {f: set() for f in self.features}
         for batch in source.batches():
-            classes.update(_labels(batch, self.target).tolist())
+            classes.update(category_labels(batch, self.target).tolist())
             for f in self.features:
-                cats[f].update(_labels(batch, f).tolist())
+                cats[f].update(category_labels(batch, f).tolist())
         if len(classes) < 2:
             raise DataError(f"a classifier needs at least 2 classes, the data have "
                             f"{sorted(classes)}", path=source.label, column=self.target)
@@ -121,9 +130,9 @@ class SemiNaiveBayes(Model):
 
     def codes(self, batch: Batch, classes, categories) -> tuple[np.ndarray, np.ndarray]:
         """Class codes (n,) and feature codes (n, d) of a batch."""
-        y = np.searchsorted(np.asarray(classes, dtype=object), _labels(batch, self.target))
+        y = np.searchsorted(np.asarray(classes, dtype=object), category_labels(batch, self.target))
         X = np.column_stack([np.searchsorted(np.asarray(categories[f], dtype=object),
-                                             _labels(batch, f)) for f in self.features])
+                                             category_labels(batch, f)) for f in self.features])
         return y.astype(np.int64), X.astype(np.int64)
 
     def query_codes(self, categories) -> np.ndarray:
@@ -263,7 +272,7 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     ``name``); ``[sampling]``. See docs/models/semi_naive_bayes.md.
     """
     data = top.subsection("data")
-    source, target, features = classifier_columns(data, path)
+    source, target, features = classifier_columns(data, path, text=True)
     data.finish()
     fit = top.subsection("fit")
     kind = fit.string("kind", "tan", choices=KINDS)
@@ -290,9 +299,11 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
         raise SpecError("a one-dependence estimator needs at least 2 features", path=path,
                         key="data.features")
     queries, names = _queries(top, features, path)
+    classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,
                            super_parent=super_parent, folds=int(folds), m_prime=int(m_prime),
                            root=root, concentration=float(concentration), queries=queries,
-                           query_names=names)
+                           query_names=names, decision_classes=classes,
+                           decision_options=options, loss=loss)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                                              "whose prediction is the next outcome")
     r.add_argument("--level", type=float, default=0.9,
                    help="mass of the central predictive interval (default 0.9)")
-    r.add_argument("--loss", type=Path, help="naive_bayes only: loss matrix CSV: header "
+    r.add_argument("--loss", type=Path, help="naive and semi-naive Bayes: loss matrix CSV: header "
                                              "option,<class>,...; one row per option (default: "
                                              "the spec's [decision], else zero-one loss)")
     r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
@@ -232,7 +232,8 @@ def _cmd_predict(args) -> int:
                               f"{args.model_from}' first") from None
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{where}: cannot read: {exc}") from None
-    source = None if args.data is None else DataSource(args.data.resolve())
+    source = None if args.data is None else DataSource(args.data.resolve(),
+                                                           text=getattr(spec.data, "text", False))
     table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
                              where=str(where))
     if args.out is None:

@@ -15,7 +15,8 @@ import numpy as np
 
 from inference.result import AnalyticFit
 
-__all__ = ["FIGURES", "INTERVAL_LEVEL", "MAX_DRAWN_POINTS", "MAX_DRAWN_WEIGHTS", "fit_figures"]
+__all__ = ["FIGURES", "INTERVAL_LEVEL", "MAX_DRAWN_POINTS", "MAX_DRAWN_QUERIES",
+           "MAX_DRAWN_WEIGHTS", "fit_figures"]
 
 #: Central interval drawn for each ARD weight.
 INTERVAL_LEVEL = 0.9
@@ -23,6 +24,8 @@ INTERVAL_LEVEL = 0.9
 MAX_DRAWN_WEIGHTS = 60
 #: At most this many rows (evenly spaced) are drawn under the fitted mixture.
 MAX_DRAWN_POINTS = 5000
+#: A network's DAG is drawn once per query, for at most this many queries.
+MAX_DRAWN_QUERIES = 3
 
 
 def _ard(fit: AnalyticFit) -> list[dict]:
@@ -91,10 +94,45 @@ def _gaussian_mixture(fit: AnalyticFit) -> list[dict]:
     return figures
 
 
+def _bayesian_network(fit: AnalyticFit) -> list[dict]:
+    p = fit.parameters
+    nodes, edges = p["nodes"], p["edges"]
+    figures = []
+    for q in p["query"][:MAX_DRAWN_QUERIES]:
+        given = ", ".join(f"{k}={v}" for k, v in q["evidence"].items()) or "no evidence"
+        figures.append({"kind": "dag", "title": f"The network, query {q['name']}",
+                        "caption": f"Parent -> child, in layers from the roots. The query "
+                                   f"P({q['target']} | {given}): target filled orange, "
+                                   f"evidence blue.",
+                        "nodes": nodes, "edges": edges, "targets": [q["target"]],
+                        "evidence": list(q["evidence"])})
+    if not figures:
+        figures.append({"kind": "dag", "title": "The network",
+                        "caption": "Parent -> child, in layers from the roots.",
+                        "nodes": nodes, "edges": edges})
+    return figures
+
+
+def _semi_naive_bayes(fit: AnalyticFit) -> list[dict]:
+    structure = fit.parameters["structure"]
+    if "edges" not in structure:  # AODE: an average of SPODEs, no single structure
+        return []
+    target = structure["edges"][0][0]
+    nodes = [target, *fit.parameters["categories"]]
+    what = (f"SPODE with super-parent {structure['super_parent']}"
+            if structure["kind"] == "spode" else f"TAN rooted at {structure['root']}")
+    return [{"kind": "dag", "title": f"The {structure['kind'].upper()} structure",
+             "caption": f"{what}: the class (orange) is a parent of every feature; each "
+                        f"feature has at most one other feature as parent.",
+             "nodes": nodes, "edges": structure["edges"], "targets": [target]}]
+
+
 #: ``model`` value -> its own figures; models not listed have none.
 FIGURES: dict[str, Callable[[AnalyticFit], list[dict]]] = {
     "ard": _ard,
     "gaussian_mixture": _gaussian_mixture,
+    "bayesian_network": _bayesian_network,
+    "semi_naive_bayes": _semi_naive_bayes,
 }
 
 

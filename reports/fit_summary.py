@@ -147,6 +147,14 @@ def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
                          f"{' - '.join(ind['path'])} in the moral graph of the ancestral set"
                          + (f" (married parents: {ind['moral_links']})"
                             if ind["moral_links"] else ""))
+    em = fit.parameters.get("em")
+    if em is not None:
+        lines.append(f"{em['missing_cells']} missing cell(s) in {em['incomplete_rows']} of "
+                     f"{fit.n_rows} rows: the CPTs are {em['words']}")
+        state = "converged" if fit.parameters["fit"]["converged"] else "NOT converged"
+        lines.append(f"EM: {state} after {fit.parameters['fit']['n_iter']} iteration(s); log "
+                     f"likelihood of the observed cells {em['log_likelihood']:.4f}")
+        return lines
     bdeu = "bdeu" in fit.parameters["prior"]
     lines.append(f"log marginal likelihood of the structure ({'BDeu' if bdeu else 'BD'}): "
                  f"{fit.info['log_marginal_likelihood']:.4f}")
@@ -177,7 +185,12 @@ def _semi_naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
             extra = (" (naive Bayes: no super-parent value has m' rows)"
                      if q["naive_bayes_fallback"] else
                      f" (super-parents: {', '.join(q['super_parents'])})")
-        lines.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}")
+        decide = ""
+        if not fit.parameters["decision"]["zero_one"]:
+            risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
+            decide = f"; decision {q['decision']} (expected loss {risks})"
+        lines.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}"
+                     f"{decide}")
     if kind == "aode":
         skipped = [q["name"] for q in queries if q["unseen"] or q["naive_bayes_fallback"]]
         if skipped:

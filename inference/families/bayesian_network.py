@@ -1,11 +1,16 @@
 """Connecting a :class:`models.BayesianNetwork` to the network engine.
 
 The batches stream through :func:`inference.streaming.run_stream`; the checkpointed state is
-:class:`NetworkStreamState`, every node's count table flattened side by side (the schema,
-the node states, is rebuilt from the spec and one pass over the data). The fit holds every
-CPT's Dirichlet posterior, each query's posterior predictive (variable elimination on the
-posterior-mean CPTs), each independence question's d-separation answer with a connecting
-path, and the BD / BDeu log marginal likelihood as ``log_evidence``.
+:class:`NetworkStreamState`, every node's count table of the complete rows flattened side by
+side, and the distinct incomplete rows with their multiplicities (the schema, the node
+states, is rebuilt from the spec and one pass over the data). With complete data the fit
+holds every CPT's Dirichlet posterior, each query's posterior predictive (variable
+elimination on the posterior-mean CPTs), each independence question's d-separation answer
+with a connecting path, and the BD / BDeu log marginal likelihood as ``log_evidence``.
+
+With missing cells the CPTs are EM point estimates (:mod:`inference.engines.network_em`), the
+queries are answered at those CPTs (plug-in, not the posterior predictive), there is no
+``log_evidence`` and no exact marginal: ``check`` refuses such data.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ import numpy as np
 
 from models.bayesian_network import BayesianNetwork
 from models.data import Batch
-from models.errors import SpecError
+from models.errors import DataError, SpecError
 from models.spec import Spec
 
+from ..engines.network_em import EMResult, MissingPatterns, network_em
 from ..engines.networks import (
     CPTPosterior,
     NetworkCounts,
@@ -46,14 +52,27 @@ class NetworkStreamState:
     Attributes
     ----------
     counts : numpy.ndarray, shape (sum of q_v r_v,)
+        Counts of the complete rows.
+    patterns, pattern_counts : numpy.ndarray, shapes (m, nodes) and (m,)
+        The distinct incomplete rows (code -1 for a missing cell) and their multiplicities.
     """
 
     counts: np.ndarray
+    patterns: np.ndarray
+    pattern_counts: np.ndarray
 
     @classmethod
-    def from_counts(cls, counts: NetworkCounts) -> NetworkStreamState:
-        """Flatten engine counts."""
-        return cls(np.concatenate([t.ravel() for t in counts.tables]))
+    def from_counts(cls, counts: NetworkCounts,
+                    missing: MissingPatterns | None = None) -> NetworkStreamState:
+        """Flatten engine counts (and keep the incomplete rows)."""
+        missing = missing or MissingPatterns.empty(len(counts.schema.nodes))
+        return cls(np.concatenate([t.ravel() for t in counts.tables]), missing.rows,
+                   missing.counts)
+
+    def missing(self) -> MissingPatterns:
+        """The incomplete rows."""
+        return MissingPatterns(np.asarray(self.patterns, np.int64),
+                               np.asarray(self.pattern_counts, np.int64))
 
     def to_counts(self, schema: NetworkSchema) -> NetworkCounts:
         """Engine counts for ``schema`` (a checkpoint of another schema is refused)."""
@@ -99,14 +118,17 @@ def _cpts_json(model: BayesianNetwork, post: CPTPosterior, counts: NetworkCounts
     return out
 
 
-def network_queries(model: BayesianNetwork, schema: NetworkSchema, post: CPTPosterior,
-                    states: dict) -> list[dict]:
-    """Each query's posterior predictive, joint sums and P(evidence) (for posterior.json)."""
+def network_queries(model: BayesianNetwork, schema: NetworkSchema, cpts, states: dict
+                    ) -> list[dict]:
+    """Each query's answer at ``cpts``, joint sums and P(evidence) (for posterior.json).
+
+    At the posterior-mean CPTs that is the posterior predictive of a new case.
+    """
     index = {n: i for i, n in enumerate(model.nodes)}
     out = []
     for q in model.queries:
         evidence = {index[n]: states[n].index(s) for n, s in q.evidence}
-        joint, p_e = query(post.mean, schema, index[q.target], evidence)
+        joint, p_e = query(cpts, schema, index[q.target], evidence)
         tstates = states[q.target]
         out.append({
             "name": q.name, "target": q.target, "evidence": dict(q.evidence),
@@ -179,11 +201,16 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
 
     def absorb(state: NetworkStreamState, batch: Batch):
         codes = model.codes(batch, states)
+        incomplete = (codes < 0).any(axis=1)
+        missing = state.missing()
+        if incomplete.any():
+            missing = missing + MissingPatterns.from_codes(codes[incomplete])
+            codes = codes[~incomplete]
         counts = state.to_counts(schema) + network_counts(codes, schema)
-        return NetworkStreamState.from_counts(counts), len(codes)
+        return NetworkStreamState.from_counts(counts, missing), len(codes)
 
     def summarize(state: NetworkStreamState):
-        return {"rows": int(state.to_counts(schema).n)}
+        return {"rows": int(state.to_counts(schema).n) + state.missing().n}
 
     files = spec.data.files()
     stream = run_stream(spec.data, initial_state=NetworkStreamState.from_counts(
@@ -193,26 +220,28 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
                         resume=resume, model_key=model_key(spec), total=len(files) or None,
                         progress=progress)
     counts = stream.state.to_counts(schema)
+    missing = stream.state.missing()
     prior = network_prior(model, schema, states)
-    post = cpt_posterior(counts, prior)
-    log_ml = log_marginal_likelihood(counts, prior)
-    queries = network_queries(model, schema, post, states)
-    independences = _independences(model)
     parameters = {
         "nodes": list(model.nodes),
         "edges": [list(e) for e in model.edges],
         "prior": ({"concentration": model.concentration} if model.concentration is not None
                   else {"equivalent_sample_size": model.equivalent_sample_size, "bdeu": True}),
-        "cpts": _cpts_json(model, post, counts, states),
-        "query": queries,
-        "independence": independences,
     }
+    batches = [{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+               for r in stream.records]
+    if missing.n:
+        return _fit_with_missing(model, spec, schema, states, counts, missing, prior,
+                                 parameters, batches, stream.trajectory, started)
+    post = cpt_posterior(counts, prior)
+    log_ml = log_marginal_likelihood(counts, prior)
+    queries = network_queries(model, schema, post.mean, states)
+    parameters.update(cpts=_cpts_json(model, post, counts, states), query=queries,
+                      independence=_independences(model))
     return AnalyticFit(
         model=model.name, parameters=parameters,
         marginals=network_oracles(model, post, states, queries), log_evidence=log_ml,
-        n_rows=counts.n,
-        batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                 for r in stream.records],
+        n_rows=counts.n, batches=batches,
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
         info={"log_marginal_likelihood": log_ml})
 
@@ -237,3 +266,52 @@ def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
         coords[f"{node}__parents"] = list(cpt["rows"])
         coords[f"{node}__state"] = list(cpt["states"])
     return variables, coords
+
+
+#: How ``posterior.json`` and ``fit`` describe CPTs estimated by EM.
+EM_WORDS = ("EM point estimate (the maximum of log P(observed cells | theta) + "
+            "sum alpha log theta, i.e. the mode under Dirichlet(prior + 1)); with missing "
+            "cells the Dirichlet posterior is no longer exact, so there is no sd, no exact "
+            "marginal and no log marginal likelihood, and queries are plug-in answers at "
+            "these CPTs")
+
+
+def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema, states,
+                      complete: NetworkCounts, missing: MissingPatterns, prior, parameters,
+                      batches, trajectory, started) -> AnalyticFit:
+    try:
+        em: EMResult = network_em(complete, missing, prior, max_iter=model.max_iter,
+                                  tol=model.tol)
+    except ValueError as exc:
+        raise DataError(f"EM for the missing cells: {exc}", path=spec.data.label) from None
+    cpts = {}
+    for v, n in enumerate(model.nodes):
+        cpts[n] = {
+            "states": list(states[n]),
+            "parents": [model.nodes[p] for p in model.parents[v]],
+            "rows": model.config_labels(v, states),
+            "distribution": "EM point estimate",
+            "prior": float(prior[v][0, 0]),
+            "counts": complete.tables[v].tolist(),
+            "expected_counts": em.expected_counts[v].tolist(),
+            "estimate": em.cpts[v].tolist(),
+        }
+    per_node = {n: int(((missing.rows[:, v] < 0) * missing.counts).sum())
+                for v, n in enumerate(model.nodes)}
+    parameters.update(
+        cpts=cpts, query=network_queries(model, schema, em.cpts, states),
+        independence=_independences(model),
+        em={"words": EM_WORDS, "complete_rows": complete.n, "incomplete_rows": missing.n,
+            "missing_cells": missing.cells, "missing_by_node": per_node,
+            "log_likelihood": em.log_likelihood, "objective": list(em.objective)},
+        fit={"method": "EM", "converged": em.converged, "n_iter": em.iterations,
+             "max_iter": model.max_iter, "tol": model.tol})
+    for q in parameters["query"]:
+        q["cross_checked"] = False
+        q["plug_in"] = True
+    return AnalyticFit(
+        model=model.name, parameters=parameters, marginals=[], log_evidence=None,
+        n_rows=complete.n + missing.n, batches=batches, trajectory=trajectory,
+        seconds=time.perf_counter() - started, state=em,
+        info={"em_log_likelihood": em.log_likelihood, "n_iter": em.iterations,
+              "converged": em.converged})

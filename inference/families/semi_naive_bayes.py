@@ -20,9 +20,12 @@ import numpy as np
 
 from models.bayesian_network import BayesianNetwork
 from models.data import Batch
-from models.semi_naive_bayes import SemiNaiveBayes
+from models.errors import DataError, SpecError
+from models.semi_naive_bayes import SemiNaiveBayes, category_labels
 from models.spec import Spec
 
+from ..engines.counts import encode_labels
+from ..engines.decisions import bayes_decision
 from ..engines.dist import Dist
 from ..engines.networks import NetworkCounts, cpt_posterior, log_marginal_likelihood
 from ..engines.one_dependence import (
@@ -37,8 +40,10 @@ from ..engines.one_dependence import (
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 from .bayesian_network import network_oracles, network_prior, network_queries, network_schema
+from .naive_bayes import decision_loss
 
-__all__ = ["SemiNaiveStreamState", "fit_semi_naive_bayes", "network_counts_from_pairs"]
+__all__ = ["SemiNaiveStreamState", "class_log_scores", "fit_semi_naive_bayes",
+           "network_counts_from_pairs", "predict_semi_naive_bayes"]
 
 
 @dataclass(frozen=True)
@@ -204,20 +209,19 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
                                  zip(model.features, parents, strict=True) if p >= 0])
 
     Xq = model.query_codes(categories)
-    used = None
-    if model.kind == "aode":
-        scores, used = aode_log_scores(total, Xq, model.concentration, model.m_prime)
-    else:
-        scores = one_dependence_log_scores(total, parents, Xq, model.concentration)
+    loss, options = decision_loss(model, classes, where=spec.path)
+    scores, used = class_log_scores(model, total, parents, Xq)
+    proba = _probabilities(scores)
+    decision = bayes_decision(proba=proba, loss=loss, options=options) if len(Xq) else None
     queries = []
     for r, name in enumerate(model.query_names):
-        top = scores[r].max()
-        p = np.exp(scores[r] - top)
-        p /= p.sum()
+        p = proba[r]
         record = {"name": name, "values": {f: model.queries[r][f] for f in model.features},
                   "scores": dict(zip(classes, np.exp(scores[r]).tolist(), strict=True)),
                   "probabilities": dict(zip(classes, p.tolist(), strict=True)),
                   "most_probable": classes[int(np.argmax(p))],
+                  "decision": decision.label[r],
+                  "risk": {o: float(decision.risk[r, k]) for k, o in enumerate(options)},
                   "unseen": [f for j, f in enumerate(model.features) if Xq[r, j] < 0]}
         if used is not None:
             record["super_parents"] = [f for j, f in enumerate(model.features) if used[r, j]]
@@ -233,7 +237,7 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
         prior = network_prior(net, schema, states)
         post = cpt_posterior(counts, prior)
         log_ml = log_marginal_likelihood(counts, prior)
-        net_queries = network_queries(net, schema, post, states)
+        net_queries = network_queries(net, schema, post.mean, states)
         marginals = network_oracles(net, post, states, net_queries)
         checked = {q["name"] for q in net_queries}
         for q in queries:
@@ -246,7 +250,10 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
     parameters = {"classes": list(classes),
                   "categories": {f: list(v) for f, v in categories.items()},
                   "concentration": model.concentration, "structure": structure,
-                  "query": queries}
+                  "decision": {"options": list(options), "classes": list(classes),
+                               "loss": np.asarray(loss).tolist(), "zero_one": model.loss is None},
+                  "query": queries,
+                  "statistics": {"cardinality": list(card), "counts": total.flat().tolist()}}
     if network is not None:
         parameters["network"] = network
     if model.kind == "aode":
@@ -257,3 +264,100 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
                                 for r in stream.records],
                        trajectory=stream.trajectory, seconds=time.perf_counter() - started,
                        state=total)
+
+
+def class_log_scores(model: SemiNaiveBayes, counts: PairCounts, parents: tuple[int, ...] | None,
+                     X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``log E[P(c, x | theta)]`` of feature codes ``X`` (m, d) per class, and AODE's choice.
+
+    SPODE / TAN: the one-dependence network with ``parents``; AODE: the average of the
+    qualifying SPODEs (``used[r, i]``: super-parent i qualified for row r; None otherwise).
+    """
+    if model.kind == "aode":
+        return aode_log_scores(counts, X, model.concentration, model.m_prime)
+    return one_dependence_log_scores(counts, parents, X, model.concentration), None
+
+
+def _probabilities(scores: np.ndarray) -> np.ndarray:
+    top = scores.max(axis=1, keepdims=True)
+    p = np.exp(scores - top)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _saved(model: SemiNaiveBayes, posterior: dict, where: str):
+    """Classes, categories, pair counts and parents kept in ``posterior.json``."""
+    try:
+        par = posterior["parameters"]
+        classes = tuple(par["classes"])
+        categories = {f: tuple(par["categories"][f]) for f in model.features}
+        st = par["statistics"]
+        counts = PairCounts.from_flat(tuple(st["cardinality"]), np.asarray(st["counts"]))
+        kind = par["structure"]["kind"]
+        parents = None
+        if kind != "aode":
+            index = {f: j for j, f in enumerate(model.features)}
+            parents = tuple(-1 if par["structure"]["parents"][f] is None
+                            else index[par["structure"]["parents"][f]] for f in model.features)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"not a semi_naive_bayes posterior.json of these features "
+                        f"({', '.join(model.features)}) written by 'bayescheck fit' of this "
+                        f"version ({type(exc).__name__}: {exc})", path=where) from None
+    if kind != model.kind:
+        raise SpecError(f"was fitted with kind = {kind!r}; the spec has {model.kind!r}",
+                        path=where)
+    return classes, categories, counts, parents
+
+
+def predict_semi_naive_bayes(spec: Spec, posterior: dict, batch: Batch | None, *,
+                             level: float = 0.9, where: str = "posterior.json",
+                             loss: tuple | None = None, warn=None) -> dict[str, np.ndarray]:
+    """Class probabilities, minimum-risk decision and the risk of every option per new row.
+
+    The probabilities are the exact posterior predictive of the fitted one-dependence network
+    (SPODE, TAN) or the AODE average, from the pair counts kept in ``posterior.json``.
+    A category never seen in training leaves that feature out (and, for SPODE / TAN, the
+    features whose extra parent it is), with a warning. ``level`` is unused (no intervals).
+
+    Parameters
+    ----------
+    loss : (numpy.ndarray, tuple), optional
+        A loss matrix with its columns in the fit's class order and its option labels
+        (``--loss``); default the spec's ``[decision]``, else zero-one loss.
+    warn : callable, optional
+        Receives the warning messages (default: printed to stderr).
+
+    Returns
+    -------
+    dict
+        The feature columns, ``p_<class>``, ``decision``, ``risk_<option>``.
+    """
+    import sys
+
+    model: SemiNaiveBayes = spec.model
+    if batch is None:
+        raise SpecError("predict for 'semi_naive_bayes' needs --data NEW", path=where)
+    classes, categories, counts, parents = _saved(model, posterior, where)
+    matrix, options = loss if loss is not None else decision_loss(model, classes,
+                                                                   where=spec.path)
+    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
+    columns = {f: category_labels(batch, f) for f in model.features}
+    X = np.column_stack([encode_labels(columns[f], categories[f]) for f in model.features])
+    for j, f in enumerate(model.features):
+        unseen = np.flatnonzero(X[:, j] < 0)
+        if unseen.size:
+            r = int(unseen[0])
+            warn(f"{batch.name}, column '{f}', row {r + 1}: category {columns[f][r]!r} never "
+                 f"seen in training; the feature is left out of that row's score "
+                 f"({unseen.size} row(s))")
+    if X.shape[0] == 0:
+        raise DataError("no rows to predict", path=batch.name)
+    scores, _ = class_log_scores(model, counts, parents, X)
+    proba = _probabilities(scores)
+    decision = bayes_decision(proba=proba, loss=matrix, options=options)
+    out: dict[str, np.ndarray] = dict(columns)
+    for k, c in enumerate(classes):
+        out[f"p_{c}"] = proba[:, k]
+    out["decision"] = decision.label
+    for r, o in enumerate(decision.options):
+        out[f"risk_{o}"] = decision.risk[:, r]
+    return out

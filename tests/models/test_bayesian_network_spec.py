@@ -151,8 +151,10 @@ def test_fit_does_not_import_pymc(tmp_path):
     ("alpha = 1.0", "", DATA, r"key 'prior.alpha'.*unknown key"),
     ("concentration = 1.0", '[[independence]]\nx = ["a"]\ny = ["a"]\n', DATA,
      r"key 'independence\[0\]'.*must not share"),
-    ("concentration = 1.0", "", DATA.replace("y,v,q\n", "y,,q\n"),
-     r"column 'b', row 3: missing value"),
+    ("concentration = 1.0", "", "a,b,c\nx,,p\ny,,q\n",
+     r"column 'b'.*node 'b' has no observed value"),
+    ("concentration = 1.0", "[fit]\nmax_iter = 0\n", DATA, r"key 'fit.max_iter'"),
+    ("concentration = 1.0", "[fit]\ntol = -1.0\n", DATA, r"key 'fit.tol'"),
 ])
 def test_bad_input_exits_2_naming_the_culprit(tmp_path, capsys, prior, extra, data, expected):
     code, err = run(tmp_path, write(tmp_path, prior, extra, data), capsys)
@@ -189,3 +191,68 @@ def test_posterior_json_holds_the_answers(tmp_path, capsys):
     q = post["parameters"]["query"][0]
     assert sum(q["probabilities"].values()) == pytest.approx(1.0)
     assert math.isfinite(post["log_evidence"])
+
+
+def test_states_spelt_like_missing_values_are_states(tmp_path):
+    """"None", "NA", "null", "nan" and "01" are states as written; only an empty cell is missing."""
+    spelt = ("a,b,c\nNone,NA,null\nNone,NA,nan\nyes,01,null\nyes,1,nan\nNone,1,N/A\n")
+    spec = write(tmp_path, extra='[[query]]\nname = "q"\ntarget = "c"\n'
+                                 'evidence = { a = "None", b = "NA" }\n', data=spelt)
+    result = fit(load_spec(spec))
+    cpts = result.parameters["cpts"]
+    assert cpts["a"]["states"] == ["None", "yes"]
+    assert cpts["b"]["states"] == ["01", "1", "NA"]
+    assert cpts["c"]["states"] == ["N/A", "nan", "null"]
+    assert cpts["a"]["mean"][0] == pytest.approx([(3 + 1) / (5 + 2), (2 + 1) / (5 + 2)])
+    assert result.n_rows == 5
+
+
+def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
+    frame = pd.read_csv(EXAMPLE / "asia.csv", dtype=str)
+    holed = frame.mask(np.random.default_rng(1).random(frame.shape) < 0.1)
+    holed.to_csv(tmp_path / "asia.csv", index=False)
+    shutil.copy(EXAMPLE / "asia.toml", tmp_path / "asia.toml")
+    one = fit(load_spec(tmp_path / "asia.toml"))
+    em = one.parameters["em"]
+    assert em["missing_cells"] == int(holed.isna().to_numpy().sum())
+    assert em["incomplete_rows"] == int(holed.isna().any(axis=1).sum())
+    assert one.n_rows == len(frame) and one.log_evidence is None
+    assert "EM point estimate" in em["words"] and "no longer exact" in em["words"]
+    assert all(q["plug_in"] and not q["cross_checked"] for q in one.parameters["query"])
+    # the expected counts of each node add up to every row
+    for entry in one.parameters["cpts"].values():
+        assert np.sum(entry["expected_counts"]) == pytest.approx(len(frame), rel=1e-12)
+        assert "mean" not in entry and "sd" not in entry
+    folder = tmp_path / "stream"
+    (folder / "b").mkdir(parents=True)
+    for i, part in enumerate(np.array_split(np.arange(len(holed)), 3)):
+        holed.iloc[part].to_csv(folder / "b" / f"{i}.csv", index=False)
+    (folder / "spec.toml").write_text((EXAMPLE / "asia.toml").read_text().replace(
+        'path = "asia.csv"', 'path = "b/*.csv"'))
+    first = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out")
+    for n, entry in one.parameters["cpts"].items():
+        np.testing.assert_allclose(first.parameters["cpts"][n]["estimate"], entry["estimate"],
+                                   rtol=1e-12)
+    holed.iloc[:20].to_csv(folder / "b" / "3.csv", index=False)
+    resumed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out", resume=True)
+    assert resumed.n_rows == len(frame) + 20 and len(resumed.batches) == 4
+    assert resumed.parameters["em"]["incomplete_rows"] == \
+        em["incomplete_rows"] + int(holed.iloc[:20].isna().any(axis=1).sum())
+    # the CLI says the CPTs are EM point estimates
+    assert main(["fit", str(tmp_path / "asia.toml"), "--out", str(tmp_path / "o")]) == 0
+    printed = capsys.readouterr()
+    assert "EM point estimate" in printed.out + printed.err
+
+
+@pytest.mark.slow
+def test_check_refuses_missing_cells_naming_the_first(tmp_path, capsys):
+    frame = pd.read_csv(EXAMPLE / "asia.csv", dtype=str)
+    frame.loc[4, "xray"] = None
+    frame.to_csv(tmp_path / "asia.csv", index=False)
+    shutil.copy(EXAMPLE / "asia.toml", tmp_path / "asia.toml")
+    code = main(["check", str(tmp_path / "asia.toml"), "--out", str(tmp_path / "c"),
+                 "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "column 'xray', row 5: missing value: check needs complete data" in err
+    assert "EM point estimates" in err

@@ -163,3 +163,17 @@ def test_target_listed_as_a_feature_is_refused(tmp_path):
                     f'features = ["x", "c"]\n')
     with pytest.raises(SpecError, match=r"key 'data\.features'.*target 'c' is also listed"):
         load_spec(spec)
+
+
+def test_categories_spelt_like_missing_values_are_categories(tmp_path):
+    """A category "None" or "NA" is read as written, not as a missing value."""
+    table = pd.read_csv(EXAMPLES / "play_tennis.csv", dtype=str)
+    table["wind"] = table["wind"].replace({"Weak": "None", "Strong": "NA"})
+    table.to_csv(tmp_path / "play_tennis.csv", index=False)
+    text = (EXAMPLES / "play_tennis_tan.toml").read_text().replace('wind = "Strong"',
+                                                                  'wind = "NA"')
+    (tmp_path / "spec.toml").write_text(text)
+    result = fit(load_spec(tmp_path / "spec.toml"))
+    assert result.parameters["categories"]["wind"] == ["NA", "None"]
+    assert result.parameters["query"][0]["unseen"] == []
+    assert result.n_rows == 14

@@ -173,7 +173,7 @@ def _run(tmp_path, fit_dir, text: str | None, *extra: str, spec=LR / "unknown_no
     ("size,age,dist\n", (), "new.csv: file has a header but no rows"),
     (None, (), "needs --data"),
     ("size,age,dist\n1,2,3\n", ("--level", "1.5"), "--level must be strictly between 0 and 1"),
-    ("size,age,dist\n1,2,3\n", ("--loss", "x.csv"), "--loss applies to naive_bayes only"),
+    ("size,age,dist\n1,2,3\n", ("--loss", "x.csv"), "--loss applies to naive_bayes and semi_naive"),
 ])
 def test_bad_new_data_exits_2_naming_what_is_wrong(regression_fit, tmp_path, capsys, text,
                                                    extra, message):
