@@ -23,7 +23,7 @@ import numpy as np
 
 from models.bayesian_network import BayesianNetwork
 from models.data import Batch
-from models.errors import DataError, SpecError
+from models.errors import BayescheckError, DataError, SpecError
 from models.spec import Spec
 
 from ..engines.network_em import EMResult, MissingPatterns, network_em
@@ -258,6 +258,9 @@ def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
     variables, coords : dict
         As :mod:`inference.exact` expects.
     """
+    if "em" in posterior.get("parameters", {}):
+        raise BayescheckError("no exact posterior draws: the CPTs were estimated by EM over "
+                              "missing cells, so their posterior is not a Dirichlet")
     variables, coords = {}, {}
     for node, cpt in posterior_value(posterior, "cpts").items():
         alpha = np.asarray(cpt["concentration"], dtype=float)  # (rows, states)

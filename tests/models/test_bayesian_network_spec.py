@@ -238,6 +238,11 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     assert resumed.n_rows == len(frame) + 20 and len(resumed.batches) == 4
     assert resumed.parameters["em"]["incomplete_rows"] == \
         em["incomplete_rows"] + int(holed.iloc[:20].isna().any(axis=1).sum())
+    # an EM estimate has no exact posterior to draw from
+    from inference.exact import exact_posterior
+    from models.errors import BayescheckError
+    with pytest.raises(BayescheckError, match="estimated by EM"):
+        exact_posterior("bayesian_network", one.to_json(), draws=10, chains=1)
     # the CLI says the CPTs are EM point estimates
     assert main(["fit", str(tmp_path / "asia.toml"), "--out", str(tmp_path / "o")]) == 0
     printed = capsys.readouterr()
