@@ -191,6 +191,165 @@ def exact_goal(args):
     return 0
 
 
+def cli_fit(X, y, out_dir, body=""):
+    """Wall time of ``bayescheck fit`` (a fresh process) on ``X, y`` written to a CSV."""
+    import json
+    import subprocess
+
+    import pandas as pd
+
+    os.makedirs(out_dir, exist_ok=True)
+    dense = X.toarray() if sp.issparse(X) else X
+    frame = pd.DataFrame(dense, columns=[f"x{j}" for j in range(dense.shape[1])])
+    frame["y"] = y
+    csv = os.path.join(out_dir, "design.csv")
+    frame.to_csv(csv, index=False)
+    spec = os.path.join(out_dir, "spec.toml")
+    with open(spec, "w") as fh:
+        fh.write(f'model = "ard"\n[data]\npath = {json.dumps(csv)}\ntarget = "y"\n{body}')
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "reports", "fit", spec, "--out",
+                           os.path.join(out_dir, "fit")], env=env, capture_output=True,
+                          text=True)
+    dt = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr)
+    with open(os.path.join(out_dir, "fit", "posterior.json")) as fh:
+        info = json.load(fh)["fit"]
+    return dt, info, proc.stderr.strip()
+
+
+def default_goal(args):
+    """The default (relevance_threshold = "auto") at the goal row, side by side in one run.
+
+    The engine with "auto" (which is "ric" here: M = 2000 >= n = 1000), the same fit through
+    ``bayescheck fit`` in a fresh process (start-up, CSV reading, writing included), the
+    previous default (exact type-II ML, ``max_iter`` 1000), ARDRegression.
+    """
+    import subprocess
+    import tempfile
+
+    density, noise = GOAL
+    X, y, w = make_data(density, noise, args.seed)
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    rows = []
+
+    def sbl_row(label, **kw):
+        t = time.perf_counter()
+        res = fit_sbl(X, y, **kw)
+        dt = time.perf_counter() - t
+        sc = scores(res.mean, w, dt, float(np.sqrt(res.noise_var)))
+        sc.update(evidence=float(res.log_evidence[-1]), n_iter=res.n_iter,
+                  converged=res.converged)
+        rows.append((label, sc))
+        print(label, sc, file=sys.stderr, flush=True)
+        return res
+
+    res = sbl_row('SBL fast, default ("auto" = "ric" here), engine', relevance_threshold="auto")
+    with tempfile.TemporaryDirectory() as tmp:
+        dt, info, _ = cli_fit(X, y, tmp)
+    sc = dict(rows[-1][1], time=dt)
+    sc.update(evidence=float(res.log_evidence[-1]), n_iter=info["n_iter"],
+              converged=info["converged"])
+    rows.append(('`bayescheck fit`, default (whole command: start-up, CSV, fit, files)', sc))
+    sbl_row(f"SBL fast exact (the previous default), max_iter {args.max_iter}",
+            max_iter=args.max_iter)
+    model, dt, ev = ard_regression_evidence(X, y)
+    sc = scores(model.coef_, w, dt, float(1.0 / np.sqrt(model.alpha_)))
+    sc.update(evidence=ev, n_iter=model.n_iter_, converged=model.n_iter_ < model.max_iter)
+    rows.append(("sklearn ARDRegression()", sc))
+    load_after = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    ard_t = dict(rows)["sklearn ARDRegression()"]["time"]
+    lines = [
+        f"density {density}, noise sd {noise}, n = {N}, M = {M}, seed {args.seed}; "
+        f"load before: `{load}`; after: `{load_after}`. Log evidence: the exact evidence of "
+        f"the final hyperparameters (\"ric\" maximises a penalised evidence, so its exact "
+        f"evidence is lower by design).",
+        "",
+        "| method | time (s) | ARD time / time | log evidence | iterations | converged "
+        "| nonzero | support F1 | coef MSE | noise sd est. |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, sc in rows:
+        lines.append(
+            f"| {label} | {sc['time']:.3g} | {ard_t / sc['time']:.1f}x | {sc['evidence']:.2f} "
+            f"| {sc['n_iter']} | {sc['converged']} | {sc['nonzero']} "
+            f"| {sc['f1']:.3f} | {sc['mse']:.2e} | {fmt(sc['noise_sd'], 'sd')} |"
+        )
+    lines += ["", *diabetes_rows(args.seed)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    with open(os.path.join(args.out, "ard_default.md"), "w") as fh:
+        fh.write(text)
+    return 0
+
+
+def diabetes_rows(seed, n_noise=90, n_test=100, n_small=60, repeats=5):
+    """sklearn's diabetes (442 rows, 10 features) plus ``n_noise`` N(0, 1) columns.
+
+    Standardised columns, centred target (no intercept). Per repeat: ``n_test`` held-out rows;
+    the fit on the other 342 rows (M = 100 < n: "auto" is exact type-II ML) and on
+    ``n_small`` of them (M = 100 >= n: "auto" is "ric"). Reported: medians over repeats of the
+    fit time, real (of 10) and noise (of ``n_noise``) columns kept, held-out RMSE, whether
+    the fit converged.
+    """
+    from sklearn.datasets import load_diabetes
+    from sklearn.linear_model import ARDRegression
+
+    Xr, yr = load_diabetes(return_X_y=True)
+    results = {}
+    for r in range(repeats):
+        rng = np.random.default_rng(seed + r)
+        X = np.column_stack([Xr, rng.normal(size=(len(yr), n_noise))])
+        perm = rng.permutation(len(yr))
+        test, train = perm[:n_test], perm[n_test:]
+        for size, rows_ in (("all", train), ("small", train[:n_small])):
+            mu, sd = X[rows_].mean(0), X[rows_].std(0)
+            Xt, Xs = (X[rows_] - mu) / sd, (X[test] - mu) / sd
+            ym = yr[rows_].mean()
+            yt = yr[rows_] - ym
+            fits = [("SBL default (auto)", {"relevance_threshold": "auto"}),
+                    ("SBL exact (threshold 1)", {"relevance_threshold": 1.0}),
+                    ("SBL ric", {"relevance_threshold": "ric"})]
+
+            def record(label, dt, coef, pred, conv, size=size, test=test):
+                rmse = float(np.sqrt(np.mean((pred - yr[test]) ** 2)))
+                results.setdefault((size, label), []).append(
+                    (dt, int(np.sum(coef[:10] != 0)), int(np.sum(coef[10:] != 0)), rmse, conv))
+
+            for label, kw in fits:
+                t = time.perf_counter()
+                res = fit_sbl(Xt, yt, **kw)
+                record(label, time.perf_counter() - t, res.mean, Xs @ res.mean + ym,
+                       res.converged)
+            t = time.perf_counter()
+            model = ARDRegression().fit(Xt, yt)
+            record("sklearn ARDRegression()", time.perf_counter() - t, model.coef_,
+                   model.predict(Xs) + ym, model.n_iter_ < model.max_iter)
+    lines = [
+        f"sklearn diabetes + {n_noise} N(0, 1) noise columns (M = {10 + n_noise}), "
+        f"{repeats} random splits (seeds {seed}..{seed + repeats - 1}), {n_test} held-out rows; "
+        f"medians over splits; nonzero = coefficient != 0. \"all\": the other "
+        f"{442 - n_test} rows (M < n); \"small\": {n_small} of them (M >= n).",
+        "",
+        "| rows | method | time (s) | ARD time / time | real kept (of 10) | noise kept "
+        f"(of {n_noise}) | held-out RMSE | converged |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for size in ("all", "small"):
+        ard_t = np.median([v[0] for v in results[(size, "sklearn ARDRegression()")]])
+        for (sz, label), vals in results.items():
+            if sz != size:
+                continue
+            dt, real, noise, rmse = (np.median([v[i] for v in vals]) for i in range(4))
+            conv = sum(bool(v[4]) for v in vals)
+            n_rows = 442 - n_test if size == "all" else n_small
+            lines.append(f"| {size} (n = {n_rows}) | {label} | {dt:.3g} | {ard_t / dt:.1f}x "
+                         f"| {real:g} | {noise:g} | {rmse:.2f} | {conv} of {len(vals)} |")
+    return lines
+
+
 def per_action(X, y, start_iter, actions=20, repeats=3):
     """Milliseconds per action of both implementations from the same large state.
 
@@ -293,7 +452,13 @@ def main(argv=None):
     ap.add_argument("--exact", action="store_true",
                     help="only exact type-II ML at the goal row, against the recomputing "
                          "reference, ARDRegression and LassoCV (bench-output/ard_exact.md)")
-    ap.add_argument("--max-iter", type=int, default=1000, help="--exact: SBL's max_iter")
+    ap.add_argument("--max-iter", type=int, default=1000,
+                    help="--exact / --default: SBL's max_iter for exact type-II ML")
+    ap.add_argument("--default", action="store_true",
+                    help="only the default (relevance_threshold = \"auto\") at the goal row, "
+                         "through the engine and `bayescheck fit`, against exact type-II ML and "
+                         "ARDRegression, plus sklearn diabetes with noise columns "
+                         "(bench-output/ard_default.md)")
     ap.add_argument("--per-action", type=int, default=0, metavar="ITER",
                     help="only time single actions of both implementations at the goal row, "
                          "from the state after ITER exact actions "
@@ -311,6 +476,8 @@ def main(argv=None):
         return 0
     if args.exact:
         return exact_goal(args)
+    if args.default:
+        return default_goal(args)
 
     grid = [GOAL] if args.quick else [(d, s) for d in DENSITIES for s in NOISES]
     results = []  # (density, noise, method, scores or None)

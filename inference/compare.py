@@ -466,14 +466,25 @@ class EstimateCheck:
     inconsistent: list[str] = field(default_factory=list)
 
     def row(self) -> dict:
-        """Flat dict for the CSV / JSON tables."""
-        return {"name": self.name, "estimate": self.estimate,
-                "nonzero": self.nonzero, **{f"posterior_{k}": v for k, v in self.sampled.items()},
-                "distance_sd": self.distance_sd, "inside": self.inside,
-                "zero_excluded": self.zero_excluded, "r_hat": self.r_hat,
-                "ess_bulk": self.ess_bulk, "ess_tail": self.ess_tail, "verdict": self.verdict,
-                "reasons": "; ".join(self.reasons),
-                "inconsistent": "; ".join(self.inconsistent)}
+        """Flat dict for the CSV / JSON tables.
+
+        Without a support claim (``nonzero`` None: a mixture's estimates, ARD's sigma2) the
+        support columns (``nonzero``, ``zero_excluded``, ``posterior_support_*``) are left
+        out: they would mean nothing, and a table of such rows has none of them.
+        """
+        support = ("nonzero", "zero_excluded", "posterior_support_lower",
+                   "posterior_support_upper")
+        row = {"name": self.name, "estimate": self.estimate,
+               "nonzero": self.nonzero, **{f"posterior_{k}": v for k, v in self.sampled.items()},
+               "distance_sd": self.distance_sd, "inside": self.inside,
+               "zero_excluded": self.zero_excluded, "r_hat": self.r_hat,
+               "ess_bulk": self.ess_bulk, "ess_tail": self.ess_tail, "verdict": self.verdict,
+               "reasons": "; ".join(self.reasons),
+               "inconsistent": "; ".join(self.inconsistent)}
+        if self.nonzero is None:
+            for key in support:
+                row.pop(key, None)
+        return row
 
 
 @dataclass

@@ -55,9 +55,12 @@ class ARD(Model, Calibratable, FullDeclaration):
         Iteration limit of the fit.
     tol : float
         Convergence tolerance of the fit (on log alpha and log sigma2).
-    relevance_threshold : float or "ric"
+    relevance_threshold : float, "ric" or "auto"
         Fast method only: a weight is kept when ``q_i^2 / s_i`` exceeds it (1: exact type-II
-        maximum likelihood; ``"ric"``: ``2 log M``).
+        maximum likelihood; ``"ric"``: ``2 log M``). ``"auto"`` (the default): ``"ric"`` when
+        the design has at least as many columns as rows (``M >= n``), where exact type-II ML
+        interpolates ``y``, and 1 otherwise (see
+        ``inference.engines.sbl.resolve_relevance_threshold``).
     alpha_shape, alpha_rate : float
         Gamma(shape, rate) hyperprior of each alpha_i (hierarchical declaration).
     noise_shape, noise_rate : float
@@ -77,7 +80,7 @@ class ARD(Model, Calibratable, FullDeclaration):
     method: str = "fast"
     max_iter: int = 1000
     tol: float = 1e-6
-    relevance_threshold: float | str = 1.0
+    relevance_threshold: float | str = "auto"
     alpha_shape: float = 1.0
     alpha_rate: float = 1.0
     noise_shape: float = 1.0
@@ -220,17 +223,17 @@ class ARD(Model, Calibratable, FullDeclaration):
 
 def _relevance_threshold(fit: Section, method: str):
     if "relevance_threshold" not in fit:
-        return 1.0
+        return "auto"
     value = fit.raw("relevance_threshold")
-    if value == "ric":
+    if value in ("ric", "auto"):
         threshold = value
     elif isinstance(value, bool) or not isinstance(value, (int, float)) or not (
             1 <= value < float("inf")):
-        raise fit.error("relevance_threshold", f"expected a number >= 1 or \"ric\", got "
-                                               f"{value!r}")
+        raise fit.error("relevance_threshold", f"expected a number >= 1, \"ric\" or \"auto\", "
+                                               f"got {value!r}")
     else:
         threshold = float(value)
-    if method != "fast" and threshold != 1.0:
+    if method != "fast" and threshold not in (1.0, "auto"):
         raise fit.error("relevance_threshold", f"applies to method = \"fast\" only (method is "
                                                f"{method!r})")
     return threshold

@@ -53,10 +53,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from . import validation
 from .data import MAX_MAGNITUDE, DataSource, numeric_columns
 from .errors import DataError, SpecError
 from .interface import Model, StartsAtEstimate
@@ -136,8 +138,52 @@ class GaussianMixture(Model, StartsAtEstimate):
         if self.covariance not in COVARIANCE_KINDS:
             raise ValueError(f"covariance must be one of {', '.join(COVARIANCE_KINDS)}; "
                              f"got {self.covariance!r}")
-        m0 = np.zeros(d) if self.prior_mean is None else np.asarray(self.prior_mean, float)
-        object.__setattr__(self, "prior_mean", np.broadcast_to(m0, (d,)).astype(float))
+        for key, low in (("n_components", 1), ("n_init", 1), ("max_iter", 0), ("seed", 0)):
+            value = getattr(self, key)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+                    or value < low:
+                raise validation.InvalidArgument(key, f"expected an integer >= {low}, got "
+                                                      f"{value!r}")
+        if isinstance(self.tol, (bool, np.bool_)) or not isinstance(
+                self.tol, (int, float, np.integer, np.floating)) or not 0 <= self.tol < math.inf:
+            raise validation.InvalidArgument("tol", f"expected a finite number >= 0, got "
+                                                    f"{self.tol!r}")
+        set_ = partial(object.__setattr__, self)
+        set_("concentration", validation.prior_weight(self.concentration, "concentration",
+                                                      minimum=1.0))
+        set_("kappa", validation.prior_weight(self.kappa, "kappa"))
+        set_("prior_mean", np.zeros(d) if self.prior_mean is None else validation.vector(
+            self.prior_mean, d, "prior_mean", max_magnitude=MAX_MAGNITUDE))
+        big = float(np.max(np.abs(self.prior_mean), initial=0.0))
+        if self.kappa * big * big > MAX_MAGNITUDE**2:
+            raise validation.InvalidArgument(
+                "kappa", f"{self.kappa:.6g} with a prior mean of magnitude {big:.6g}: "
+                         f"kappa * mean^2 exceeds {MAX_MAGNITUDE**2:.0e} and overflows the "
+                         f"prior's density in float64; rescale the features or lower kappa")
+        if self.known_sd is not None:
+            set_("known_sd", validation.positive_number(self.known_sd, "known_sd"))
+        self._check_cov_prior(d, set_)
+
+    def _check_cov_prior(self, d: int, set_) -> None:
+        """Validate the inverse-Wishart / inverse-gamma pair given, if any."""
+        for pair in (("iw_dof", "iw_scale"), ("ig_shape", "ig_scale")):
+            given = [k for k in pair if getattr(self, k) is not None]
+            if len(given) == 1:
+                raise validation.InvalidArgument(
+                    (set(pair) - set(given)).pop(), f"is required with {given[0]}")
+        if self.iw_dof is not None:
+            set_("iw_dof", validation.prior_weight(self.iw_dof, "iw_dof", minimum=d - 1,
+                                                   strict=True))
+            set_("iw_scale", validation.covariance(self.iw_scale, d, "iw_scale"))
+        if self.ig_shape is not None:
+            set_("ig_shape", validation.prior_weight(self.ig_shape, "ig_shape", strict=True))
+            spherical = self.kind == "spherical"
+            scale = validation.vector(self.ig_scale, 1 if spherical else d, "ig_scale",
+                                      max_magnitude=MAX_MAGNITUDE)
+            if np.any(scale <= 0):
+                raise validation.InvalidArgument("ig_scale", f"expected positive numbers, got "
+                                                             f"{scale.tolist()}")
+            set_("ig_scale", float(scale[0]) if spherical else scale)
 
     # ----------------------------------------------------------------------------------------
     @property
@@ -578,9 +624,7 @@ def _priors(prior: Section, kind: str, d: int, features, equal_weights: bool) ->
         if len(given_iw) == 1:
             missing = ({"iw_dof", "iw_scale"} - set(given_iw)).pop()
             raise prior.error(missing, f"is required with {given_iw[0]}")
-        dof = prior.number("iw_dof")
-        if not dof > d - 1:
-            raise prior.error("iw_dof", f"expected a number > D - 1 = {d - 1}, got {dof!r}")
+        dof = prior.number("iw_dof")  # > D - 1 and not absurd: checked by the model
         scale = prior.covariance("iw_scale", d)
         out["iw_dof"], out["iw_scale"] = float(dof), scale
     if given_ig:
@@ -598,6 +642,14 @@ def _priors(prior: Section, kind: str, d: int, features, equal_weights: bool) ->
             scale = prior.number("ig_scale", positive=True)
         out["ig_shape"], out["ig_scale"] = float(shape), scale
     return out
+
+
+#: Constructor argument -> spec key, for the model's own refusals.
+_SPEC_KEYS = {"concentration": "prior.concentration", "prior_mean": "prior.mean",
+              "kappa": "prior.kappa", "iw_dof": "prior.iw_dof", "iw_scale": "prior.iw_scale",
+              "ig_shape": "prior.ig_shape", "ig_scale": "prior.ig_scale",
+              "n_init": "fit.n_init", "max_iter": "fit.max_iter", "tol": "fit.tol",
+              "seed": "fit.seed", "known_sd": "fit.known_sd"}
 
 
 def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
@@ -657,9 +709,11 @@ def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
     prior.finish()
 
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
-    model = GaussianMixture(features=tuple(features), n_components=int(K),
-                            covariance=covariance, n_init=int(n_init), max_iter=int(max_iter),
-                            tol=tol, seed=int(seed), init_means=init,
-                            known_sd=None if known_sd is None else float(known_sd),
-                            equal_weights=equal_weights, **priors)
+    with validation.spec_keys(path, _SPEC_KEYS):
+        model = GaussianMixture(features=tuple(features), n_components=int(K),
+                                covariance=covariance, n_init=int(n_init),
+                                max_iter=int(max_iter), tol=tol, seed=int(seed),
+                                init_means=init,
+                                known_sd=None if known_sd is None else float(known_sd),
+                                equal_weights=equal_weights, **priors)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

@@ -24,12 +24,14 @@ query are the same category).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import validation
 from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
@@ -126,6 +128,23 @@ class NaiveBayes(Model, Calibratable):
                 raise ValueError(f"kind must be one of {KINDS}, got {k!r}")
         if len(self.query_names) != len(self.queries):
             raise ValueError("give one name per query row")
+        set_ = partial(object.__setattr__, self)
+        for key in ("concentration", "kappa0", "a0"):
+            set_(key, validation.prior_weight(getattr(self, key), key, strict=True))
+        set_("b0", validation.positive_number(self.b0, "b0"))
+        set_("mu0", float(validation.vector(self.mu0, 1, "mu0", max_magnitude=MAX_MAGNITUDE)[0]))
+        # b0 and kappa0 mu0^2 are added to sums of squares of the data in the posterior's
+        # scale (b_n): each must stay far below float64's 1.8e308
+        if self.b0 > MAX_MAGNITUDE**2:
+            raise validation.InvalidArgument("b0", f"{self.b0:.6g} is too large: the "
+                                                   f"posterior's scale overflows float64 above "
+                                                   f"{MAX_MAGNITUDE**2:.0e}; rescale the "
+                                                   f"Gaussian features")
+        if self.kappa0 * self.mu0 * self.mu0 > MAX_MAGNITUDE**2:
+            raise validation.InvalidArgument(
+                "kappa0", f"{self.kappa0:.6g} with mu0 = {self.mu0:.6g}: kappa0 * mu0^2 exceeds "
+                          f"{MAX_MAGNITUDE**2:.0e} and overflows the posterior's scale in "
+                          f"float64; rescale the Gaussian features or lower kappa0")
 
     @property
     def categorical(self) -> list[str]:
@@ -451,9 +470,10 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
     queries, names = _queries(top, features, kinds, path)
     classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
-    model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,
-                       concentration=float(concentration), smoothing=smoothing,
-                       class_prior=class_prior, gaussian=gaussian, **nig, queries=queries,
-                       query_names=names, decision_classes=classes, decision_options=options,
-                       loss=loss)
+    with validation.spec_keys(path, {k: f"prior.{k}" for k in ("concentration", *nig)}):
+        model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,
+                           concentration=float(concentration), smoothing=smoothing,
+                           class_prior=class_prior, gaussian=gaussian, **nig, queries=queries,
+                           query_names=names, decision_classes=classes,
+                           decision_options=options, loss=loss)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)

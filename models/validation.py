@@ -19,7 +19,15 @@ from scipy import linalg
 
 from .errors import BayescheckError, SpecError
 
-__all__ = ["InvalidArgument", "covariance", "positive_number", "spec_keys", "vector"]
+__all__ = ["MAX_PRIOR_WEIGHT", "InvalidArgument", "covariance", "positive_number",
+           "prior_weight", "spec_keys", "vector"]
+
+#: Largest prior weight accepted (a pseudo-count: a Dirichlet concentration, a prior sample
+#: size kappa, degrees of freedom, an inverse-gamma shape). It is about 1 / eps of float64
+#: (2^52 = 4.5e15): a prior worth more observations than that leaves the data below the
+#: rounding of every posterior combination such as (kappa m0 + N xbar) / (kappa + N), and
+#: products like kappa N or kappa (m0 - xbar)^2 stay far from overflow.
+MAX_PRIOR_WEIGHT = 1e15
 
 
 class InvalidArgument(BayescheckError, ValueError):
@@ -80,6 +88,33 @@ def positive_number(value, argument: str) -> float:
         raise InvalidArgument(argument, f"expected a finite number, got {value!r}")
     if value <= 0:
         raise InvalidArgument(argument, f"expected a positive number, got {value!r}")
+    return float(value)
+
+
+def prior_weight(value, argument: str, *, minimum: float = 0.0,
+                 strict: bool = False) -> float:
+    """A prior weight (pseudo-count) as a float: ``minimum <= value <= MAX_PRIOR_WEIGHT``.
+
+    ``strict`` makes the lower bound strict (``value > minimum``).
+
+    Raises
+    ------
+    InvalidArgument
+        On a string, a boolean, a non-finite value, one below the bound or above
+        :data:`MAX_PRIOR_WEIGHT`.
+    """
+    bound = f"{'>' if strict else '>='} {minimum:g}"
+    if not _is_number(value):
+        raise InvalidArgument(argument, f"expected a number {bound}, got {value!r} "
+                                        f"({type(value).__name__})")
+    if not math.isfinite(value):
+        raise InvalidArgument(argument, f"expected a finite number, got {value!r}")
+    if value < minimum or (strict and value == minimum):
+        raise InvalidArgument(argument, f"expected a number {bound}, got {value!r}")
+    if value > MAX_PRIOR_WEIGHT:
+        raise InvalidArgument(argument, f"{value:.6g} is too large: a prior worth more than "
+                                        f"{MAX_PRIOR_WEIGHT:.0e} observations leaves the data "
+                                        f"below float64's rounding; fix the parameter instead")
     return float(value)
 
 

@@ -21,6 +21,18 @@ from models.spec import Spec
 __all__ = ["NOTES", "fit_notes", "marginals_heading", "model_settings", "posterior_document"]
 
 
+def _ard_threshold(info: dict, n: int, m: int) -> list[str]:
+    """What ``relevance_threshold = "auto"`` chose, and why (nothing for other settings)."""
+    if info.get("relevance_threshold") != "auto" or "relevance_threshold_used" not in info:
+        return []
+    if info["relevance_threshold_used"] == "ric":
+        return [f"relevance_threshold \"auto\" chose \"ric\" (keep a weight when q^2/s > "
+                f"2 log M): the design has at least as many columns ({m}) as rows ({n}), "
+                f"where exact type-II ML interpolates y; set [fit] relevance_threshold = 1 "
+                f"for the exact criterion"]
+    return ["relevance_threshold \"auto\": exact type-II ML (q^2/s > 1)"]
+
+
 def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
     w, sigma2, info = fit.parameters["w"], fit.parameters["sigma2"], fit.info
     features, relevant = w["features"], w["relevant"]
@@ -28,6 +40,7 @@ def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
               f"{info['method']}: {info['n_iter']} iteration(s), "
               f"{'converged' if info['converged'] else 'NOT converged (max_iter reached)'}"),
              f"relevant: {', '.join(relevant) or '(none)'} ({len(relevant)} of {len(features)})",
+             *_ard_threshold(info, fit.n_rows, len(features)),
              f"sigma2 {sigma2['value']:.6g}"]
     n, m = fit.n_rows, len(features)
     if n < m:

@@ -279,8 +279,10 @@ class ARDRegression(RegressorMixin, BaseEstimator):
     max_iter : int
     tol : float
         Convergence tolerance on log alpha and log sigma2.
-    relevance_threshold : float or "ric"
+    relevance_threshold : float or "ric" or "auto"
         Fast method: a weight is kept when ``q_i^2 / s_i`` exceeds it (1: exact type-II ML).
+        ``"auto"`` (the spec's default) is ``"ric"`` when the design has at least as many
+        columns as rows and 1 otherwise.
     fit_intercept : bool
     alpha_shape, alpha_rate, noise_shape, noise_rate : float
         Hyperpriors of the hierarchical declaration that ``bayescheck check`` samples; they
@@ -302,7 +304,7 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         The engine's result (``log_evidence`` per iteration, ``converged``, ...).
     """
 
-    def __init__(self, method="fast", max_iter=1000, tol=1e-6, relevance_threshold=1.0,
+    def __init__(self, method="fast", max_iter=1000, tol=1e-6, relevance_threshold="auto",
                  fit_intercept=True, alpha_shape=1.0, alpha_rate=1.0, noise_shape=1.0,
                  noise_rate=1.0):
         self.method = method

@@ -74,6 +74,8 @@ from scipy.linalg.lapack import dpotri
 
 __all__ = [
     "METHODS",
+    "RELEVANCE_WORDS",
+    "resolve_relevance_threshold",
     "ARDPosterior",
     "SBLResult",
     "SBLState",
@@ -86,6 +88,8 @@ __all__ = [
 ]
 
 METHODS = ("fast", "em", "mackay")
+#: The words ``relevance_threshold`` accepts besides a number >= 1.
+RELEVANCE_WORDS = ("auto", "ric")
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
@@ -500,7 +504,7 @@ def ard_optimality(X, y, alpha, noise_var, *, relevance_threshold: float | str =
         Precisions, ``np.inf`` for pruned weights.
     noise_var : float
         Noise variance.
-    relevance_threshold : float >= 1 or "ric", default 1.0
+    relevance_threshold : float >= 1, "ric" or "auto", default 1.0
         As in :func:`fit_sbl`.
     noise_estimated : bool, default True
         False when the noise variance was fixed (its condition is then not checked).
@@ -512,6 +516,8 @@ def ard_optimality(X, y, alpha, noise_var, *, relevance_threshold: float | str =
     noise_var = _check_noise(noise_var)
     prob = _problem(X, y, not noise_estimated)
     a = _check_alpha(alpha, prob.m)
+    relevance_threshold = resolve_relevance_threshold(
+        relevance_threshold, prob.n, prob.m, noise_fixed=not noise_estimated)
     threshold = (max(2.0 * math.log(prob.m), 1.0) if relevance_threshold == "ric"
                  else float(relevance_threshold))
     idx = np.flatnonzero(np.isfinite(a))
@@ -1145,6 +1151,54 @@ def _small_blas():
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def resolve_relevance_threshold(setting, n: int, m: int, *, method: str = "fast",
+                                noise_fixed: bool = False) -> float | str:
+    """The relevance threshold a setting stands for on an ``n x m`` design.
+
+    ``"auto"`` is ``"ric"`` when ``m >= n``, the method is ``"fast"`` and the noise is
+    estimated, and exact type-II maximum likelihood (1.0) otherwise. With ``m >= n`` the
+    columns can span ``y``, and the exact evidence is then typically maximised on its
+    boundary: ``y`` interpolated by about ``n`` weights with the noise variance at its floor
+    (measured in ``benchmarks/ARD.md``: n = 1000, M = 2000, 979 weights kept, residual norm
+    1e-6). The fast method reaches that region only after thousands of one-weight actions
+    and cannot meet ``tol`` there, so the exact fit neither converges nor gives a useful
+    answer. With ``m < n``, or a fixed noise, the exact evidence has an interior optimum and
+    is kept. EM and MacKay implement only the exact criterion.
+
+    Parameters
+    ----------
+    setting : float >= 1, "ric" or "auto"
+        The user's setting.
+    n, m : int
+        Rows and columns of the design.
+    method : str
+        The hyperparameter update.
+    noise_fixed : bool
+        Whether the noise variance is fixed.
+
+    Returns
+    -------
+    float or "ric"
+
+    Raises
+    ------
+    ValueError
+        On a setting that is none of those.
+    """
+    if isinstance(setting, str):
+        if setting not in RELEVANCE_WORDS:
+            raise ValueError(f"relevance_threshold must be a float >= 1, 'ric' or 'auto', "
+                             f"got {setting!r}")
+        if setting == "ric":
+            return "ric"
+        return "ric" if method == "fast" and not noise_fixed and m >= n else 1.0
+    if isinstance(setting, bool) or not (isinstance(setting, (int, float, np.floating))
+                                         and 1 <= setting < math.inf):
+        raise ValueError(f"relevance_threshold must be a float >= 1, 'ric' or 'auto', "
+                         f"got {setting!r}")
+    return float(setting)
+
+
 def fit_sbl(
     X,
     y,
@@ -1187,15 +1241,18 @@ def fit_sbl(
         EM / MacKay remove weight ``i`` when ``theta_i = q_i^2 - s_i <= 0`` and
         ``gamma_i = 1 - alpha_i Sigma_ii < prune``; both are invariant to column scaling.
         "fast" deletes exactly when ``theta_i <= 0`` and ignores ``prune``.
-    relevance_threshold : float >= 1 or "ric", default 1.0
-        "fast" only. A column is added / kept only when ``q_i^2 / s_i > relevance_threshold``
-        (scale-free). 1.0 is exact type-II maximum likelihood (``theta_i > 0``). Larger values
+    relevance_threshold : float >= 1, "ric" or "auto", default 1.0
+        "fast" only ("auto" is allowed with every method). A column is added / kept only
+        when ``q_i^2 / s_i > relevance_threshold`` (scale-free). 1.0 is exact type-II
+        maximum likelihood (``theta_i > 0``). Larger values
         maximise the evidence minus ``(t - 1 - log t) / 2`` nats per relevant weight. Under
         the null (``w_i = 0``) ``q_i^2 / s_i`` is about chi-square(1), so with many candidate
         columns exact evidence maximisation keeps roughly a third of the irrelevant ones
         (ARD over-fits when M is large); ``"ric"`` uses ``2 log M``, the risk-inflation
         threshold of Foster and George (1994), which admits a null column with probability
-        about ``1 / (M sqrt(pi log M))``.
+        about ``1 / (M sqrt(pi log M))``. ``"auto"``: ``"ric"`` when ``M >= N`` (and the
+        method is "fast" with the noise estimated), 1.0 otherwise
+        (:func:`resolve_relevance_threshold` says why).
 
     Returns
     -------
@@ -1215,7 +1272,7 @@ def fit_sbl(
     MacKay need many iterations when a weight is near the relevance boundary
     (``theta_i ~ 0``). With ``M >= N`` and the noise estimated, type-II maximum likelihood
     can drive the noise variance to its floor (``1e-12 * y'y / N``) by interpolating ``y``;
-    fix ``noise_var`` or use ``relevance_threshold`` there.
+    fix ``noise_var`` or use ``relevance_threshold`` ("auto" does) there.
 
     Raises
     ------
@@ -1231,27 +1288,18 @@ def fit_sbl(
         raise ValueError(f"tol must be a positive finite float, got {tol!r}")
     if not (isinstance(prune, (int, float, np.floating)) and 0 < prune < 1):
         raise ValueError(f"prune must be a float in (0, 1), got {prune!r}")
-    if isinstance(relevance_threshold, str):
-        if relevance_threshold != "ric":
-            raise ValueError(
-                f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}"
-            )
-    elif not (
-        isinstance(relevance_threshold, (int, float, np.floating))
-        and 1 <= relevance_threshold < math.inf
-    ):
-        raise ValueError(
-            f"relevance_threshold must be a float >= 1 or 'ric', got {relevance_threshold!r}"
-        )
+    resolve_relevance_threshold(relevance_threshold, 1, 1)  # a bad value fails before X
+    fixed = noise_var is not None
+    if fixed:
+        noise_var = _check_noise(noise_var)
+    prob = _problem(X, y, fixed)
+    relevance_threshold = resolve_relevance_threshold(
+        relevance_threshold, prob.n, prob.m, method=method, noise_fixed=fixed)
     if method != "fast" and relevance_threshold != 1.0:
         raise ValueError(
             f"relevance_threshold applies to method='fast' only, "
             f"got {relevance_threshold!r} with method={method!r}"
         )
-    fixed = noise_var is not None
-    if fixed:
-        noise_var = _check_noise(noise_var)
-    prob = _problem(X, y, fixed)
     threshold = (
         max(2.0 * math.log(prob.m), 1.0)
         if relevance_threshold == "ric"

@@ -37,7 +37,13 @@ from models.errors import BayescheckError, DataError
 from models.spec import Spec
 
 from ..engines.dist import Dist
-from ..engines.sbl import SBLResult, ard_optimality, ard_posterior, fit_sbl
+from ..engines.sbl import (
+    SBLResult,
+    ard_optimality,
+    ard_posterior,
+    fit_sbl,
+    resolve_relevance_threshold,
+)
 from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal, PointEstimate
 from .linear_regression import check_features, row_variances
@@ -141,11 +147,17 @@ def _held_result(X: np.ndarray, y: np.ndarray, alpha, sigma2: float) -> SBLResul
 
 
 def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
-    """The model's type-II ML fit on arrays, or its exact posterior at ``held`` values."""
+    """The model's type-II ML fit on arrays, or its exact posterior at ``held`` values.
+
+    ``relevance_threshold = "auto"`` is resolved on the shape of ``X`` (see
+    :func:`inference.engines.sbl.resolve_relevance_threshold`).
+    """
     if model.held is not None:
         return _held_result(X, y, *model.held)
+    threshold = resolve_relevance_threshold(model.relevance_threshold, *X.shape,
+                                            method=model.method)
     return fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
-                   relevance_threshold=model.relevance_threshold)
+                   relevance_threshold=threshold)
 
 
 def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -169,6 +181,8 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         raise DataError("the target is 0 in every row: the noise variance cannot be estimated",
                         path=spec.data.label, column=model.target)
     findings = _design_findings(model, X)
+    threshold = resolve_relevance_threshold(model.relevance_threshold, *X.shape,
+                                            method=model.method)
     sbl = estimate(model, X, y)
 
     features = list(model.features)
@@ -194,7 +208,8 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     info = {"method": sbl.method, "n_iter": sbl.n_iter, "converged": sbl.converged,
             "max_iter": model.max_iter,
             "relevant_features": relevant, "log_evidence_per_iteration": log_ev,
-            "relevance_threshold": model.relevance_threshold}
+            "relevance_threshold": model.relevance_threshold,
+            "relevance_threshold_used": threshold}
     marginals, estimates = [], []
     if model.mode in ("conditional", "both"):
         marginals = [ExactMarginal(f"w[{f}]", "w_relevant", {"relevant": f},
@@ -207,7 +222,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         estimates.append(PointEstimate("sigma2", "sigma2", {}, sbl.noise_var))
     certificates = []
     if model.held is None:
-        cert = certificate(X, y, sbl, features, model.relevance_threshold)
+        cert = certificate(X, y, sbl, features, threshold)
         certificates.append(cert)
         info["certificate"] = {k: cert[k] for k in ("verdict", "largest_violation", "worst",
                                                      "tolerance")}

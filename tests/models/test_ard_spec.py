@@ -180,13 +180,38 @@ def test_zero_and_constant_columns_and_more_features_than_rows(tmp_path):
         assert np.all(np.isfinite(result.parameters["w"]["mean"]))
     # exact type-II ML interpolates a wide design: said plainly, no crash
     noisy = _frame(n=12, m=30, nonzero=(1.0,), noise=1.0, seed=3)
-    path = _write(tmp_path, noisy, "", name="noisy.toml")
+    path = _write(tmp_path, noisy, "[fit]\nrelevance_threshold = 1\n", name="noisy.toml")
     spec = load_spec(path)
     result = fit(spec)
     if len(result.parameters["w"]["relevant"]) >= 12 or result.parameters["sigma2"]["value"] < 1e-6:
         assert result.findings["noise_collapsed"]
         assert any("collapsed" in n and "relevance_threshold" in n
                    for n in fit_notes(result, spec))
+
+
+def test_auto_threshold_is_ric_exactly_when_columns_reach_rows(tmp_path):
+    """The default ("auto"): "ric" on a design with M >= n, exact type-II ML below; the
+    certificate is that of the criterion used, and the notes say which it was."""
+    cases = [(30, 30, "ric"), (30, 40, "ric"), (31, 30, 1.0)]
+    for n, m, used in cases:
+        frame = _frame(n=n, m=m, nonzero=(3.0, -2.0), noise=0.3, seed=4)
+        spec = load_spec(_write(tmp_path, frame, "", name=f"auto_{n}_{m}.toml"))
+        assert spec.model.relevance_threshold == "auto"
+        result = fit(spec)
+        assert result.info["relevance_threshold"] == "auto"
+        assert result.info["relevance_threshold_used"] == used
+        assert result.certificates[0]["penalised"] == (used == "ric")
+        said = [n_ for n_ in fit_notes(result, spec) if "relevance_threshold \"auto\"" in n_]
+        assert len(said) == 1 and (("chose \"ric\"" in said[0]) == (used == "ric"))
+        explicit = fit(load_spec(_write(tmp_path, frame, f"[fit]\nrelevance_threshold = "
+                                        f"{json.dumps(used)}\n", name=f"x_{n}_{m}.toml")))
+        assert explicit.parameters["w"]["relevant"] == result.parameters["w"]["relevant"]
+        assert explicit.log_evidence == pytest.approx(result.log_evidence, rel=1e-12)
+    # em / mackay know only the exact criterion: "auto" is 1 for them even when M >= n
+    frame = _frame(n=12, m=30, nonzero=(3.0,), noise=0.1, seed=2)
+    spec = load_spec(_write(tmp_path, frame, '[fit]\nmethod = "mackay"\nmax_iter = 3000\n',
+                            name="auto_mackay.toml"))
+    assert fit(spec).info["relevance_threshold_used"] == 1.0
 
 
 def test_every_weight_pruned_cannot_be_checked_conditionally():
@@ -236,7 +261,7 @@ def test_declarations_log_density_against_scipy():
     ('[fit]\nmethod = "em"\nrelevance_threshold = 2.0\n',
      r"key 'fit\.relevance_threshold': applies to method = \"fast\" only"),
     ('[fit]\nrelevance_threshold = 0.5\n', r"key 'fit\.relevance_threshold': expected a number "
-                                           r">= 1 or \"ric\", got 0\.5"),
+                                           r">= 1, \"ric\" or \"auto\", got 0\.5"),
     ('[fit]\nmax_iter = 0\n', r"key 'fit\.max_iter': expected an integer >= 1"),
     ('[fit]\nsteps = 3\n', r"key 'fit\.steps': unknown key; valid keys here are: max_iter, "
                            r"method, relevance_threshold, tol"),

@@ -124,6 +124,22 @@ def _write(tmp_path, body, data=None):
      "is required with iw_dof"),
     ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\nconcentration = 0.5\n',
      "prior.concentration", ">= 1"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\nkappa = 1e308\n', "prior.kappa",
+     r"1e\+308 is too large: a prior worth more than 1e\+15 observations"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\nconcentration = 1e300\n',
+     "prior.concentration", "too large"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\niw_dof = 1e300\niw_scale = 1\n',
+     "prior.iw_dof", "too large"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\niw_dof = 0.5\niw_scale = 1\n',
+     "prior.iw_dof", "expected a number > 1, got 0.5"),
+    ('n_components = 2\ncovariance = "diag"\n[data]\npath = "d.csv"\n[prior]\n'
+     'ig_shape = 1e16\nig_scale = 1\n', "prior.ig_shape", "too large"),
+    ('n_components = 2\ncovariance = "diag"\n[data]\npath = "d.csv"\n[prior]\n'
+     'ig_shape = 1\nig_scale = 1e200\n', "prior.ig_scale", "its square overflows"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\nmean = 1e200\n', "prior.mean",
+     "its square overflows"),
+    ('n_components = 2\n[data]\npath = "d.csv"\n[prior]\nmean = 1e150\nkappa = 1e15\n',
+     "prior.kappa", r"kappa \* mean\^2 exceeds"),
     ('n_components = 2\n[data]\npath = "d.csv"\n[fit]\ninit_means = [1, 2, 3]\n',
      "fit.init_means", "expected 2 x 2 numbers"),
     ('n_components = 2\n[data]\npath = "d.csv"\nfeatures = ["a", "zz"]\n', "data.features",
@@ -135,6 +151,23 @@ def test_bad_spec_names_the_key(tmp_path, body, key, match):
         load_spec(path)
     assert info.value.key == key
     assert str(path) in str(info.value)
+
+
+def test_the_constructor_refuses_what_the_spec_refuses():
+    """A mixture built in Python is refused for the same reasons, naming the argument."""
+    from models.gaussian_mixture import GaussianMixture
+    from models.validation import InvalidArgument
+
+    base = {"features": ("a", "b"), "n_components": 2}
+    for kw, key in (({"kappa": -1.0}, "kappa"), ({"kappa": 1e308}, "kappa"),
+                    ({"concentration": 0.5}, "concentration"), ({"n_init": 0}, "n_init"),
+                    ({"tol": float("nan")}, "tol"), ({"iw_dof": 3.0}, "iw_scale"),
+                    ({"iw_dof": 1.0, "iw_scale": 1.0}, "iw_dof"),
+                    ({"known_sd": 0.0}, "known_sd"), ({"prior_mean": [1.0]}, "prior_mean")):
+        with pytest.raises(InvalidArgument, match=f"^{key}: "):
+            GaussianMixture(**base, **kw)
+    model = GaussianMixture(**base, kappa=1e15, iw_dof=1e15, iw_scale=1.0)  # the limits
+    assert (model.kappa, model.iw_scale.tolist()) == (1e15, [[1.0, 0.0], [0.0, 1.0]])
 
 
 def test_bad_data_exits_2_naming_what_is_wrong(tmp_path, capsys):

@@ -214,6 +214,16 @@ DATA = "a,b,y\nu,1.0,p\nv,2.0,p\nu,3.0,q\nv,4.5,q\n"
     ('[prior]\nalpha = 1\n', "prior.alpha", "valid keys here are: .*concentration"),
     ('[prior]\nconcentration = -1\n', "prior.concentration", "positive"),
     ('[prior]\nmu0 = 1\n', "prior.mu0", "only applies to Gaussian features"),
+    ('[prior]\nconcentration = 1e308\n', "prior.concentration", "too large: a prior worth"),
+    ('features_kind = {b = "gaussian"}\n[prior]\nkappa0 = 1e308\n', "prior.kappa0",
+     "too large: a prior worth more than 1e\\+15"),
+    ('features_kind = {b = "gaussian"}\n[prior]\na0 = 1e20\n', "prior.a0", "too large"),
+    ('features_kind = {b = "gaussian"}\n[prior]\nb0 = 1e308\n', "prior.b0",
+     "too large: the posterior's scale overflows"),
+    ('features_kind = {b = "gaussian"}\n[prior]\nmu0 = 1e200\n', "prior.mu0",
+     "its square overflows"),
+    ('features_kind = {b = "gaussian"}\n[prior]\nmu0 = 1e150\nkappa0 = 1e15\n',
+     "prior.kappa0", r"kappa0 \* mu0\^2 exceeds"),
     ('[[query]]\na = "u"\n', "query\\[0\\].b", "is required"),
     ('[[query]]\na = "u"\nb = 1.0\nc = 2\n', "query\\[0\\].c", "unknown key"),
     ('features_kind = {b = "gaussian"}\n[[query]]\na = "u"\nb = "x"\n', "query\\[0\\].b",
@@ -229,6 +239,19 @@ def test_spec_errors_name_the_key(tmp_path, extra, key, message):
         "features_kind") else BASE + extra
     with pytest.raises(SpecError, match=f"key '{key}': .*{message}"):
         load_spec(write(tmp_path, body, DATA))
+
+
+def test_the_constructor_refuses_what_the_spec_refuses():
+    """A model built in Python is refused for the same reasons, naming the argument."""
+    from models.naive_bayes import NaiveBayes
+    from models.validation import InvalidArgument
+
+    base = {"features": ("b",), "kinds": ("gaussian",), "target": "y"}
+    for key, value in (("concentration", 0.0), ("kappa0", 1e308), ("a0", float("inf")),
+                       ("b0", -1.0), ("mu0", "x")):
+        with pytest.raises(InvalidArgument, match=f"^{key}: "):
+            NaiveBayes(**base, **{key: value})
+    assert NaiveBayes(**base, kappa0=1e15, b0=1e299).kappa0 == 1e15  # near the limits: accepted
 
 
 def test_decision_classes_must_be_the_data_classes(tmp_path):

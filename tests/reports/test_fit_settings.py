@@ -46,7 +46,8 @@ CASES = {
         f'model = "ard"\n[data]\npath = {_data("ard/design.csv")}\ntarget = "y"\n',
         {"prior.alpha_shape": ("alpha_shape", 1.0), "prior.alpha_rate": ("alpha_rate", 1.0),
          "prior.noise_shape": ("noise_shape", 1.0), "prior.noise_rate": ("noise_rate", 1.0),
-         "fit.method": ("method", "fast"), "fit.relevance_threshold": ("relevance_threshold", 1.0),
+         "fit.method": ("method", "fast"),
+         "fit.relevance_threshold": ("relevance_threshold", "auto"),
          "data.intercept": ("intercept", False), "check.mode": ("mode", "conditional")},
         ("[prior]\nalpha_rate = 2.0\n", "prior.alpha_rate", "alpha_rate", 2.0)),
     "gaussian_mixture": (

@@ -264,6 +264,23 @@ def test_sparse_design_gives_the_dense_result():
     assert sparse.n_iter == dense.n_iter
 
 
+def test_auto_threshold_resolves_by_shape_method_and_noise():
+    from inference.engines.sbl import resolve_relevance_threshold as resolve
+
+    assert resolve("auto", 100, 100) == "ric" and resolve("auto", 100, 2000) == "ric"
+    assert resolve("auto", 101, 100) == 1.0
+    assert resolve("auto", 100, 200, method="em") == 1.0
+    assert resolve("auto", 100, 200, noise_fixed=True) == 1.0
+    assert resolve("ric", 101, 100) == "ric" and resolve(3, 10, 20) == 3.0
+    for bad in ("RIC", 0.99, True, float("inf")):
+        with pytest.raises(ValueError, match="relevance_threshold must be"):
+            resolve(bad, 10, 20)
+    X, y, _ = make_problem(n=40, m=60, support=(3, 20, 41), noise=0.1, seed=1)
+    auto, ric = fit_sbl(X, y, relevance_threshold="auto"), fit_sbl(X, y, relevance_threshold="ric")
+    assert np.array_equal(auto.relevant, ric.relevant)
+    assert auto.log_evidence[-1] == ric.log_evidence[-1]
+
+
 def test_relevance_threshold_is_the_penalised_fixed_point():
     """With threshold t: relevant columns have q^2/s > t, all others q^2/s <= t."""
     rng = np.random.default_rng(9)
@@ -549,7 +566,7 @@ def test_alpha_init_is_honoured():
         ({"alpha_init": -1.0}, r"alpha_init must be > 0"),
         (
             {"relevance_threshold": 0.5},
-            r"relevance_threshold must be a float >= 1 or 'ric', got 0.5",
+            r"relevance_threshold must be a float >= 1, 'ric' or 'auto', got 0.5",
         ),
         (
             {"relevance_threshold": 4.0, "method": "em"},

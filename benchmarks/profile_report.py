@@ -1,0 +1,48 @@
+"""CPU time of each figure of one report, rendered warm (no import cost), by title.
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/profile_report.py RUN_DIR`` on the --out
+folder of a finished ``bayescheck check``. It renders RUN_DIR/report.html three times in one
+process and prints the CPU seconds of the third render and of each of its figures. See
+REPORTS.md, "Where the time goes".
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def main(run_dir: str) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import reports.report as report
+
+    original = report._figure
+    times: list[tuple[str, float]] = []
+
+    def timed(figures, title, caption, draw, *args):
+        started = time.process_time()
+        original(figures, title, caption, draw, *args)
+        times.append((title, time.process_time() - started))
+
+    report._figure = timed
+    total = 0.0
+    for _ in range(3):
+        times.clear()
+        started = time.process_time()
+        report.render_run(run_dir)
+        total = time.process_time() - started
+    print(f"{run_dir}: warm render CPU {total:.2f} s")
+    for title, seconds in times:
+        print(f"  {title:<45} {seconds:.2f}")
+    print(f"  figures together {sum(s for _, s in times):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
