@@ -8,10 +8,10 @@ Dirichlet-categorical, naive Bayes) and the Gaussian mixture's EM on a
 * every file of the spec's ``[data] path`` is one partition; a worker reads it (the same
   reader and validation as the in-process stream, :func:`models.data.read_batch`) and
   computes the family's statistic of that batch there, the same function the stream calls;
-* the statistics are merged by a binary tree of tasks on the workers (depth log2 of the
-  number of files), with the family's merge (``+`` of the engine's statistics: counts add,
-  the linear-Gaussian roots merge by the QR of the stacked factors), and only the root
-  travels back;
+* the statistics are merged by a tree of tasks on the workers (each merging up to
+  :data:`FAN_IN` neighbours; 3 levels for 100 files), with the family's merge (``+`` of the
+  engine's statistics: counts add, the linear-Gaussian roots merge by the QR of the stacked
+  factors), and only the root travels back;
 * the family applies the merged statistic to its prior exactly as after a stream.
 
 The merges are associative, so the result equals the single-process stream up to the
@@ -132,19 +132,36 @@ def _partition(name: str, statistic: Callable[[Batch], Any]):
     return stat, [BatchRecord(batch.name, batch.fingerprint, int(stat.n))]
 
 
-def _merge_pair(a, b, merge):
-    return merge(a[0], b[0]), a[1] + b[1]
+def _merge_records(merge, *parts):
+    """(statistic, records) pairs merged in order: statistics by ``merge``, records joined."""
+    stats = parts[0][0]
+    for p in parts[1:]:
+        stats = merge(stats, p[0])
+    return stats, [r for p in parts for r in p[1]]
 
 
-def _tree(client, futures: list, merge: Callable, *args) -> Any:
-    """Merge futures pairwise, neighbours first, until one is left (order kept)."""
+def _merge_in_order(merge, *parts):
+    out = parts[0]
+    for p in parts[1:]:
+        out = merge(out, p)
+    return out
+
+
+#: Partial results merged by one task of the tree: 100 files take 3 levels and 16 tasks.
+FAN_IN = 8
+
+
+def _tree(client, futures: list, merge: Callable, combine=_merge_in_order) -> Any:
+    """Merge futures in groups of :data:`FAN_IN` neighbours, level by level, until one is left.
+
+    Neighbours stay in order, so the result is the sequential merge regrouped: equal to it
+    for an associative ``merge``, up to floating-point rounding.
+    """
     level = list(futures)
     while len(level) > 1:
-        nxt = [client.submit(merge, level[i], level[i + 1], *args, pure=False)
-               for i in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            nxt.append(level[-1])
-        level = nxt
+        level = [level[i] if len(level[i:i + FAN_IN]) == 1 else
+                 client.submit(combine, merge, *level[i:i + FAN_IN], pure=False)
+                 for i in range(0, len(level), FAN_IN)]
     return level[0]
 
 
@@ -186,7 +203,7 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
     client = active()
     files = partition_files(source)
     parts = client.map(_partition, files, statistic=statistic, pure=False)
-    stats, records = _gather(client, _tree(client, parts, _merge_pair, merge))
+    stats, records = _gather(client, _tree(client, parts, merge, _merge_records))
     seen: dict[str, str] = {}
     for r in records:
         if r.fingerprint in seen:

@@ -113,13 +113,16 @@ def test_the_comparison_sees_a_missing_partition(tmp_path, address):
 def test_counts_on_the_cluster_equal_the_stream(tmp_path, address):
     rng = np.random.default_rng(2)
     (tmp_path / "coin").mkdir()
-    coin = [pd.DataFrame({"heads": rng.integers(0, 2, size=n)}) for n in (30, 7, 55)]
+    # 20 files: two levels of the merge tree (groups of FAN_IN = 8)
+    coin = [pd.DataFrame({"heads": rng.integers(0, 2, size=n)})
+            for n in rng.integers(1, 60, size=20)]
     spec = load_spec(_write(tmp_path / "coin", coin, 'model = "beta_bernoulli"\n[data]\n'
                             'path = "PATH"\ntarget = "heads"\n[prior]\na = 2.0\nb = 3.0\n'))
     local, remote = fit(spec), fit(spec, scheduler=address)
     assert remote.parameters["p"]["a"] == local.parameters["p"]["a"]
     assert remote.parameters["p"]["b"] == local.parameters["p"]["b"]
     assert remote.log_evidence == pytest.approx(local.log_evidence, rel=RTOL)
+    assert remote.batches == local.batches
 
     # labels appear in different files, none declared: the category order must agree too
     (tmp_path / "die").mkdir()
@@ -197,7 +200,7 @@ def _blobs(rng, sizes=(150, 90, 260)):
     return out
 
 
-@pytest.mark.parametrize("cov", ["full", "diag"])
+@pytest.mark.parametrize("cov", [pytest.param("full", marks=pytest.mark.slow), "diag"])
 def test_mixture_em_on_the_cluster_equals_the_in_process_em(tmp_path, address, cov):
     text = MIXTURE.replace("COV", cov)
     if cov == "diag":
@@ -215,6 +218,7 @@ def test_mixture_em_on_the_cluster_equals_the_in_process_em(tmp_path, address, c
     assert remote.n_rows == local.n_rows == 500
 
 
+@pytest.mark.slow
 def test_cluster_rows_seed_and_cluster_like_the_matrix(address):
     rng = np.random.default_rng(6)
     frames = _blobs(rng, sizes=(40, 1, 77, 30))
