@@ -322,3 +322,31 @@ def test_local_cluster_of_worker_processes(tmp_path):
     local = fit(load_spec(spec))
     remote = fit(load_spec(spec), scheduler="local", workers=2)
     _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
+
+
+def _split(frame, k):
+    return [frame.iloc[idx] for idx in np.array_split(np.arange(len(frame)), k)]
+
+
+def test_public_data_sets_on_the_cluster(tmp_path, address):
+    """scikit-learn's bundled diabetes (regression) and iris (naive Bayes), cut into files."""
+    datasets = pytest.importorskip("sklearn.datasets")
+    diabetes = datasets.load_diabetes(as_frame=True).frame
+    (tmp_path / "reg").mkdir()
+    spec = load_spec(_write(tmp_path / "reg", _split(diabetes, 5),
+                            'model = "linear_regression"\n[data]\npath = "PATH"\n'
+                            'target = "target"\nintercept = true\n[prior]\nmean = 0.0\n'
+                            'cov = 1e6\nnoise_shape = 2.0\nnoise_scale = 1.0\n'))
+    local, remote = fit(spec), fit(spec, scheduler=address)
+    _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
+    _close(remote.log_evidence, local.log_evidence)
+
+    iris = datasets.load_iris(as_frame=True).frame.sample(frac=1.0, random_state=0)
+    iris.columns = ["sl", "sw", "pl", "pw", "species"]
+    (tmp_path / "nb").mkdir()
+    spec = load_spec(_write(tmp_path / "nb", _split(iris, 4),
+                            'model = "naive_bayes"\n[data]\npath = "PATH"\n'
+                            'target = "species"\nfeatures_kind = "gaussian"\n'))
+    local, remote = fit(spec), fit(spec, scheduler=address)
+    _close(remote.parameters["statistics"]["gaussian_m2"],
+           local.parameters["statistics"]["gaussian_m2"])
