@@ -10,6 +10,7 @@ from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 
+from models.errors import BayescheckError
 from models.registry import module_of
 from models.spec import Spec
 
@@ -25,7 +26,8 @@ def engine(model: str) -> Callable[..., AnalyticFit]:
 
 
 def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
-        progress: bool = False) -> AnalyticFit:
+        progress: bool = False, scheduler: str | None = None,
+        workers: int | None = None) -> AnalyticFit:
     """Fit a spec's model analytically (closed form / EM / evidence maximisation).
 
     Parameters
@@ -38,12 +40,38 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
         Continue a stream from the checkpoint in ``out``.
     progress : bool
         Print a line per batch to stderr.
+    scheduler : str, optional
+        Fit on a Dask cluster (:mod:`inference.distributed`): a scheduler address, or
+        ``"local"`` for a local cluster of ``workers`` worker processes.
+    workers : int, optional
+        Workers of the local cluster (default 2).
 
     Returns
     -------
     AnalyticFit
+
+    Raises
+    ------
+    models.errors.BayescheckError
+        ``scheduler`` with a model that has no cluster fit, with ``resume``, or a scheduler
+        that cannot be reached.
     """
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)
-    return engine(spec.model.name)(spec, out=None if out is None else Path(out),
-                                   resume=resume, progress=progress)
+    run = engine(spec.model.name)
+    kwargs = {"out": None if out is None else Path(out), "resume": resume,
+              "progress": progress}
+    if scheduler is None:
+        if workers is not None:
+            raise BayescheckError("--workers needs --scheduler local")
+        return run(spec, **kwargs)
+    from . import distributed
+
+    if spec.model.name not in distributed.DISTRIBUTED_MODELS:
+        raise BayescheckError(f"--scheduler: model {spec.model.name!r} is fitted in-process "
+                              f"only; on a cluster: {', '.join(distributed.DISTRIBUTED_MODELS)}")
+    if resume:
+        raise BayescheckError("--resume and --scheduler: a fit on a cluster keeps no "
+                              "checkpoint; run it again without --resume")
+    with distributed.cluster(scheduler, workers):
+        return run(spec, **kwargs)

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from . import validation
-from .data import MAX_MAGNITUDE, DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import DataError, SpecError
 from .interface import Model, StartsAtEstimate
 from .resources import require_memory, square_matrices
@@ -234,22 +234,38 @@ class GaussianMixture(Model, StartsAtEstimate):
             row), fewer rows than components, or a constant column (whose variance would be
             0 in every component; only allowed with ``known_sd``).
         """
-        blocks = [numeric_columns(batch, list(self.features), max_magnitude=MAX_MAGNITUDE)
-                  for batch in source.batches()]
-        X = np.vstack(blocks)
-        n = X.shape[0]
+        X = np.vstack([self.batch_matrix(batch) for batch in source.batches()])
+        self.check_rows(X.shape[0], np.ptp(X, axis=0), X[0], where=source.label)
+        return X
+
+    def batch_matrix(self, batch: Batch) -> np.ndarray:
+        """One batch's rows as an ``(n, D)`` float64 matrix, every value checked."""
+        return numeric_columns(batch, list(self.features), max_magnitude=MAX_MAGNITUDE)
+
+    def check_rows(self, n: int, ptp: np.ndarray, first: np.ndarray, *, where: str) -> None:
+        """Refuse fewer rows than components, or a constant column (unless ``known_sd``).
+
+        Parameters
+        ----------
+        n : int
+            Number of rows.
+        ptp : numpy.ndarray
+            Range (max - min) of each column over all rows.
+        first : numpy.ndarray
+            The first row (names the constant value).
+        where : str
+            The data, for the message.
+        """
         if self.n_components > n:
             raise DataError(f"n_components = {self.n_components} is more than the {n} row(s) "
-                            f"of data: every component needs at least one row",
-                            path=source.label)
+                            f"of data: every component needs at least one row", path=where)
         if self.known_sd is None and n > 1:
-            constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+            constant = np.flatnonzero(ptp == 0)
             if constant.size:
                 col = self.features[int(constant[0])]
-                raise DataError(f"constant column (every row is {X[0, constant[0]]:g}): its "
+                raise DataError(f"constant column (every row is {first[constant[0]]:g}): its "
                                 f"variance would be 0 in every component; drop it from "
-                                f"[data] features", path=source.label, column=col)
-        return X
+                                f"[data] features", path=where, column=col)
 
     def require_proper(self, path=None) -> None:
         """Raise a :class:`SpecError` when the declared posterior would be improper."""

@@ -57,6 +57,20 @@ def _labels(batch_name: str, frame: pd.DataFrame, column: str) -> np.ndarray:
     return col.astype(str).to_numpy(dtype=object)
 
 
+@dataclass(frozen=True)
+class LabelSets:
+    """Classes and categories seen in some batches; ``+`` is their union."""
+
+    classes: frozenset
+    categories: dict
+    n: int = 0
+
+    def __add__(self, other: LabelSets) -> LabelSets:
+        return LabelSets(self.classes | other.classes,
+                         {f: v | other.categories[f] for f, v in self.categories.items()},
+                         self.n + other.n)
+
+
 @dataclass(frozen=True, eq=False)
 class NaiveBayes(Model, Calibratable):
     """A naive Bayes classifier: columns, feature kinds, priors, queries and the loss matrix.
@@ -194,15 +208,25 @@ class NaiveBayes(Model, Calibratable):
         """
         if self.held_labels is not None:
             return self.held_labels
-        classes: set[str] = set()
-        cats: dict[str, set[str]] = {f: set() for f in self.categorical}
+        seen = LabelSets(frozenset(), {f: frozenset() for f in self.categorical})
         for batch in source.batches():
-            classes.update(_labels(batch.name, batch.frame, self.target).tolist())
-            for f in self.categorical:
-                cats[f].update(_labels(batch.name, batch.frame, f).tolist())
+            seen = seen + self.batch_labels(batch)
+        return self.resolve_labels(seen, where=source.label)
+
+    def batch_labels(self, batch: Batch) -> LabelSets:
+        """The classes and categories of one batch (their union over batches: ``+``)."""
+        return LabelSets(
+            frozenset(_labels(batch.name, batch.frame, self.target).tolist()),
+            {f: frozenset(_labels(batch.name, batch.frame, f).tolist())
+             for f in self.categorical}, n=len(batch.frame))
+
+    def resolve_labels(self, seen: LabelSets, *, where: str = ""
+                       ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+        """Sorted classes and categories from the labels of every batch (at least 2 classes)."""
+        classes, cats = seen.classes, seen.categories
         if len(classes) < 2:
             raise DataError(f"naive Bayes needs at least 2 classes, the data have "
-                            f"{len(classes)}: {sorted(classes)}", path=source.label,
+                            f"{len(classes)}: {sorted(classes)}", path=where or None,
                             column=self.target)
         return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
 

@@ -126,8 +126,10 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     sampler = spec.model.sampler or sampler
 
     predictive = {}
+    observed = []
 
     def run(pymc_model, initvals=None):
+        observed.extend(rv.name for rv in pymc_model.observed_RVs if rv.name not in observed)
         sampled = sample_nuts(pymc_model, draws=sampling.draws, tune=sampling.tune,
                               chains=sampling.chains, seed=sampling.seed, sampler=sampler,
                               progress=progress, initvals=initvals)
@@ -182,6 +184,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                "sampler": first.sampler, "spec": str(spec.path) if spec.path else None,
                "sampling": {"draws": sampling.draws, "tune": sampling.tune,
                             "chains": sampling.chains, "seed": sampling.seed}}
+    # How the data entered the declaration: rows ("y"), or sufficient statistics at large n.
+    summary["observed"] = observed
     if estimates is not None:
         summary["estimates"] = estimates.summary()
     if result.certificates:

@@ -57,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
     f.add_argument("--resume", action="store_true",
                    help="continue a stream from the checkpoint in --out")
+    f.add_argument("--scheduler", metavar="ADDRESS",
+                   help="fit on a Dask cluster: a dask.distributed scheduler address "
+                        "(tcp://host:8786), or 'local' to start a local cluster "
+                        "(needs bayescheck[dask])")
+    f.add_argument("--workers", type=int, metavar="N",
+                   help="workers of --scheduler local (default 2)")
     f.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     c = sub.add_parser("check", help="analytic fit + NUTS + comparison + report")
@@ -156,7 +162,8 @@ def _fit_into(spec, out: Path, args) -> None:
     from .fit_summary import marginals_heading, posterior_document
     from .writers import first_non_finite, rows_and_batches, write_json
 
-    result = fit(spec, out=out, resume=args.resume, progress=not args.quiet)
+    result = fit(spec, out=out, resume=args.resume, progress=not args.quiet,
+                 scheduler=args.scheduler, workers=args.workers)
     document = posterior_document(result, spec)
     # The last line of defence: exit 0 must never come with a number the arithmetic lost.
     bad = first_non_finite(_contract_numbers(document))

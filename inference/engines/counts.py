@@ -415,6 +415,18 @@ class CategoricalStats:
         np.add.at(total, [index[v] for v in values], counts)
         return CategoricalStats(counts=total, categories=cats)
 
+    def union(self, other: CategoricalStats) -> CategoricalStats:
+        """The statistics of both, over the union of their categories.
+
+        ``other``'s categories that this one lacks are appended in ``other``'s order, so
+        merging the statistics of consecutive batches in any grouping gives the category order
+        of :meth:`add_labels` over the same batches in sequence.
+        """
+        known = set(self.categories)
+        cats = self.categories + tuple(c for c in other.categories if c not in known)
+        return CategoricalStats(counts=self.counts_for(cats) + other.counts_for(cats),
+                                categories=cats)
+
     def counts_for(self, categories: Sequence) -> np.ndarray:
         """The counts in the order of ``categories``; a category never counted has 0."""
         known = dict(zip(self.categories, self.counts.tolist(), strict=True))

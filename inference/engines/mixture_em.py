@@ -103,15 +103,19 @@ __all__ = [
     "EMResult",
     "EMState",
     "EMStats",
+    "MatrixRows",
     "MixturePrior",
     "batch_statistics",
     "combine_statistics",
     "fit_em",
     "kmeans",
+    "lloyd_centres",
+    "lloyd_sums",
     "log_likelihood",
     "log_posterior",
     "m_step",
     "mixture_rows",
+    "order_centres",
     "responsibilities",
     "seed_centres",
 ]
@@ -945,26 +949,107 @@ def kmeans(X: np.ndarray, K: int, iterations: int = 50) -> tuple[np.ndarray, np.
     """
     X = np.asarray(X, dtype=np.float64)
     centres = seed_centres(X, K)
-    labels = np.zeros(X.shape[0], dtype=np.int64)
     for _ in range(iterations):
-        dist = np.sum((X[:, None, :] - centres[None]) ** 2, axis=2)
-        labels = np.argmin(dist, axis=1)
-        new = np.array([X[labels == k].mean(axis=0) if np.any(labels == k) else centres[k]
-                        for k in range(K)])
+        new = lloyd_centres(*lloyd_sums(X, centres), centres)
         if np.allclose(new, centres):
             break
         centres = new
-    order = np.lexsort(centres.T[::-1])
-    rank = np.empty(K, dtype=np.int64)
-    rank[order] = np.arange(K)
-    return centres[order], rank[labels]
+    centres = order_centres(centres)
+    return centres, np.argmin(_sq_distances(X, centres), axis=1)
 
 
-def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size, pool) -> EMState:
+def _sq_distances(X: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    return np.sum((X[:, None, :] - centres[None]) ** 2, axis=2)
+
+
+def lloyd_sums(X: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One Lloyd step's statistics of a block of rows: count and sum of rows per nearest centre.
+
+    Statistics of disjoint blocks add up (the k-means of a Dask cluster sums them).
+
+    Returns
+    -------
+    counts : numpy.ndarray
+        Shape ``(K,)``.
+    sums : numpy.ndarray
+        Shape ``(K, D)``.
+    """
+    K = centres.shape[0]
+    labels = np.argmin(_sq_distances(X, centres), axis=1)
+    counts = np.bincount(labels, minlength=K).astype(np.float64)
+    sums = np.zeros_like(centres, dtype=np.float64)
+    np.add.at(sums, labels, X)
+    return counts, sums
+
+
+def lloyd_centres(counts: np.ndarray, sums: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """The next centres: the mean of each centre's rows; a centre without rows stays put."""
+    safe = np.maximum(counts, 1.0)[:, None]
+    return np.where(counts[:, None] > 0, sums / safe, centres)
+
+
+def order_centres(centres: np.ndarray) -> np.ndarray:
+    """Centres sorted by their first coordinate (then the next, on ties)."""
+    return centres[np.lexsort(centres.T[::-1])]
+
+
+class MatrixRows:
+    """Rows held in memory as one matrix: what :func:`fit_em` asks of its data.
+
+    This is the ``Rows`` protocol of the driver: ``n`` and ``D``, ``statistics(state,
+    moments, hard)`` (the E step over every row, :class:`EMStats`), ``ptp()`` (each column's
+    range), ``seed_centres(K, rng)`` (:func:`seed_centres`). :func:`fit_em` wraps an array in
+    it; :class:`inference.distributed.ClusterRows` implements the same protocol over the
+    partitions of a Dask cluster, each partition one ``MatrixRows`` on a worker.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Shape ``(n, D)``, float64, finite (see :func:`fit_em`).
+    batch_size : int, optional
+        Rows per E-step batch.
+    pool : optional
+        Threads sharing the batches (internal).
+    name, fingerprint : str
+        Where the rows came from (a partition's file), for the caller's records.
+    """
+
+    def __init__(self, X: np.ndarray, *, batch_size: int | None = None, pool=None,
+                 name: str = "", fingerprint: str = ""):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.batch_size = batch_size
+        self.pool = pool
+        self.name = name
+        self.fingerprint = fingerprint
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.X.shape[0])
+
+    @property
+    def D(self) -> int:
+        """Number of columns."""
+        return int(self.X.shape[1])
+
+    def statistics(self, state: EMState, moments: str, hard: bool) -> EMStats:
+        """E step over every row at ``state`` (batches combined by addition)."""
+        return _statistics(self.X, state, moments, hard, self.batch_size, self.pool)
+
+    def ptp(self) -> np.ndarray:
+        """Range (max - min) of every column."""
+        return np.ptp(self.X, axis=0)
+
+    def seed_centres(self, K: int, rng: np.random.Generator | None = None) -> np.ndarray:
+        """:func:`seed_centres` of the rows."""
+        return seed_centres(self.X, K, rng)
+
+
+def _start_from_centres(rows, centres, cfg: _Config, known_chol) -> EMState:
     """Hard-assign each row to its nearest centre; one M step gives weights and covariances."""
     K, D = centres.shape
     probe = EMState(np.full(K, 1.0 / K), centres, np.broadcast_to(np.eye(D), (K, D, D)).copy())
-    stats = _statistics(X, probe, _moments_kind(cfg.kind), True, batch_size, pool)
+    stats = rows.statistics(probe, _moments_kind(cfg.kind), True)
     state = _m_step(stats, probe, cfg._replace(hard=True))
     if known_chol is not None:
         state = EMState(state.weights, state.means, known_chol)
@@ -976,14 +1061,14 @@ def _start_from_centres(X, centres, cfg: _Config, known_chol, batch_size, pool) 
 # --------------------------------------------------------------------------------------------
 
 
-def _run(X, state, cfg, *, max_iter, tol, batch_size, pool):
+def _run(rows, state, cfg, *, max_iter, tol):
     moments = _moments_kind(cfg.kind)
-    n = X.shape[0]
+    n = rows.n
     history = []
     converged = False
     n_iter = 0
     while True:
-        stats = _statistics(X, state, moments, cfg.hard, batch_size, pool)
+        stats = rows.statistics(state, moments, cfg.hard)
         obj = stats.loglik + _log_prior(state, cfg)
         history.append(obj)
         if len(history) > 1 and abs(history[-1] - history[-2]) < tol * n:
@@ -1020,8 +1105,10 @@ def fit_em(
 
     Parameters
     ----------
-    X : array_like of shape (n,) or (n, D)
-        Data, one row per observation; 1-D input is one feature.
+    X : array_like of shape (n,) or (n, D), or rows
+        Data, one row per observation; 1-D input is one feature. Or an object of the
+        ``Rows`` protocol (:class:`MatrixRows`; :class:`inference.distributed.ClusterRows`
+        for rows held on the workers of a Dask cluster), whose own validation applies.
     n_components : int
         Number of components K (at most the number of rows).
     covariance : {"full", "diag", "spherical", "tied"}, default "full"
@@ -1078,8 +1165,12 @@ def fit_em(
         priors, a constant column with ``reg_covar=0`` and no covariance prior, or a
         covariance that is not positive definite.
     """
-    X = _as_data(X)
-    n, D = X.shape
+    rows = X if hasattr(X, "statistics") else None
+    if rows is None:
+        X = _as_data(X)
+        n, D = X.shape
+    else:
+        n, D = rows.n, rows.D
     K = n_components
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
         raise ValueError(f"n_components must be a positive integer; got {n_components!r}")
@@ -1115,7 +1206,7 @@ def fit_em(
     )
 
     messages = []
-    constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    constant = np.flatnonzero((np.ptp(X, axis=0) if rows is None else rows.ptp()) == 0)
     if constant.size and cfg.kind != "known":
         if cfg.reg == 0 and not cfg.has_cov_prior:
             raise ValueError(
@@ -1135,9 +1226,11 @@ def fit_em(
         raise ValueError(f"n_threads must be an integer >= 1; got {n_threads!r}")
     with contextlib.ExitStack() as stack:
         stack.enter_context(_blas_single_thread())
-        pool = stack.enter_context(_Pool(n_threads))
+        if rows is None:
+            pool = stack.enter_context(_Pool(n_threads))
+            rows = MatrixRows(X, batch_size=batch_size, pool=pool)
         return _fit(
-            X,
+            rows,
             K,
             cfg,
             messages,
@@ -1149,13 +1242,11 @@ def fit_em(
             init_weights=init_weights,
             init_covariances=init_covariances,
             known_sd=known_sd,
-            batch_size=batch_size,
-            pool=pool,
         )
 
 
 def _fit(
-    X,
+    rows,
     K,
     cfg,
     messages,
@@ -1168,10 +1259,8 @@ def _fit(
     init_weights,
     init_covariances,
     known_sd,
-    batch_size,
-    pool,
 ) -> EMResult:
-    D = X.shape[1]
+    D = rows.D
     known_chol = None
     if known_sd is not None:
         known_chol = np.broadcast_to(known_sd * np.eye(D), (K, D, D)).copy()
@@ -1192,7 +1281,7 @@ def _fit(
         if init_weights is not None and (init_covariances is not None or known_sd is not None):
             state = None  # everything is given: no assignment pass needed
         else:
-            state = _start_from_centres(X, means0, cfg, known_chol, batch_size, pool)
+            state = _start_from_centres(rows, means0, cfg, known_chol)
         weights = None if state is None else state.weights
         if init_weights is not None:
             weights = np.asarray(init_weights, dtype=np.float64)
@@ -1218,11 +1307,11 @@ def _fit(
     else:
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         for _ in range(n_init):
-            centres = seed_centres(X, K, rng)
-            starts.append(_start_from_centres(X, centres, cfg, known_chol, batch_size, pool))
+            centres = rows.seed_centres(K, rng)
+            starts.append(_start_from_centres(rows, centres, cfg, known_chol))
 
     runs = [
-        _run(X, s, cfg, max_iter=max_iter, tol=tol, batch_size=batch_size, pool=pool)
+        _run(rows, s, cfg, max_iter=max_iter, tol=tol)
         for s in starts
     ]
     objectives = np.array([r[2][-1] for r in runs])
@@ -1231,7 +1320,7 @@ def _fit(
     restart_ll = []
     for r in runs:
         if cfg.hard:  # the runs recorded the classification log-likelihood
-            restart_ll.append(_statistics(X, r[0], "none", False, batch_size, pool).loglik)
+            restart_ll.append(rows.statistics(r[0], "none", False).loglik)
         else:
             restart_ll.append(r[1])
     cov = np.matmul(state.chol, state.chol.transpose(0, 2, 1))

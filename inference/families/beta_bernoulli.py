@@ -13,7 +13,9 @@ it is not declared), is checkpointed after every batch.
 
 from __future__ import annotations
 
+import operator
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from models.beta_bernoulli import BetaBernoulli, DirichletCategorical
 from models.errors import BayescheckError
 from models.spec import Spec
 
+from ..distributed import stream_or_reduce
 from ..engines.counts import (
     BernoulliStats,
     BetaPrior,
@@ -54,12 +57,26 @@ def _or_none(estimate):
     return np.asarray(value).tolist()
 
 
-def _stream(spec: Spec, initial, absorb, summarize, out, resume, progress):
+def _stream(spec: Spec, initial, statistic, merge, summarize, out, resume, progress):
+    """The counts of every batch added to ``initial``: streamed, or merged on a cluster."""
     files = spec.data.files()
-    return run_stream(spec.data, initial_state=initial, absorb=absorb, summarize=summarize,
-                      checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
-                      resume=resume, model_key=model_key(spec), total=len(files) or None,
-                      progress=progress)
+    return stream_or_reduce(
+        spec.data, initial_state=initial, statistic=statistic, apply=merge, merge=merge,
+        summarize=summarize, progress=progress,
+        stream=lambda absorb: run_stream(
+            spec.data, initial_state=initial, absorb=absorb, summarize=summarize,
+            checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
+            model_key=model_key(spec), total=len(files) or None, progress=progress))
+
+
+def _bernoulli_stats(model: BetaBernoulli, batch) -> BernoulliStats:
+    y = model.outcomes(batch)
+    return BernoulliStats(k=int(y.sum()), n=int(y.size))
+
+
+def _categorical_stats(model: DirichletCategorical, batch) -> CategoricalStats:
+    labels = np.asarray(model.labels(batch), dtype=str)
+    return CategoricalStats(counts=np.zeros(0, dtype=np.int64)).add_labels(labels)
 
 
 def _records(stream) -> list[dict]:
@@ -80,15 +97,12 @@ def fit_beta_bernoulli(spec: Spec, *, out: Path | None = None, resume: bool = Fa
     model: BetaBernoulli = spec.model
     prior = BetaPrior(a=model.a, b=model.b)
 
-    def absorb(state: BernoulliStats, batch):
-        y = model.outcomes(batch)
-        return state + BernoulliStats(k=int(y.sum()), n=int(y.size)), int(y.size)
-
     def summarize(state: BernoulliStats):
         return _interval("p", bernoulli_beta(stats=state, prior=prior).dist())
 
     started = time.perf_counter()
-    stream = _stream(spec, BernoulliStats(k=0, n=0), absorb, summarize, out, resume, progress)
+    stream = _stream(spec, BernoulliStats(k=0, n=0), partial(_bernoulli_stats, model),
+                     operator.add, summarize, out, resume, progress)
     post = bernoulli_beta(stats=stream.state, prior=prior)
     dist = post.dist()
     parameters = {"p": {
@@ -123,10 +137,6 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
     model: DirichletCategorical = spec.model
     declared = model.categories
 
-    def absorb(state: CategoricalStats, batch):
-        labels = model.labels(batch)
-        return state.add_labels(np.asarray(labels, dtype=str)), int(labels.size)
-
     def summarize(state: CategoricalStats):
         if declared is None:  # the label set is not final until the stream ends
             return None
@@ -140,7 +150,8 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
     started = time.perf_counter()
     initial = CategoricalStats(counts=np.zeros(len(declared or ()), dtype=np.int64),
                                categories=tuple(declared or ()))
-    stream = _stream(spec, initial, absorb, summarize, out, resume, progress)
+    stream = _stream(spec, initial, partial(_categorical_stats, model), CategoricalStats.union,
+                     summarize, out, resume, progress)
     cats = model.resolve_categories(stream.state.categories, where=spec.data.label)
     post = _posterior(model, cats, stream.state.counts_for(cats))
     prior = post.prior

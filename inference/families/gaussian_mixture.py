@@ -48,6 +48,7 @@ from models.errors import BayescheckError, DataError
 from models.gaussian_mixture import GaussianMixture, relabel_draws
 from models.spec import Spec
 
+from ..distributed import ClusterRows, active
 from ..engines.mixture_em import MixturePrior, fit_em, kmeans, log_posterior, mixture_rows
 from ..engines.mixture_em import responsibilities as em_responsibilities
 from ..modes import ChainModes, chain_modes
@@ -58,12 +59,12 @@ __all__ = ["chain_log_densities", "estimate", "fit_gaussian_mixture", "marginal_
            "posterior_checks", "predict_gaussian_mixture"]
 
 
-def _order(X: np.ndarray, means: np.ndarray, centres: np.ndarray) -> np.ndarray:
+def _order(means: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """The EM components in the order the declaration names them.
 
     Sorted by mean in one dimension; in several, matched to the k-means ``centres``.
     """
-    if X.shape[1] == 1:
+    if means.shape[1] == 1:
         return np.argsort(means[:, 0], kind="stable")
     return relabel_draws(means[None], centres)[0]
 
@@ -74,15 +75,22 @@ def _reordered(result, order):
 
 
 
-def estimate(model: GaussianMixture, X: np.ndarray):
-    """EM (ML or MAP) on the rows ``X``, components named as the declaration names them.
+def estimate(model: GaussianMixture, rows):
+    """EM (ML or MAP) on the rows, components named as the declaration names them.
+
+    Parameters
+    ----------
+    model : GaussianMixture
+    rows : numpy.ndarray or inference.engines.mixture_em.Rows
+        The data matrix, or rows held elsewhere (a Dask cluster's partitions).
 
     Returns
     -------
     result : inference.engines.mixture_em.EMResult
         Components sorted by mean in one dimension, aligned to the k-means centres in several.
-    clustering : tuple
-        The deterministic k-means ``(centres, labels)`` of ``X``.
+    clustering : tuple or None
+        The deterministic k-means ``(centres, labels)`` of an in-memory matrix (None for
+        rows held elsewhere, whose centres come from the same k-means over the partitions).
 
     Raises
     ------
@@ -90,12 +98,16 @@ def estimate(model: GaussianMixture, X: np.ndarray):
         From the engine, when EM cannot fit the rows.
     """
     prior = MixturePrior(**model.em_prior()) if model.is_map else None
-    result = fit_em(X, n_components=model.n_components, covariance=model.covariance,
+    result = fit_em(rows, n_components=model.n_components, covariance=model.covariance,
                     max_iter=model.max_iter, tol=model.tol, n_init=model.n_init,
                     seed=model.seed, init_means=model.init_means, known_sd=model.known_sd,
                     equal_weights=model.equal_weights, prior=prior)
-    clustering = kmeans(X, model.n_components)
-    return _reordered(result, _order(X, result.means, clustering[0])), clustering
+    if isinstance(rows, np.ndarray):
+        clustering = kmeans(rows, model.n_components)
+        centres = clustering[0]
+    else:
+        clustering, centres = None, rows.kmeans(model.n_components)
+    return _reordered(result, _order(result.means, centres)), clustering
 
 
 def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -111,9 +123,13 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     """
     model: GaussianMixture = spec.model
     started = time.perf_counter()
-    X = model.data_matrix(spec.data)
+    if active() is None:
+        X = rows = model.data_matrix(spec.data)
+    else:  # the rows stay on the workers; one map-reduce per EM iteration
+        X, rows = None, ClusterRows(spec.data, model.batch_matrix)
+        model.check_rows(rows.n, rows.ptp(), rows.head(1)[0], where=spec.data.label)
     try:
-        result, clustering = estimate(model, X)
+        result, clustering = estimate(model, rows)
     except ValueError as exc:  # the spec and data were validated; what is left is the data's
         raise DataError(f"EM cannot fit these data: {exc}", path=spec.data.label) from None
     K = result.means.shape[0]
@@ -135,7 +151,7 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     if model.known_sd is None:
         parameters["covariances"] = {"estimate": result.covariances.tolist(),
                                      "covariance": model.covariance, "kind": kind}
-    gamma = em_responsibilities(X, result)
+    gamma = em_responsibilities(rows.head(20) if X is None else X[:20], result)
     info = {
         "estimate": kind, "log_likelihood": result.log_likelihood,
         "objective": result.objective, "n_iter": result.n_iter,
@@ -148,7 +164,8 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     }
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=[],
-        n_rows=int(X.shape[0]), seconds=time.perf_counter() - started, state=result,
+        n_rows=int(rows.n if X is None else X.shape[0]),
+        seconds=time.perf_counter() - started, state=result,
         info=info, estimates=_estimates(model, result), posterior_checks=posterior_checks,
         declaration={"clustering": clustering}, data_matrix=X)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import operator
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +15,13 @@ from models.errors import BayescheckError, NotIdentifiedError
 from models.linear_regression import LinearRegression
 from models.spec import Spec
 
+from ..distributed import stream_or_reduce
 from ..engines.dist import Dist
 from ..engines.errors import NotIdentified
 from ..engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
+    RegressionStats,
     regression_stats_joint,
 )
 from ..predictive import interval_columns, posterior_value
@@ -84,10 +88,6 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     model: LinearRegression = spec.model
     prior = prior_posterior(model)
 
-    def absorb(state, batch):
-        joint = model.joint_design(batch)
-        return state.update(regression_stats_joint(joint)), len(joint)
-
     def summarize(state):
         if not state.identified:
             return None
@@ -95,10 +95,13 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
 
     started = time.perf_counter()
     files = spec.data.files()
-    stream = run_stream(spec.data, initial_state=prior, absorb=absorb, summarize=summarize,
-                        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
-                        resume=resume, model_key=model_key(spec),
-                        total=len(files) or None, progress=progress)
+    stream = stream_or_reduce(
+        spec.data, initial_state=prior, statistic=partial(_batch_stats, model),
+        apply=_apply, merge=operator.add, summarize=summarize, progress=progress,
+        stream=lambda absorb: run_stream(
+            spec.data, initial_state=prior, absorb=absorb, summarize=summarize,
+            checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
+            model_key=model_key(spec), total=len(files) or None, progress=progress))
     post = stream.state
     try:
         post.require_identified()
@@ -116,6 +119,15 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post)
+
+
+def _batch_stats(model: LinearRegression, batch: Batch) -> RegressionStats:
+    """The statistic of one batch: the R factor of its [X y] (on a worker, on a cluster)."""
+    return regression_stats_joint(model.joint_design(batch))
+
+
+def _apply(state, stats: RegressionStats):
+    return state.update(stats)
 
 
 def row_variances(X: np.ndarray, matrix: np.ndarray) -> np.ndarray:

@@ -13,8 +13,10 @@ fitted model from it (:func:`model_from_posterior`) without reading the training
 
 from __future__ import annotations
 
+import operator
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,7 @@ from models.naive_bayes import NaiveBayes
 from models.naive_bayes import _labels as model_labels
 from models.spec import Spec
 
+from ..distributed import active, reduce_partitions, stream_or_reduce
 from ..engines.counts import encode_labels
 from ..engines.decisions import bayes_decision, zero_one_loss
 from ..engines.naive_bayes_stats import (
@@ -316,6 +319,15 @@ def _expected_log_scores(model: NaiveBayes, nb: NaiveBayesModel, values: dict) -
     return out
 
 
+def _batch_stats(model: NaiveBayes, schema: NaiveBayesSchema, batch: Batch) -> NaiveBayesStats:
+    """The statistics of one batch (on a worker, on a cluster)."""
+    X, y = model.table(batch)
+    try:
+        return naive_bayes_stats(X, y, schema=schema)
+    except ValueError as exc:
+        raise DataError(f"{exc}", path=batch.name) from None
+
+
 def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False,
                      progress: bool = False) -> AnalyticFit:
     """Stream the data through the naive Bayes engine.
@@ -325,28 +337,27 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
     """
     model: NaiveBayes = spec.model
     started = time.perf_counter()
-    classes, categories = model.labels(spec.data)
+    if active() is not None and model.held_labels is None:  # the label pass on the workers
+        seen, _ = reduce_partitions(spec.data, model.batch_labels, operator.add)
+        classes, categories = model.resolve_labels(seen, where=spec.data.label)
+    else:
+        classes, categories = model.labels(spec.data)
     schema = _schema(model, classes, categories)
-
-    def absorb(state: NaiveBayesStats, batch: Batch):
-        X, y = model.table(batch)
-        try:
-            stats = naive_bayes_stats(X, y, schema=schema)
-        except ValueError as exc:
-            raise DataError(f"{exc}", path=batch.name) from None
-        return state + stats, len(y)
 
     def summarize(state: NaiveBayesStats):
         return {"class_counts": dict(zip(classes, np.asarray(state.class_counts).tolist(),
                                          strict=True))}
 
     files = spec.data.files()
+    initial = NaiveBayesStats.empty(schema)
     try:
-        stream = run_stream(spec.data, initial_state=NaiveBayesStats.empty(schema),
-                            absorb=absorb, summarize=summarize,
-                            checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
-                            resume=resume, model_key=model_key(spec),
-                            total=len(files) or None, progress=progress)
+        stream = stream_or_reduce(
+            spec.data, initial_state=initial, statistic=partial(_batch_stats, model, schema),
+            apply=operator.add, merge=operator.add, summarize=summarize, progress=progress,
+            stream=lambda absorb: run_stream(
+                spec.data, initial_state=initial, absorb=absorb, summarize=summarize,
+                checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
+                model_key=model_key(spec), total=len(files) or None, progress=progress))
     except SchemaChanged as exc:  # name the batch, column and row that brought the change
         raise _new_label(model, spec, exc.records) or exc from None
     stats = stream.state

@@ -1,0 +1,438 @@
+"""Fitting over the partitions of a Dask cluster: one statistic per file, merged in a tree.
+
+``bayescheck fit SPEC --scheduler ADDRESS`` (or ``--scheduler local --workers N``) runs the
+families whose statistics merge associatively (linear regression, Beta-Bernoulli,
+Dirichlet-categorical, naive Bayes) and the Gaussian mixture's EM on a
+``dask.distributed`` cluster:
+
+* every file of the spec's ``[data] path`` is one partition; a worker reads it (the same
+  reader and validation as the in-process stream, :func:`models.data.read_batch`) and
+  computes the family's statistic of that batch there, the same function the stream calls;
+* the statistics are merged by a tree of tasks on the workers (each merging up to
+  :data:`FAN_IN` neighbours; 3 levels for 100 files), with the family's merge (``+`` of the
+  engine's statistics: counts add, the linear-Gaussian roots merge by the QR of the stacked
+  factors), and only the root travels back;
+* the family applies the merged statistic to its prior exactly as after a stream.
+
+The merges are associative, so the result equals the single-process stream up to the
+order of floating-point additions (tests hold it to 1e-12 relative). EM
+(:class:`ClusterRows`) keeps each partition's rows in worker memory and runs one map-reduce
+of the responsibility-weighted moments per iteration
+(:func:`inference.engines.mixture_em.fit_em` drives it through its ``Rows`` protocol).
+
+A run on a cluster writes no checkpoint (``--resume`` is refused): a partition that fails is
+an error naming its file, and the run is repeated. Dask is an optional dependency
+(``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.data import Batch, read_batch
+from models.errors import BayescheckError, DataError, SpecError
+
+from .streaming import BatchRecord, StreamResult
+
+__all__ = ["DISTRIBUTED_MODELS", "ClusterRows", "active", "cluster", "partition_files",
+           "reduce_partitions", "stream_or_reduce"]
+
+#: Models whose fit runs on a cluster.
+DISTRIBUTED_MODELS = ("linear_regression", "beta_bernoulli", "dirichlet_categorical",
+                      "naive_bayes", "gaussian_mixture")
+
+_CLIENT: contextvars.ContextVar = contextvars.ContextVar("bayescheck_dask_client", default=None)
+
+
+def active():
+    """The ``distributed.Client`` of the enclosing :func:`cluster`, or None (in-process)."""
+    return _CLIENT.get()
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise BayescheckError("--scheduler needs Dask: pip install 'bayescheck[dask]' "
+                              "(dask and distributed)") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str, workers: int | None = None, *, processes: bool = True,
+            timeout: float = 10.0) -> Iterator[Any]:
+    """Connect to a Dask scheduler (or start a local cluster) for the fits inside the block.
+
+    Parameters
+    ----------
+    scheduler : str
+        A scheduler address (``tcp://host:8786``, ``inproc://...``), or ``"local"`` to start a
+        ``distributed.LocalCluster`` for the block.
+    workers : int, optional
+        Workers of the local cluster (default 2); only with ``"local"``.
+    processes : bool
+        Local cluster workers as processes (one thread each), else threads of this process.
+    timeout : float
+        Seconds to wait for the scheduler.
+
+    Raises
+    ------
+    BayescheckError
+        Dask not installed, ``workers`` without ``"local"``, or a scheduler that cannot be
+        reached (exit 2, naming the address).
+    """
+    distributed = _import_distributed()
+    if workers is not None and scheduler != "local":
+        raise BayescheckError(f"--workers {workers}: only with --scheduler local (a running "
+                              f"cluster at {scheduler} has its own workers)")
+    if workers is not None and workers < 1:
+        raise BayescheckError(f"--workers {workers}: expected a positive number of workers")
+    with contextlib.ExitStack() as stack:
+        if scheduler == "local":
+            local = stack.enter_context(distributed.LocalCluster(
+                n_workers=workers or 2, threads_per_worker=1, processes=processes,
+                dashboard_address=None))
+            client = stack.enter_context(distributed.Client(local))
+        else:
+            try:
+                client = distributed.Client(scheduler, timeout=timeout)
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                raise BayescheckError(f"--scheduler {scheduler}: cannot reach a Dask scheduler "
+                                      f"there ({type(exc).__name__}: {exc})") from None
+            stack.callback(client.close)
+        token = _CLIENT.set(client)
+        try:
+            yield client
+        finally:
+            _CLIENT.reset(token)
+
+
+def partition_files(source) -> list[str]:
+    """The files of a data source, one partition each, in the stream's order."""
+    if source.pattern is None:
+        raise SpecError("--scheduler reads files: give [data] path (in-memory frames are "
+                        "fitted in-process)")
+    return [str(f) for f in source.files()]
+
+
+def _read(name: str) -> Batch:
+    return read_batch(Path(name))
+
+
+def _partition(name: str, statistic: Callable[[Batch], Any]):
+    batch = _read(name)
+    stat = statistic(batch)
+    return stat, [BatchRecord(batch.name, batch.fingerprint, int(stat.n))]
+
+
+def _merge_records(merge, *parts):
+    """(statistic, records) pairs merged in order: statistics by ``merge``, records joined."""
+    stats = parts[0][0]
+    for p in parts[1:]:
+        stats = merge(stats, p[0])
+    return stats, [r for p in parts for r in p[1]]
+
+
+def _merge_in_order(merge, *parts):
+    out = parts[0]
+    for p in parts[1:]:
+        out = merge(out, p)
+    return out
+
+
+#: Partial results merged by one task of the tree: 100 files take 3 levels and 16 tasks.
+FAN_IN = 8
+
+
+def _tree(client, futures: list, merge: Callable, combine=_merge_in_order) -> Any:
+    """Merge futures in groups of :data:`FAN_IN` neighbours, level by level, until one is left.
+
+    Neighbours stay in order, so the result is the sequential merge regrouped: equal to it
+    for an associative ``merge``, up to floating-point rounding.
+    """
+    level = list(futures)
+    while len(level) > 1:
+        level = [level[i] if len(level[i:i + FAN_IN]) == 1 else
+                 client.submit(combine, merge, *level[i:i + FAN_IN], pure=False)
+                 for i in range(0, len(level), FAN_IN)]
+    return level[0]
+
+
+def _gather(client, future):
+    """The result of a future; a worker's OSError becomes a DataError (exit 2)."""
+    try:
+        return client.gather(future)
+    except BayescheckError:
+        raise
+    except OSError as exc:
+        raise DataError(f"a worker cannot read it: {exc.strerror or exc}",
+                        path=exc.filename) from None
+
+
+def reduce_partitions(source, statistic: Callable[[Batch], Any],
+                      merge: Callable[[Any, Any], Any]) -> tuple[Any, list[BatchRecord]]:
+    """Statistic of every file on the workers, merged by a tree reduction.
+
+    Parameters
+    ----------
+    source : models.DataSource
+        The spec's data (files the workers can read at the same paths).
+    statistic : callable
+        ``statistic(batch) -> stats`` with ``stats.n`` its rows; run on a worker.
+    merge : callable
+        ``merge(a, b) -> stats``, associative.
+
+    Returns
+    -------
+    (stats, records)
+        The merged statistic and each file's :class:`~inference.streaming.BatchRecord`.
+
+    Raises
+    ------
+    DataError
+        A file a worker cannot read or that fails validation (named), or two files with the
+        same content (counted once only in a stream, so refused here too).
+    """
+    client = active()
+    files = partition_files(source)
+    parts = client.map(_partition, files, statistic=statistic, pure=False)
+    stats, records = _gather(client, _tree(client, parts, merge, _merge_records))
+    seen: dict[str, str] = {}
+    for r in records:
+        if r.fingerprint in seen:
+            raise DataError(f"same content as batch {seen[r.fingerprint]!r}; refusing to count "
+                            f"it twice", path=r.name)
+        seen[r.fingerprint] = r.name
+    return stats, records
+
+
+def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch], Any],
+                     apply: Callable[[Any, Any], Any], merge: Callable[[Any, Any], Any],
+                     summarize: Callable[[Any], dict | None], stream: Callable[..., StreamResult],
+                     progress: bool | Callable = False) -> StreamResult:
+    """A family's pass over its data: on the cluster of :func:`cluster`, else the stream.
+
+    In-process, ``stream(absorb=...)`` runs :func:`inference.streaming.run_stream` with
+    ``absorb(state, batch) = apply(state, statistic(batch))``; on a cluster the statistics of
+    the files are merged by :func:`reduce_partitions` and applied once,
+    ``apply(initial_state, merged)``. The trajectory then has one record, for the end.
+
+    Parameters
+    ----------
+    source : models.DataSource
+    initial_state : object
+        The prior state.
+    statistic, apply, merge : callable
+        The statistic of one batch, its application to a state, and the merge of two
+        statistics.
+    summarize : callable
+        ``summarize(state) -> dict or None``.
+    stream : callable
+        ``stream(absorb) -> StreamResult``: the family's in-process stream.
+    progress : bool
+        On a cluster, one line on stderr at the end.
+
+    Returns
+    -------
+    inference.streaming.StreamResult
+    """
+    if active() is None:
+        def absorb(state, batch):
+            stat = statistic(batch)
+            return apply(state, stat), stat.n
+
+        return stream(absorb)
+    started = time.perf_counter()
+    stats, records = reduce_partitions(source, statistic, merge)
+    state = apply(initial_state, stats)
+    if progress:
+        import sys
+        print(f"{len(records)} partitions, {sum(r.rows for r in records)} rows merged on the "
+              f"cluster in {time.perf_counter() - started:.3f} s", file=sys.stderr, flush=True)
+    summary = summarize(state)
+    trajectory = [{"batch": "all partitions", "rows": int(stats.n), **summary}] if summary else []
+    return StreamResult(state, records, trajectory)
+
+
+# --------------------------------------------------------------------------------------------
+# EM: the rows stay on the workers, one map-reduce of the E-step statistics per iteration
+# --------------------------------------------------------------------------------------------
+
+
+def _load_rows(name: str, read_rows: Callable[[Batch], np.ndarray]):
+    from .engines.mixture_em import MatrixRows
+
+    batch = _read(name)
+    return MatrixRows(read_rows(batch), name=batch.name, fingerprint=batch.fingerprint)
+
+
+# Small tasks on one partition's MatrixRows (or its squared distances d2), run on the workers.
+def _info(rows):
+    return rows.n, rows.D, rows.name, rows.fingerprint
+
+
+def _statistics(rows, state, moments, hard):
+    return rows.statistics(state, moments, hard)
+
+
+def _range(rows):
+    return rows.X.min(axis=0), rows.X.max(axis=0)
+
+
+def _column_sum(rows):
+    return rows.X.sum(axis=0)
+
+
+def _rows(rows, start, stop):
+    return rows.X[start:stop]
+
+
+def _d2(rows, centre, previous):
+    d2 = np.square(rows.X - centre).sum(axis=1)
+    return d2 if previous is None else np.minimum(previous, d2)
+
+
+def _sum(a):
+    return float(np.sum(a))
+
+
+def _largest(a):
+    i = int(np.argmax(a))
+    return float(a[i]), i
+
+
+def _locate(d2, u):
+    return min(int(np.searchsorted(np.cumsum(d2), u, side="right")), d2.size - 1)
+
+
+def _lloyd(rows, centres):
+    from .engines.mixture_em import lloyd_sums
+
+    return lloyd_sums(rows.X, centres)
+
+
+def _add_pairs(a, b):
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+class ClusterRows:
+    """The rows of a mixture held on the workers, one ``MatrixRows`` per file.
+
+    Implements the ``Rows`` protocol of :func:`inference.engines.mixture_em.fit_em` (``n``,
+    ``D``, the E-step ``statistics`` at a state, ``ptp``, ``seed_centres``) by running the
+    same computation on each partition's :class:`~inference.engines.mixture_em.MatrixRows`
+    and merging the partial results: the E-step statistics by a tree of
+    :func:`~inference.engines.mixture_em.combine_statistics` on the workers, so one
+    iteration of EM is one map-reduce and only the merged statistics reach the client.
+
+    Parameters
+    ----------
+    source : models.DataSource
+        The spec's data.
+    read_rows : callable
+        ``read_rows(batch) -> (n, D) float64``: the model's validated matrix of one batch.
+    """
+
+    def __init__(self, source, read_rows: Callable[[Batch], np.ndarray]):
+        self.client = active()
+        files = partition_files(source)
+        self.parts = self.client.map(_load_rows, files, read_rows=read_rows, pure=False)
+        info = self._map(_info)
+        self.sizes = np.array([i[0] for i in info], dtype=np.int64)
+        self.D = int(info[0][1])
+        self.n = int(self.sizes.sum())
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.records = [BatchRecord(i[2], i[3], int(i[0])) for i in info]
+
+    def _submit(self, fn, *args) -> list:
+        return [self.client.submit(fn, p, *args, pure=False) for p in self.parts]
+
+    def _map(self, fn, *args) -> list:
+        return _gather(self.client, self._submit(fn, *args))
+
+    def statistics(self, state, moments: str, hard: bool):
+        """E-step statistics of all rows: per partition on the workers, merged in a tree."""
+        from .engines.mixture_em import combine_statistics
+
+        futures = self._submit(_statistics, state, moments, hard)
+        return _gather(self.client, _tree(self.client, futures, combine_statistics))
+
+    def ptp(self) -> np.ndarray:
+        """Range of every column over all rows."""
+        lo, hi = zip(*self._map(_range), strict=True)
+        return np.max(hi, axis=0) - np.min(lo, axis=0)
+
+    def head(self, m: int) -> np.ndarray:
+        """The first ``m`` rows."""
+        out, p = [], 0
+        while sum(len(b) for b in out) < m and p < len(self.parts):
+            out.append(_gather(self.client, self.client.submit(_rows, self.parts[p], 0, m)))
+            p += 1
+        return np.vstack(out)[:m]
+
+    def _row(self, index: int) -> np.ndarray:
+        p = int(np.searchsorted(self.offsets, index, side="right")) - 1
+        i = int(index - self.offsets[p])
+        return _gather(self.client, self.client.submit(_rows, self.parts[p], i, i + 1))[0]
+
+    def _argmax(self, d2: list) -> int:
+        """Global index of the largest value (the first on ties) of per-partition arrays."""
+        best = _gather(self.client, [self.client.submit(_largest, f) for f in d2])
+        p = max(range(len(best)), key=lambda q: (best[q][0], -q))
+        return int(self.offsets[p] + best[p][1])
+
+    def seed_centres(self, K: int, rng=None) -> np.ndarray:
+        """:func:`~inference.engines.mixture_em.seed_centres` over the partitions.
+
+        The same choices as on the whole matrix: the squared distances to the nearest chosen
+        row stay on the workers; a k-means++ draw ``u * total`` is located first among the
+        partitions' totals, then in the cumulative sum of that partition. Deterministic
+        seeding (``rng=None``) takes the largest distance, the first on ties, in row order.
+        """
+        if rng is None:
+            mean = np.sum(self._map(_column_sum), axis=0) / self.n
+            d2 = self._submit(_d2, mean, None)
+            first = self._argmax(d2)
+        else:
+            first = int(rng.integers(self.n))
+        chosen = [self._row(first)]
+        d2 = self._submit(_d2, chosen[0], None)
+        for _ in range(1, K):
+            if rng is None:
+                nxt = self._argmax(d2)
+            else:
+                sums = np.array(_gather(self.client, [self.client.submit(_sum, f) for f in d2]))
+                cum = np.cumsum(sums)
+                if cum[-1] > 0:
+                    u = rng.random() * cum[-1]
+                    p = min(int(np.searchsorted(cum, u, side="right")), len(sums) - 1)
+                    local = _gather(self.client, self.client.submit(_locate, d2[p],
+                                                                    u - (cum[p] - sums[p])))
+                    nxt = int(self.offsets[p] + local)
+                else:  # every row equals a chosen centre
+                    nxt = int(rng.integers(self.n))
+            chosen.append(self._row(nxt))
+            d2 = [self.client.submit(_d2, p, chosen[-1], f, pure=False)
+                  for p, f in zip(self.parts, d2, strict=True)]
+        return np.array(chosen)
+
+    def kmeans(self, K: int, iterations: int = 50) -> np.ndarray:
+        """The centres of :func:`~inference.engines.mixture_em.kmeans`, over the partitions."""
+        from .engines.mixture_em import lloyd_centres, order_centres
+
+        centres = self.seed_centres(K)
+        for _ in range(iterations):
+            futures = self._submit(_lloyd, centres)
+            counts, sums = _gather(self.client, _tree(self.client, futures, _add_pairs))
+            new = lloyd_centres(counts, sums, centres)
+            if np.allclose(new, centres):
+                break
+            centres = new
+        return order_centres(centres)

@@ -1,0 +1,90 @@
+"""The regression likelihood declared through its sufficient statistics (check at large n).
+
+Same posterior as the row-wise declaration: the two log densities, at any (theta, sigma2),
+differ by one constant. A root of other data (a wrong statistic) breaks that. Slow: each
+test compiles PyMC log densities.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import models.linear_regression as lr
+from models.data import DataSource
+from models.linear_regression import LinearRegression, qr_root
+
+pytest.importorskip("pymc")
+pytestmark = pytest.mark.slow
+
+
+def _data(rng, n=400, d=3):
+    X = np.column_stack([np.ones(n), rng.normal(size=(n, d - 1)) * [3.0, 0.2][: d - 1]])
+    y = X @ rng.normal(size=d) + rng.normal(scale=0.5, size=n)
+    return X, y
+
+
+def _models(known: bool, flat: bool):
+    kw = {"noise_sd": 0.5} if known else {"noise_sd": None, "noise_shape": 2.0,
+                                          "noise_scale": 1.0}
+    prior = ({"prior_mean": None, "prior_cov": None} if flat else
+             {"prior_mean": np.zeros(3), "prior_cov": np.diag([4.0, 2.0, 9.0])})
+    return LinearRegression(features=("intercept", "x1", "x2"), target="y", **prior, **kw)
+
+
+def _logp_differences(rowwise, sufficient, rng, points=6):
+    """row-wise minus sufficient log density at random points (same value variables)."""
+    f_row, f_suf = rowwise.compile_logp(), sufficient.compile_logp()
+    names = [v.name for v in rowwise.value_vars]
+    assert names == [v.name for v in sufficient.value_vars]
+    out = []
+    for _ in range(points):
+        point = {name: rng.normal(size=np.shape(rowwise.initial_point()[name])) * 0.7
+                 for name in names}
+        out.append(f_row(point) - f_suf(point))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("known", [True, False])
+@pytest.mark.parametrize("flat", [True, False])
+def test_sufficient_declaration_has_the_row_wise_log_density_up_to_a_constant(known, flat):
+    rng = np.random.default_rng(0)
+    X, y = _data(rng)
+    model = _models(known, flat)
+    rowwise = model.pymc_model(X, y)
+    sufficient = model.pymc_model_sufficient(qr_root(np.column_stack([X, y])), len(y))
+    diff = _logp_differences(rowwise, sufficient, rng)
+    # the log densities are O(n) = hundreds; the difference is one constant to rounding
+    assert np.ptp(diff) < 1e-8 * np.max(np.abs(diff) + 1.0)
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_a_wrong_statistic_changes_the_posterior(known):
+    """Negative: the root of other responses is not the same posterior up to a constant."""
+    rng = np.random.default_rng(1)
+    X, y = _data(rng)
+    model = _models(known, flat=False)
+    rowwise = model.pymc_model(X, y)
+    other = y + rng.normal(scale=0.1, size=y.size)
+    wrong = model.pymc_model_sufficient(qr_root(np.column_stack([X, other])), len(y))
+    diff = _logp_differences(rowwise, wrong, rng)
+    assert np.ptp(diff) > 1e-3
+
+
+def test_declare_switches_to_the_statistics_above_max_rowwise(monkeypatch):
+    rng = np.random.default_rng(2)
+    X, y = _data(rng, n=120)
+    frames = [pd.DataFrame({"x1": X[i:i + 40, 1], "x2": X[i:i + 40, 2], "y": y[i:i + 40]})
+              for i in (0, 40, 80)]
+    model = LinearRegression(features=("intercept", "x1", "x2"), target="y",
+                             prior_mean=np.zeros(3), prior_cov=np.eye(3) * 4.0, noise_sd=None,
+                             intercept=True)
+    source = DataSource.from_frame(*frames)
+    assert [rv.name for rv in model.declare(source).observed_RVs] == ["y"]
+    monkeypatch.setattr(lr, "MAX_ROWWISE", 100)
+    declared = model.declare(source)
+    assert [rv.name for rv in declared.observed_RVs] == ["z", "rss"]
+    # the batch-wise roots merged give the same statistics as one QR of all rows
+    diff = _logp_differences(model.pymc_model(X, y), declared, rng)
+    assert np.ptp(diff) < 1e-8 * np.max(np.abs(diff) + 1.0)
