@@ -18,14 +18,15 @@ from ..engines.errors import NotIdentified
 from ..engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
+    RegressionStats,
     regression_stats_joint,
 )
 from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["exact_draws_linear_regression", "fit_linear_regression", "predict_linear_regression",
-           "row_variances"]
+__all__ = ["batch_statistic", "exact_draws_linear_regression", "fit_linear_regression",
+           "predict_linear_regression", "row_variances"]
 
 
 def _interval_record(names, marginal) -> dict:
@@ -37,6 +38,16 @@ def _interval_record(names, marginal) -> dict:
         "q05": dict(zip(names, map(float, lo), strict=True)),
         "q95": dict(zip(names, map(float, hi), strict=True)),
     }
+
+
+def batch_statistic(model: LinearRegression, batch: Batch) -> RegressionStats:
+    """The statistic of one batch: the R factor of its validated ``[X | y]``.
+
+    Statistics of batches merge by ``+`` in any grouping (a tree reduction over partitions
+    gives the stream's result to rounding), and a posterior absorbs one by ``update``.
+    """
+    joint = model.joint_design(batch)
+    return regression_stats_joint(joint, overwrite=True)
 
 
 def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -56,8 +67,8 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
                                                         **kw))
 
     def absorb(state, batch):
-        joint = model.joint_design(batch)
-        return state.update(regression_stats_joint(joint)), len(joint)
+        stats = batch_statistic(model, batch)
+        return state.update(stats), stats.n
 
     def summarize(state):
         if not state.identified:

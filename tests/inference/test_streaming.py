@@ -78,7 +78,7 @@ def test_sigkill_midway_then_resume(tmp_path):
     (tmp_path / "batches" / "3.csv").unlink()
     os.mkfifo(tmp_path / "batches" / "3.csv")
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BAYESCHECK_CHECKPOINT_SECONDS": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "reports", "fit", str(spec_path), "--out",
                              str(out)], stderr=subprocess.PIPE, text=True, env=env)
     lines = []
