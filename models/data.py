@@ -385,7 +385,8 @@ def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool) -> np
     try:
         if batch.kind == "parquet":
             import pyarrow.parquet as pq
-            table = pq.read_table(pa.BufferReader(batch.content), columns=list(columns))
+            # ParquetFile.read, not read_table: the latter imports pandas.
+            table = pq.ParquetFile(pa.BufferReader(batch.content)).read(columns=list(columns))
         else:
             import pyarrow.csv as pcsv
             names = batch.columns
@@ -406,17 +407,30 @@ def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool) -> np
         out[:, 0] = 1.0
     for j, name in enumerate(columns, int(ones_first)):
         col = table.column(name)
-        kind = col.type
-        if col.null_count or not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
+        dtype = _numpy_dtype(pa, col.type)
+        if col.null_count or dtype is None:
             return None
         row = 0
         for chunk in col.chunks:
-            values = chunk.to_numpy(zero_copy_only=False)
+            # The values buffer, viewed in place: Array.to_numpy would import pandas.
+            values = np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk),
+                                   offset=chunk.offset * dtype.itemsize)
             out[row:row + len(values), j] = values
             row += len(values)
     if not np.isfinite(out).all():
         return None
     return out
+
+
+def _numpy_dtype(pa, kind) -> np.dtype | None:
+    """The numpy dtype of an Arrow integer or floating type; None for any other type."""
+    if pa.types.is_floating(kind):
+        return np.dtype(f"float{kind.bit_width}")
+    if pa.types.is_signed_integer(kind):
+        return np.dtype(f"int{kind.bit_width}")
+    if pa.types.is_unsigned_integer(kind):
+        return np.dtype(f"uint{kind.bit_width}")
+    return None
 
 
 def _numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
