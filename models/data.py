@@ -447,8 +447,8 @@ def _numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
         out = selected.to_numpy(dtype=np.float64, na_value=np.nan)
         if np.isfinite(out).all():
             return out
-    else:
-        out = np.empty((len(frame), len(columns)), dtype=np.float64)
+    # A fresh block: the one above may be a read-only view of the frame (copy-on-write).
+    out = np.empty((len(frame), len(columns)), dtype=np.float64)
     for j, name in enumerate(columns):
         col = frame[name]
         if col.dtype == bool:
