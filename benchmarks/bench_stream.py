@@ -51,6 +51,14 @@ started = time.perf_counter()
 method, folder, pattern = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
 import numpy as np
 from threadpoolctl import threadpool_limits
+# Every BLAS the method uses is loaded before the limit is set (a library loaded inside
+# threadpool_limits is not limited): scipy's, and scikit-learn's through scipy.
+sys.path.insert(0, sys.argv[4] if method == "qr" else ".")
+import scipy.linalg
+if method == "qr":
+    from inference.engines.linear_gaussian import merge_roots, triangular_root
+if method == "bayesian_ridge":
+    from sklearn.linear_model import BayesianRidge
 files = sorted(folder.glob(pattern), key=lambda p: int(''.join(c for c in p.stem if c.isdigit())))
 columns = [f"x{j}" for j in range(D_FEATURES)] + ["y"]
 
@@ -81,15 +89,12 @@ else:
                 acc = acc + Z.T @ Z
             result = float(acc[-1, -1])
         elif method == "qr":
-            sys.path.insert(0, sys.argv[4])
-            from inference.engines.linear_gaussian import merge_roots, triangular_root
             root = None
             for f in files:
                 r = triangular_root(read(f), overwrite=True)
                 root = r if root is None else merge_roots(root, r)
             result = float(root[-1, -1] ** 2)
         elif method == "bayesian_ridge":
-            from sklearn.linear_model import BayesianRidge
             Z = np.concatenate([read(f) for f in files])
             model = BayesianRidge(fit_intercept=False).fit(Z[:, :-1], Z[:, -1])
             result = float(model.coef_[0])

@@ -353,13 +353,15 @@ def numeric_columns(batch: Batch, columns: Sequence[str], *,
         Naming the file, the column and the first bad row: a missing column, a value that is
         not a number, NaN / missing, infinite, or above ``max_magnitude``.
     """
-    out = _arrow_columns(batch, columns, ones_first)
-    if out is None:
-        values = _numeric_columns(batch, columns)
-        out = np.empty((len(values), len(columns) + ones_first), order="F")
-        if ones_first:
-            out[:, 0] = 1.0
-        out[:, int(ones_first):] = values
+    bound = np.finfo(np.float64).max if max_magnitude is None else max_magnitude
+    out = _arrow_columns(batch, columns, ones_first, bound)
+    if out is not None:
+        return out
+    values = _numeric_columns(batch, columns)
+    out = np.empty((len(values), len(columns) + ones_first), order="F")
+    if ones_first:
+        out[:, 0] = 1.0
+    out[:, int(ones_first):] = values
     if max_magnitude is not None:
         values = out[:, int(ones_first):]
         big = np.abs(values) > max_magnitude
@@ -372,8 +374,9 @@ def numeric_columns(batch: Batch, columns: Sequence[str], *,
     return out
 
 
-def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool) -> np.ndarray | None:
-    """The columns read with pyarrow when every value is a finite number, else None.
+def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool,
+                   bound: float) -> np.ndarray | None:
+    """The columns read with pyarrow when every value is a number within +-bound, else None.
 
     None sends the caller to the pandas path, which reads the file as before and words the
     error (or, for a CSV that pyarrow parses more strictly than pandas, such as blanks before
@@ -417,7 +420,8 @@ def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool) -> np
                                    offset=chunk.offset * dtype.itemsize)
             out[row:row + len(values), j] = values
             row += len(values)
-    if not np.isfinite(out).all():
+    # Two reductions, no temporary: NaN makes max / min NaN, and inf exceeds any bound.
+    if not (out.max() <= bound and out.min() >= -bound):
         return None
     return out
 
