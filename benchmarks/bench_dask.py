@@ -88,7 +88,7 @@ def main() -> None:
 
     from inference import distributed as dist
     from inference.dispatch import fit
-    from inference.families.linear_regression import _batch_stats
+    from inference.families.linear_regression import batch_statistic
     from models.spec import load_spec
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,7 +116,7 @@ def main() -> None:
                 with dist.cluster(cluster.scheduler_address):
                     t = time.perf_counter()
                     futures = client.map(dist._partition, dist.partition_files(spec.data),
-                                         statistic=lambda b, m=spec.model: _batch_stats(m, b),
+                                         statistic=lambda b, m=spec.model: batch_statistic(m, b),
                                          pure=False)
                     parts = [p[0] for p in client.gather(futures)]
                     times["map only"].append(time.perf_counter() - t)

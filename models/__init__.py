@@ -1,34 +1,37 @@
-"""What is modelled: model objects, their PyMC declarations, spec loading and data sources."""
+"""What is modelled: model objects, their PyMC declarations, spec loading and data sources.
 
-from .ard import ARD
-from .bayes_rule import BayesRule
-from .beta_bernoulli import BetaBernoulli, DirichletCategorical
-from .data import Batch, DataSource, numeric_columns
-from .errors import BayescheckError, DataError, NotIdentifiedError, SpecError
-from .gaussian_mixture import GaussianMixture
-from .linear_regression import LinearRegression
-from .naive_bayes import NaiveBayes
-from .registry import MODELS
-from .spec import SamplingConfig, Section, Spec, load_spec
+Names are imported on first use (as in :mod:`inference`), so loading one spec imports only
+its own model module: ``fit`` of a regression does not load pandas, which the classifiers'
+modules need.
+"""
 
-__all__ = [
-    "ARD",
-    "Batch",
-    "BayesRule",
-    "BayescheckError",
-    "BetaBernoulli",
-    "DataError",
-    "DataSource",
-    "DirichletCategorical",
-    "GaussianMixture",
-    "LinearRegression",
-    "MODELS",
-    "NaiveBayes",
-    "NotIdentifiedError",
-    "SamplingConfig",
-    "Section",
-    "Spec",
-    "SpecError",
-    "load_spec",
-    "numeric_columns",
-]
+from importlib import import_module
+
+_EXPORTS = {
+    "ARD": "ard",
+    "Batch": "data",
+    "BayesRule": "bayes_rule",
+    "BayescheckError": "errors",
+    "BetaBernoulli": "beta_bernoulli",
+    "DataError": "errors",
+    "DataSource": "data",
+    "DirichletCategorical": "beta_bernoulli",
+    "GaussianMixture": "gaussian_mixture",
+    "LinearRegression": "linear_regression",
+    "MODELS": "registry",
+    "NaiveBayes": "naive_bayes",
+    "NotIdentifiedError": "errors",
+    "SamplingConfig": "spec",
+    "Section": "spec",
+    "Spec": "spec",
+    "SpecError": "errors",
+    "load_spec": "spec",
+    "numeric_columns": "data",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,11 +34,8 @@ def joint_design(batch: Batch, *, target: str, features, intercept: bool) -> np.
 
     Keeping X and y in one block lets an engine take X'X, X'y and y'y from one product.
     """
-    values = numeric_columns(batch, [*data_columns(features, intercept), target],
-                             max_magnitude=MAX_MAGNITUDE)
-    if intercept:
-        values = np.column_stack([np.ones(len(values)), values])
-    return values
+    return numeric_columns(batch, [*data_columns(features, intercept), target],
+                           max_magnitude=MAX_MAGNITUDE, ones_first=intercept)
 
 
 def feature_matrix(batch: Batch, *, features, intercept: bool) -> np.ndarray:
@@ -47,10 +44,7 @@ def feature_matrix(batch: Batch, *, features, intercept: bool) -> np.ndarray:
     The intercept column of ones comes first when requested, as in :func:`joint_design`;
     a missing or non-numeric column is a :class:`~models.errors.DataError` naming it.
     """
-    values = numeric_columns(batch, data_columns(features, intercept))
-    if intercept:
-        values = np.column_stack([np.ones(len(values)), values])
-    return values
+    return numeric_columns(batch, data_columns(features, intercept), ones_first=intercept)
 
 
 def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list[str], bool]:

@@ -28,8 +28,9 @@ from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["exact_draws_linear_regression", "fit_linear_regression", "posterior_parameters",
-           "predict_linear_regression", "prior_posterior", "row_variances"]
+__all__ = ["batch_statistic", "exact_draws_linear_regression", "fit_linear_regression",
+           "posterior_parameters", "predict_linear_regression", "prior_posterior",
+           "row_variances"]
 
 
 def _interval_record(names, marginal) -> dict:
@@ -96,7 +97,7 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     started = time.perf_counter()
     files = spec.data.files()
     stream = stream_or_reduce(
-        spec.data, initial_state=prior, statistic=partial(_batch_stats, model),
+        spec.data, initial_state=prior, statistic=partial(batch_statistic, model),
         apply=_apply, merge=operator.add, summarize=summarize, progress=progress,
         stream=lambda absorb: run_stream(
             spec.data, initial_state=prior, absorb=absorb, summarize=summarize,
@@ -121,9 +122,14 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post)
 
 
-def _batch_stats(model: LinearRegression, batch: Batch) -> RegressionStats:
-    """The statistic of one batch: the R factor of its [X y] (on a worker, on a cluster)."""
-    return regression_stats_joint(model.joint_design(batch))
+def batch_statistic(model: LinearRegression, batch: Batch) -> RegressionStats:
+    """The statistic of one batch: the R factor of its validated ``[X | y]``.
+
+    Statistics of batches merge by ``+`` in any grouping (a tree reduction over partitions,
+    on a Dask cluster, gives the stream's result to rounding), and a posterior absorbs one
+    by ``update``.
+    """
+    return regression_stats_joint(model.joint_design(batch), overwrite=True)
 
 
 def _apply(state, stats: RegressionStats):

@@ -78,7 +78,7 @@ def test_sigkill_midway_then_resume(tmp_path):
     (tmp_path / "batches" / "3.csv").unlink()
     os.mkfifo(tmp_path / "batches" / "3.csv")
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BAYESCHECK_CHECKPOINT_SECONDS": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "reports", "fit", str(spec_path), "--out",
                              str(out)], stderr=subprocess.PIPE, text=True, env=env)
     lines = []
@@ -175,3 +175,56 @@ def test_checkpoint_of_the_xtx_layout_is_refused(tmp_path, monkeypatch):
     streaming.save_checkpoint(path, state, [], [], "key")
     loaded = streaming.load_checkpoint(path, GaussianPosterior, "key").state
     np.testing.assert_array_equal(loaded.root, state.root)
+
+
+def _count_saves(monkeypatch):
+    import inference.streaming as streaming
+    saves = []
+    real = streaming.save_checkpoint
+
+    def counting(path, state, records, *args, **kwargs):
+        saves.append(len(records))
+        return real(path, state, records, *args, **kwargs)
+
+    monkeypatch.setattr(streaming, "save_checkpoint", counting)
+    return saves
+
+
+@pytest.mark.parametrize("seconds, expected", [("0", [1, 2, 3, 4, 5, 6]), ("3600", [6])])
+def test_checkpoint_on_an_interval_and_at_the_end(tmp_path, monkeypatch, seconds, expected):
+    spec_path = make_stream(tmp_path)
+    saves = _count_saves(monkeypatch)
+    monkeypatch.setenv("BAYESCHECK_CHECKPOINT_SECONDS", seconds)
+    result = fit(load_spec(spec_path), out=tmp_path / "out")
+    assert saves == expected
+    resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)  # nothing new
+    assert saves == expected  # nothing absorbed, nothing written
+    np.testing.assert_array_equal(resumed.state.mean, result.state.mean)
+
+
+def test_a_bad_batch_keeps_the_batches_before_it(tmp_path, monkeypatch):
+    """With no interval checkpoint yet, an error in batch 4 still leaves batches 1-3 saved;
+    fixing the file and resuming gives the uninterrupted result."""
+    spec_path = make_stream(tmp_path)
+    whole = fit(load_spec(spec_path), out=tmp_path / "whole")
+    monkeypatch.setenv("BAYESCHECK_CHECKPOINT_SECONDS", "3600")
+    bad = tmp_path / "batches" / "3.csv"
+    good = bad.read_text()
+    lines = good.splitlines()
+    lines[5] = "1.0,oops,2.0"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"3\.csv, column 'x2', row 5: not a number"):
+        fit(load_spec(spec_path), out=tmp_path / "out")
+    bad.write_text(good)
+    saves = _count_saves(monkeypatch)
+    resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
+    assert saves == [6]
+    assert [Path(b["name"]).name for b in resumed.batches] == [f"{i}.csv" for i in range(6)]
+    np.testing.assert_array_equal(resumed.state.root, whole.state.root)
+
+
+def test_checkpoint_interval_must_be_a_number(tmp_path, monkeypatch):
+    spec_path = make_stream(tmp_path, n_batches=1)
+    monkeypatch.setenv("BAYESCHECK_CHECKPOINT_SECONDS", "soon")
+    with pytest.raises(SpecError, match="BAYESCHECK_CHECKPOINT_SECONDS.*'soon'"):
+        fit(load_spec(spec_path), out=tmp_path / "out")

@@ -1,0 +1,202 @@
+"""The stream at disk speed: ``bayescheck fit`` over Parquet batches against its floor, in one run.
+
+    .venv/bin/python benchmarks/bench_stream.py [--rows 1e6] [--files 100] [--repeat 3]
+        [--data DIR] [--csv]
+
+Data: n x 50 Gaussian features and a response in ``--files`` Parquet files (or CSV with
+``--csv``), written once to ``--data`` (default ``bench-output/stream-data``) and reused.
+Each method runs in a fresh interpreter, the methods alternating within each of ``--repeat``
+rounds (median kept), so all see the same machine:
+
+- ``pyarrow read + X'X``: read every file with pyarrow (the columns used), accumulate Z'Z of
+  ``Z = [X | y]``: the floor of any exact method that reads the files.
+- ``pyarrow read + QR``: the same reading, and the per-batch TSQR bayescheck keeps (one
+  ``triangular_root`` per file, merged): the floor of bayescheck's arithmetic.
+- ``bayescheck fit``: the command users run (``python -m reports fit SPEC --out DIR
+  --quiet``): reading, vectorised validation, XXH3 fingerprints, the trajectory, checkpoints
+  on a time interval, posterior.json; imports included.
+- ``BayesianRidge``: scikit-learn, the data read with pyarrow into memory first (reading
+  included), ``fit_intercept=False``.
+
+Times are taken inside each child from its first line (imports included); CPU time (user +
+system of the child) is given beside wall time, as it is the steadier figure when other jobs
+share the cores.
+
+BLAS runs on one thread in every child (``bayescheck fit`` limits it itself on big streams;
+the others through threadpoolctl), as on a shared 2-core machine threads only spin. Peak
+memory is the child's peak RSS (whole process). Prints a markdown table and writes it to
+``bench-output/stream.md``; ``--rows`` several values (``--rows 2e5 1e6``) show memory flat
+in n.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+D = 50
+
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+started = time.perf_counter()
+method, folder, pattern = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+import numpy as np
+from threadpoolctl import threadpool_limits
+# Every BLAS the method uses is loaded before the limit is set (a library loaded inside
+# threadpool_limits is not limited): scipy's, and scikit-learn's through scipy.
+sys.path.insert(0, sys.argv[4] if method == "qr" else ".")
+import scipy.linalg
+if method == "qr":
+    from inference.engines.linear_gaussian import merge_roots, triangular_root
+if method == "bayesian_ridge":
+    from sklearn.linear_model import BayesianRidge
+files = sorted(folder.glob(pattern), key=lambda p: int(''.join(c for c in p.stem if c.isdigit())))
+columns = [f"x{j}" for j in range(D_FEATURES)] + ["y"]
+
+def read(path):
+    import pyarrow as pa
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+        table = pq.read_table(path, columns=columns)
+    else:
+        import pyarrow.csv as pcsv
+        table = pcsv.read_csv(path)
+    out = np.empty((table.num_rows, len(columns)), order="F")
+    for j, c in enumerate(columns):
+        out[:, j] = table.column(c).to_numpy()
+    return out
+
+result = None
+if method == "fit":
+    from reports.cli import main
+    code = main(["fit", sys.argv[4], "--out", sys.argv[5], "--quiet"])
+    assert code in (0, None), code
+else:
+    with threadpool_limits(1, user_api="blas"):
+        if method == "xtx":
+            acc = 0.0
+            for f in files:
+                Z = read(f)
+                acc = acc + Z.T @ Z
+            result = float(acc[-1, -1])
+        elif method == "qr":
+            root = None
+            for f in files:
+                r = triangular_root(read(f), overwrite=True)
+                root = r if root is None else merge_roots(root, r)
+            result = float(root[-1, -1] ** 2)
+        elif method == "bayesian_ridge":
+            Z = np.concatenate([read(f) for f in files])
+            model = BayesianRidge(fit_intercept=False).fit(Z[:, :-1], Z[:, -1])
+            result = float(model.coef_[0])
+seconds = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime,
+                  "rss_mb": usage.ru_maxrss / 1024, "result": result}))
+""".replace("D_FEATURES", str(D))
+
+
+def make_data(folder: Path, rows: int, files: int, csv: bool) -> Path:
+    """Write the batches (once) and a spec; returns the spec path."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = "csv" if csv else "parquet"
+    data = folder / f"{rows}_{files}_{suffix}"
+    spec = folder / f"{rows}_{files}_{suffix}.toml"
+    if not (data / f"part{files - 1}.{suffix}").exists():
+        data.mkdir(exist_ok=True)
+        rng = np.random.default_rng(0)
+        theta = rng.normal(size=D)
+        per = rows // files
+        for i in range(files):
+            X = rng.normal(size=(per, D))
+            y = X @ theta + rng.normal(size=per)
+            table = pa.table({**{f"x{j}": X[:, j] for j in range(D)}, "y": y})
+            if csv:
+                pcsv.write_csv(table, data / f"part{i}.{suffix}")
+            else:
+                pq.write_table(table, data / f"part{i}.{suffix}")
+    spec.write_text(f'model = "linear_regression"\n[data]\npath = "{data.name}/*.{suffix}"\n'
+                    f'target = "y"\n[prior]\nmean = 0.0\ncov = 10.0\n[likelihood]\n'
+                    f'noise_sd = 1.0\n')
+    return spec
+
+
+def run(method: str, spec: Path, out: Path) -> dict:
+    """One method in a fresh interpreter: seconds (inside the child) and peak RSS."""
+    data = spec.with_suffix("")
+    pattern = "*.csv" if spec.stem.endswith("csv") else "*.parquet"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    wall = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", CHILD, method, str(data), pattern, str(ROOT)
+                           if method == "qr" else str(spec), str(out)], env=env, cwd=ROOT,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{method} failed:\n{done.stderr}")
+    record = json.loads(done.stdout.strip().splitlines()[-1])
+    record["wall"] = time.perf_counter() - wall
+    return record
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=float, nargs="+", default=[1e6])
+    parser.add_argument("--files", type=int, default=100,
+                        help="files per 1e6 rows (10,000 rows each by default)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=ROOT / "bench-output" / "stream-data")
+    parser.add_argument("--csv", action="store_true")
+    parser.add_argument("--no-sklearn", action="store_true")
+    args = parser.parse_args(argv)
+
+    methods = ["xtx", "qr", "fit"] + ([] if args.no_sklearn else ["bayesian_ridge"])
+    names = {"xtx": "pyarrow read + X'X", "qr": "pyarrow read + per-batch QR (TSQR)",
+             "fit": "bayescheck fit", "bayesian_ridge": "pyarrow read + BayesianRidge"}
+    lines = [f"| method | rows | files | wall s (median of {args.repeat}) | rows/s | "
+             f"/ read + X'X | CPU s (median) | rows/CPU s | CPU / read + X'X | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for rows in map(int, args.rows):
+        files = max(1, round(args.files * rows / 1e6))
+        spec = make_data(args.data, rows, files, args.csv)
+        times = {m: [] for m in methods}
+        cpus = {m: [] for m in methods}
+        rss = {m: [] for m in methods}
+        for _ in range(args.repeat):
+            for m in methods:
+                with tempfile.TemporaryDirectory() as tmp:
+                    rec = run(m, spec, Path(tmp) / "out")
+                times[m].append(rec["seconds"])
+                cpus[m].append(rec["cpu"])
+                rss[m].append(rec["rss_mb"])
+        floor = statistics.median(times["xtx"])
+        cpu_floor = statistics.median(cpus["xtx"])
+        for m in methods:
+            t, c = statistics.median(times[m]), statistics.median(cpus[m])
+            lines.append(f"| {names[m]} | {rows:,} | {files} | {t:.3f} | {rows / t:,.0f} | "
+                         f"{t / floor:.2f} | {c:.3f} | {rows / c:,.0f} | {c / cpu_floor:.2f} | "
+                         f"{max(rss[m]):.0f} |")
+    load = os.getloadavg()
+    table = "\n".join(lines) + (f"\n\nload average at the end: {load[0]:.1f}; "
+                                f"{'CSV' if args.csv else 'Parquet'} batches\n")
+    print(table)
+    out = ROOT / "bench-output"
+    out.mkdir(exist_ok=True)
+    (out / ("stream_csv.md" if args.csv else "stream.md")).write_text(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

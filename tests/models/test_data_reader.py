@@ -1,0 +1,117 @@
+"""The lean numeric reader (pyarrow, only the columns used) against the pandas reader it
+replaces on the fit path: the same numbers, the same errors, and no pandas where not needed."""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from models.data import _numeric_columns, fingerprint, numeric_columns, read_batch
+from models.errors import DataError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _frame(rng, n=50):
+    return pd.DataFrame({"a": rng.normal(size=n) * 1e3, "b": rng.integers(-5, 5, size=n),
+                         "c": rng.normal(size=n).astype(np.float32), "y": rng.normal(size=n)})
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_arrow_reader_equals_pandas_reader(tmp_path, suffix):
+    frame = _frame(np.random.default_rng(0))
+    path = tmp_path / f"data.{suffix}"
+    frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
+    batch = read_batch(path)
+    fast = numeric_columns(batch, ["y", "a", "b", "c"], ones_first=True)
+    assert "frame" not in batch._cache  # the pandas frame was not needed
+    slow = _numeric_columns(batch, ["y", "a", "b", "c"])
+    assert fast.flags.f_contiguous
+    np.testing.assert_array_equal(fast[:, 0], 1.0)
+    np.testing.assert_array_equal(fast[:, 1:], slow)
+
+
+def test_csv_with_blanks_reads_as_pandas_reads_it(tmp_path):
+    """Blanks after the commas (pandas' skipinitialspace): the same numbers."""
+    path = tmp_path / "spaced.csv"
+    path.write_text("x, y\n1.5, 2\n-3, 4.25\n")
+    batch = read_batch(path)
+    np.testing.assert_array_equal(numeric_columns(batch, ["x", "y"]), [[1.5, 2], [-3, 4.25]])
+
+
+def test_what_pyarrow_does_not_read_as_numbers_falls_back_to_pandas(tmp_path):
+    """True / False: pandas reads a boolean column, which counts as 1 / 0."""
+    path = tmp_path / "flags.csv"
+    path.write_text("x,flag\n1.5,True\n-3,False\n")
+    batch = read_batch(path)
+    np.testing.assert_array_equal(numeric_columns(batch, ["x", "flag"]), [[1.5, 1], [-3, 0]])
+    assert "frame" in batch._cache  # read by pandas
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+@pytest.mark.parametrize("bad, words", [("nan", "missing value"), ("inf", "infinite value"),
+                                        ("oops", "not a number")])
+def test_bad_value_is_named_by_file_column_and_row(tmp_path, suffix, bad, words):
+    values = {"nan": np.nan, "inf": np.inf, "oops": "oops"}[bad]
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [0.5, 0.5, 0.5, 0.5]})
+    frame["y"] = frame["y"].astype(object)
+    frame.loc[2, "y"] = values
+    path = tmp_path / f"bad.{suffix}"
+    if suffix == "csv":
+        frame.to_csv(path, index=False)
+    else:
+        if bad == "oops":
+            frame["y"] = frame["y"].astype(str)
+        else:
+            frame["y"] = frame["y"].astype(float)
+        frame.to_parquet(path)
+    with pytest.raises(DataError, match=words) as info:
+        numeric_columns(read_batch(path), ["x", "y"])
+    where = (Path(info.value.path).name, info.value.column, info.value.row)
+    assert where == (f"bad.{suffix}", "y", 3)
+
+
+def test_missing_column_lists_the_columns(tmp_path):
+    path = tmp_path / "few.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0]}), path)
+    with pytest.raises(DataError, match="missing column; the file has: x"):
+        numeric_columns(read_batch(path), ["x", "z"])
+
+
+def test_value_above_the_bound_is_refused_with_its_row(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("x,y\n1,2\n3,1e200\n")
+    with pytest.raises(DataError, match="too large") as info:
+        numeric_columns(read_batch(path), ["x", "y"], max_magnitude=1e150)
+    assert (info.value.column, info.value.row) == ("y", 2)
+
+
+def test_fingerprint_is_of_the_bytes():
+    assert fingerprint(b"x,y\n1,2\n") == fingerprint(b"x,y\n1,2\n")
+    assert fingerprint(b"x,y\n1,2\n") != fingerprint(b"x,y\n1,3\n")
+    assert len(fingerprint(b"")) == 32
+
+
+@pytest.mark.slow
+def test_regression_fit_does_not_import_pandas():
+    """The regression examples (CSV) are read without pandas: it is half the start-up."""
+    probe = ("import sys, json; from reports.cli import main; "
+             "rc = [main(['fit', s, '--out', o, '--quiet']) for s, o in json.loads(sys.argv[1])];"
+             "print(json.dumps([rc, 'pandas' in sys.modules, 'pyarrow' in sys.modules]))")
+    with tempfile.TemporaryDirectory() as tmp:
+        specs = [[str(ROOT / "examples/linear_regression/stream.toml"), f"{tmp}/a"],
+                 [str(ROOT / "examples/linear_regression/unknown_noise.toml"), f"{tmp}/b"]]
+        done = subprocess.run([sys.executable, "-c", probe, json.dumps(specs)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rc, pandas_loaded, pyarrow_loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert rc == [0, 0]
+    assert pyarrow_loaded  # the probe sees the reader that was used
+    assert not pandas_loaded
