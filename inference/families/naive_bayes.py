@@ -249,6 +249,8 @@ def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> lis
                          nb.class_posterior.marginal(k)) for k, c in enumerate(classes)]
     for f, j in enumerate(s.categorical_features):
         name, cats = s.feature_names[j], s.categories[j]
+        if nb.category_posteriors[f] is None:
+            continue  # one category: p = 1, a constant with nothing to compare
         for k, c in enumerate(classes):
             post = nb.category_posteriors[f][k]
             out += [ExactMarginal(f"p_{name}[{c}, {v}]", f"p_{name}",
@@ -298,6 +300,8 @@ def _expected_log_scores(model: NaiveBayes, nb: NaiveBayesModel, values: dict) -
     alpha = np.asarray(nb.class_posterior.alpha, dtype=np.float64)
     out = digamma(alpha) - digamma(alpha.sum())
     for f, j in enumerate(s.categorical_features):
+        if nb.category_posteriors[f] is None:
+            continue  # one category: log p = 0
         v = list(s.categories[j]).index(values[s.feature_names[j]])
         for k in range(len(classes)):
             a = np.asarray(nb.category_posteriors[f][k].alpha, dtype=np.float64)

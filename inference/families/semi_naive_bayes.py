@@ -132,6 +132,8 @@ def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
                 continue
             t = total.pair(i, j).reshape(K * Ni, -1)
             Nj = t.shape[1]
+            if Nj < 2:
+                continue  # one category: the point mass at 1, nothing to compare
             for cell, label in enumerate(labels):
                 row_total = t[cell].sum()
                 for k, v in enumerate(categories[f]):

@@ -312,3 +312,61 @@ def test_mixed_stream_resumes_from_the_engines_statistics(tmp_path):
     with pytest.raises(DataError, match=r"3\.csv, column 'y', row 1: class 'd' is new: the "
                                         r"batches in the checkpoint have only \['a', 'b', 'c'\]"):
         fit_naive_bayes(stream, out=tmp_path / "out", resume=True)
+
+
+CONSTANT_SPEC = """model = "naive_bayes"
+[data]
+path = "data.csv"
+target = "play_tennis"
+features = ["outlook", "temperature", "humidity", "wind", "site"]
+[prior]
+class_prior = "frequency"
+[[query]]
+outlook = "Sunny"
+temperature = "Cool"
+humidity = "High"
+wind = "Strong"
+site = "A"
+[[query]]
+outlook = "Rain"
+temperature = "Mild"
+humidity = "Normal"
+wind = "Weak"
+site = "A"
+"""
+
+
+def _tennis_with_site(tmp_path):
+    table = pd.read_csv(TENNIS).assign(site="A")  # one category in every row
+    table.to_csv(tmp_path / "data.csv", index=False)
+    return table
+
+
+def test_single_category_feature_equals_sklearn_categorical_nb(tmp_path):
+    sklearn = pytest.importorskip("sklearn.naive_bayes")
+    from sklearn.preprocessing import OrdinalEncoder
+
+    table = _tennis_with_site(tmp_path)
+    fit = fit_naive_bayes(load_spec(write(tmp_path, CONSTANT_SPEC)))
+    cols = [*FEATURES, "site"]
+    enc = OrdinalEncoder().fit(table[cols])
+    clf = sklearn.CategoricalNB(alpha=1.0).fit(enc.transform(table[cols]), table["play_tennis"])
+    queries = pd.DataFrame([q["values"] for q in fit.parameters["query"]])
+    ref = clf.predict_proba(enc.transform(queries[cols]))
+    ours = np.array([[q["probabilities"][c] for c in clf.classes_]
+                     for q in fit.parameters["query"]])
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+    # the constant p_site = 1 has no marginal to compare; every other feature keeps its own
+    names = {m.var for m in fit.marginals}
+    assert "p_site" not in names and {"class_weight", "p_outlook", "p_wind"} <= names
+
+
+@pytest.mark.slow
+def test_single_category_feature_is_declared_as_a_point_mass(tmp_path):
+    _tennis_with_site(tmp_path)
+    spec = load_spec(write(tmp_path, CONSTANT_SPEC))
+    model = spec.model.declare(spec.data)
+    point = model.initial_point()
+    assert point["p_site_simplex__"].shape == (2, 0)  # no free parameter
+    assert point["p_outlook_simplex__"].shape == (2, 2)
+    assert model.coords["site_category"] == ("A",)
