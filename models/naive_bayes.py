@@ -30,29 +30,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns, string_labels
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "naive_bayes_spec"]
+__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "decision_section", "naive_bayes_spec",
+           "query_rows"]
 
 #: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
 #: ``CATEGORICAL`` and ``GAUSSIAN``; models do not import engines, a test holds them equal).
 KINDS = ("categorical", "gaussian")
-
-
-def _labels(batch_name: str, frame: pd.DataFrame, column: str) -> np.ndarray:
-    """A column of labels as strings; a missing value is a :class:`DataError` naming the row."""
-    if column not in frame.columns:
-        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
-                        path=batch_name, column=column)
-    col = frame[column]
-    missing = col.isna().to_numpy()
-    if missing.any():
-        raise DataError("missing value", path=batch_name, column=column,
-                        row=int(np.flatnonzero(missing)[0]) + 1)
-    return col.astype(str).to_numpy(dtype=object)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,11 +149,11 @@ class NaiveBayes(Model, Calibratable):
                     if self.gaussians else None)
         for f, kind in zip(self.features, self.kinds, strict=True):
             if kind == "categorical":
-                out[f] = _labels(batch.name, frame, f)
+                out[f] = string_labels(batch, f)
             else:
                 out[f] = gaussian[:, self.gaussians.index(f)]
         X = pd.DataFrame(out, columns=list(self.features), index=range(len(frame)))
-        y = _labels(batch.name, frame, self.target) if with_target else None
+        y = string_labels(batch, self.target) if with_target else None
         return X, y
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
@@ -178,9 +166,9 @@ class NaiveBayes(Model, Calibratable):
         classes: set[str] = set()
         cats: dict[str, set[str]] = {f: set() for f in self.categorical}
         for batch in source.batches():
-            classes.update(_labels(batch.name, batch.frame, self.target).tolist())
+            classes.update(string_labels(batch, self.target).tolist())
             for f in self.categorical:
-                cats[f].update(_labels(batch.name, batch.frame, f).tolist())
+                cats[f].update(string_labels(batch, f).tolist())
         if len(classes) < 2:
             raise DataError(f"naive Bayes needs at least 2 classes, the data have "
                             f"{len(classes)}: {sorted(classes)}", path=source.label,
@@ -327,11 +315,34 @@ def _kinds(data: Section, features: list[str]) -> list[str]:
     return [raw.get(f, "categorical") for f in features]
 
 
-def _queries(top: Section, features: list[str], kinds: list[str], path: Path):
+def query_rows(top: Section, features: list[str], path: Path,
+               kinds: list[str] | None = None) -> tuple[tuple[dict, ...], tuple[str, ...]]:
+    """Read the ``[[query]]`` rows of a classifier spec (naive and semi-naive Bayes).
+
+    Each row gives every feature a value (a category label; a finite number for a Gaussian
+    feature) and optionally a unique ``name`` (default ``q1``, ``q2``, ...).
+
+    Parameters
+    ----------
+    top : Section
+        The whole spec.
+    features : list of str
+        The feature columns, in order.
+    path : Path
+        The spec file (for messages).
+    kinds : list of str, optional
+        One kind per feature; default every feature categorical.
+
+    Returns
+    -------
+    rows, names : tuple
+        One dict feature -> value per row, and the rows' names.
+    """
+    kinds = kinds or ["categorical"] * len(features)
     raw = top.raw("query", [])
     if isinstance(raw, dict):
         raw = [raw]
-    if not isinstance(raw, list):
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
         raise top.error("query", f"expected [[query]] rows (tables of feature = value), "
                                  f"got {raw!r}")
     rows, names = [], []
@@ -448,7 +459,7 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
                                       "(see data.features_kind)")
     prior.finish()
 
-    queries, names = _queries(top, features, kinds, path)
+    queries, names = query_rows(top, features, path, kinds)
     classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,

@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.data import Batch
+from models.data import Batch, string_labels
 from models.errors import DataError, SpecError
 from models.naive_bayes import NaiveBayes
-from models.naive_bayes import _labels as model_labels
 from models.spec import Spec
 
 from ..engines.counts import encode_labels
@@ -72,7 +71,7 @@ def _new_label(model: NaiveBayes, spec: Spec, records) -> DataError | None:
             if (os.path.realpath(batch.name) in absorbed) == new_pass:
                 continue
             for c in columns:
-                labels = model_labels(batch.name, batch.frame, c)
+                labels = string_labels(batch, c)
                 if not new_pass:
                     old[c].update(labels.tolist())
                     continue
