@@ -35,12 +35,41 @@ from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "decision_section", "naive_bayes_spec",
-           "query_rows"]
+__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "classifier_labels",
+           "decision_section", "naive_bayes_spec", "query_rows"]
 
 #: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
 #: ``CATEGORICAL`` and ``GAUSSIAN``; models do not import engines, a test holds them equal).
 KINDS = ("categorical", "gaussian")
+
+
+def classifier_labels(source: DataSource, target: str, features: list[str] | tuple[str, ...]
+                      ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The sorted classes and categories of each feature, from one pass over every batch.
+
+    Shared by naive and semi-naive Bayes; the schema must be fixed before statistics are added.
+
+    Returns
+    -------
+    classes : tuple of str
+    categories : dict
+        Feature -> its sorted labels.
+
+    Raises
+    ------
+    DataError
+        A missing column or value, or fewer than 2 classes.
+    """
+    classes: set[str] = set()
+    cats: dict[str, set[str]] = {f: set() for f in features}
+    for batch in source.batches():
+        classes.update(string_labels(batch, target).tolist())
+        for f in features:
+            cats[f].update(string_labels(batch, f).tolist())
+    if len(classes) < 2:
+        raise DataError(f"a classifier needs at least 2 classes, the data have "
+                        f"{len(classes)}: {sorted(classes)}", path=source.label, column=target)
+    return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,17 +192,7 @@ class NaiveBayes(Model, Calibratable):
         """
         if self.held_labels is not None:
             return self.held_labels
-        classes: set[str] = set()
-        cats: dict[str, set[str]] = {f: set() for f in self.categorical}
-        for batch in source.batches():
-            classes.update(string_labels(batch, self.target).tolist())
-            for f in self.categorical:
-                cats[f].update(string_labels(batch, f).tolist())
-        if len(classes) < 2:
-            raise DataError(f"naive Bayes needs at least 2 classes, the data have "
-                            f"{len(classes)}: {sorted(classes)}", path=source.label,
-                            column=self.target)
-        return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
+        return classifier_labels(source, self.target, self.categorical)
 
     def query_frame(self) -> pd.DataFrame:
         """The spec's query rows as a frame (categorical values as strings)."""
@@ -315,8 +334,8 @@ def _kinds(data: Section, features: list[str]) -> list[str]:
     return [raw.get(f, "categorical") for f in features]
 
 
-def query_rows(top: Section, features: list[str], path: Path,
-               kinds: list[str] | None = None) -> tuple[tuple[dict, ...], tuple[str, ...]]:
+def query_rows(top: Section, features: list[str], kinds: list[str] | None = None
+               ) -> tuple[tuple[dict, ...], tuple[str, ...]]:
     """Read the ``[[query]]`` rows of a classifier spec (naive and semi-naive Bayes).
 
     Each row gives every feature a value (a category label; a finite number for a Gaussian
@@ -328,8 +347,6 @@ def query_rows(top: Section, features: list[str], path: Path,
         The whole spec.
     features : list of str
         The feature columns, in order.
-    path : Path
-        The spec file (for messages).
     kinds : list of str, optional
         One kind per feature; default every feature categorical.
 
@@ -339,15 +356,8 @@ def query_rows(top: Section, features: list[str], path: Path,
         One dict feature -> value per row, and the rows' names.
     """
     kinds = kinds or ["categorical"] * len(features)
-    raw = top.raw("query", [])
-    if isinstance(raw, dict):
-        raw = [raw]
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise top.error("query", f"expected [[query]] rows (tables of feature = value), "
-                                 f"got {raw!r}")
     rows, names = [], []
-    for i, table in enumerate(raw):
-        row = Section(table, f"query[{i}]", path)
+    for i, row in enumerate(top.tables("query", "[[query]] rows (tables of feature = value)")):
         name = row.string("name", f"q{i + 1}")
         values = {}
         for f, kind in zip(features, kinds, strict=True):
@@ -459,7 +469,7 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
                                       "(see data.features_kind)")
     prior.finish()
 
-    queries, names = query_rows(top, features, path, kinds)
+    queries, names = query_rows(top, features, kinds)
     classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,

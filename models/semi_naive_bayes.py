@@ -26,9 +26,9 @@ import numpy as np
 
 from .bayesian_network import BayesianNetwork, NetworkQuery
 from .data import Batch, DataSource, string_labels
-from .errors import BayescheckError, DataError, SpecError
+from .errors import BayescheckError, SpecError
 from .interface import Model
-from .naive_bayes import classifier_columns, decision_section, query_rows
+from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
 from .spec import SamplingConfig, Section, Spec
 
 __all__ = ["KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
@@ -104,16 +104,7 @@ class SemiNaiveBayes(Model):
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
         """Sorted classes and categories of every feature, from one pass over the data."""
-        classes: set[str] = set()
-        cats: dict[str, set[str]] = {f: set() for f in self.features}
-        for batch in source.batches():
-            classes.update(string_labels(batch, self.target).tolist())
-            for f in self.features:
-                cats[f].update(string_labels(batch, f).tolist())
-        if len(classes) < 2:
-            raise DataError(f"a classifier needs at least 2 classes, the data have "
-                            f"{sorted(classes)}", path=source.label, column=self.target)
-        return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
+        return classifier_labels(source, self.target, self.features)
 
     def codes(self, batch: Batch, classes, categories) -> tuple[np.ndarray, np.ndarray]:
         """Class codes (n,) and feature codes (n, d) of a batch."""
@@ -262,7 +253,7 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     if len(features) < 2:
         raise SpecError("a one-dependence estimator needs at least 2 features", path=path,
                         key="data.features")
-    queries, names = query_rows(top, features, path)
+    queries, names = query_rows(top, features)
     classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,
