@@ -459,13 +459,9 @@ def _label(value, row: Section, key: str) -> str:
     raise row.error(key, f"expected a state label, got {value!r}")
 
 
-def _queries(top: Section, path: Path) -> tuple[NetworkQuery, ...]:
-    raw = top.raw("query", [])
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise top.error("query", f"expected [[query]] tables, got {raw!r}")
+def _queries(top: Section) -> tuple[NetworkQuery, ...]:
     out = []
-    for i, table in enumerate(raw):
-        row = Section(table, f"query[{i}]", path)
+    for i, row in enumerate(top.tables("query", "[[query]] tables")):
         name = row.string("name", f"q{i + 1}")
         target = row.string("target")
         evidence = row.raw("evidence", {})
@@ -477,13 +473,9 @@ def _queries(top: Section, path: Path) -> tuple[NetworkQuery, ...]:
     return tuple(out)
 
 
-def _independences(top: Section, path: Path) -> tuple[Independence, ...]:
-    raw = top.raw("independence", [])
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise top.error("independence", f"expected [[independence]] tables, got {raw!r}")
+def _independences(top: Section) -> tuple[Independence, ...]:
     out = []
-    for i, table in enumerate(raw):
-        row = Section(table, f"independence[{i}]", path)
+    for i, row in enumerate(top.tables("independence", "[[independence]] tables")):
         name = row.string("name", f"i{i + 1}")
         groups = []
         for key, default in (("x", None), ("y", None), ("given", [])):
@@ -547,8 +539,8 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
                                                     "equivalent_sample_size (BDeu), not both")
     if concentration is None and ess is None:
         concentration = 1.0
-    queries = _queries(top, path)
-    independences = _independences(top, path)
+    queries = _queries(top)
+    independences = _independences(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     fields = dict(nodes=tuple(nodes), edges=edges,
                   concentration=None if concentration is None else float(concentration),

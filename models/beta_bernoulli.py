@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import validation
-from .data import Batch, DataSource
+from .data import Batch, DataSource, batch_column
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
@@ -61,14 +61,6 @@ def _missing(value) -> bool:
         return False
 
 
-def _column(batch: Batch, column: str) -> pd.Series:
-    frame = batch.frame
-    if column not in frame.columns:
-        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
-                        path=batch.name, column=column)
-    return frame[column]
-
-
 def bernoulli_labels(batch: Batch, column: str) -> np.ndarray:
     """The 0/1 outcomes of a batch's ``column``, validated.
 
@@ -86,7 +78,7 @@ def bernoulli_labels(batch: Batch, column: str) -> np.ndarray:
         Naming the file, the column and the first bad 1-based row: a missing value (NaN) or
         any other value (2, -1, "yes", 0.5, ...).
     """
-    col = _column(batch, column)
+    col = batch_column(batch, column)
     if pd.api.types.is_bool_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype):
         values = col.to_numpy(dtype=np.float64, na_value=np.nan)
         good = (values == 0) | (values == 1)
@@ -157,7 +149,7 @@ def category_labels(batch: Batch, column: str,
         Naming the file, the column and the first bad 1-based row: a missing value (NaN), an
         empty label, or a label outside ``categories``.
     """
-    col = _column(batch, column)
+    col = batch_column(batch, column)
     missing = col.isna().to_numpy()
     if missing.any():
         i = int(np.flatnonzero(missing)[0])

@@ -34,7 +34,8 @@ from .errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "fingerprint", "numeric_columns"]
+__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "batch_column", "fingerprint",
+           "numeric_columns", "string_labels"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -340,6 +341,37 @@ def _parse_frame(content: bytes, kind: str, path: Path, *, text: bool = False) -
 #: larger value, summed over rows, overflows float64 (about 1.8e308) in X'X, variances or
 #: squared distances.
 MAX_MAGNITUDE = 1e150
+
+
+def batch_column(batch: Batch, column: str) -> pd.Series:
+    """One column of a batch; a missing column is a :class:`DataError` listing the file's."""
+    frame = batch.frame
+    if column not in frame.columns:
+        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
+                        path=batch.name, column=column)
+    return frame[column]
+
+
+def string_labels(batch: Batch, column: str) -> np.ndarray:
+    """A column of category labels as strings, as read (classifiers' classes and features).
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of str, one per row.
+
+    Raises
+    ------
+    DataError
+        Naming the file and the column: a missing column, or a missing value (with its
+        1-based row).
+    """
+    col = batch_column(batch, column)
+    missing = col.isna().to_numpy()
+    if missing.any():
+        raise DataError("missing value", path=batch.name, column=column,
+                        row=int(np.flatnonzero(missing)[0]) + 1)
+    return col.astype(str).to_numpy(dtype=object)
 
 
 def numeric_columns(batch: Batch, columns: Sequence[str], *,

@@ -616,6 +616,18 @@ def _vector(section: Section, key: str, d: int, what: str, *, positive: bool = F
     return value
 
 
+def _key_pair(prior: Section, given: list[str], name: str, kind: str, kinds: tuple[str, str],
+              keys: tuple[str, str], others: tuple[str, str]) -> None:
+    """Refuse a covariance prior given for another covariance ``kind``, or half of it."""
+    if kind not in kinds:
+        raise prior.error(given[0], f"the {name} prior applies to covariance {kinds[0]!r} or "
+                                    f"{kinds[1]!r}, not {kind!r}; use {others[0]} and "
+                                    f"{others[1]}")
+    if len(given) == 1:
+        missing = (set(keys) - set(given)).pop()
+        raise prior.error(missing, f"is required with {given[0]}")
+
+
 def _priors(prior: Section, kind: str, d: int, features, equal_weights: bool) -> dict:
     out = {}
     conc = prior.number("concentration", 1.0, minimum=1)
@@ -633,24 +645,14 @@ def _priors(prior: Section, kind: str, d: int, features, equal_weights: bool) ->
         raise prior.error((given_iw + given_ig)[0], "a covariance prior has no effect with "
                                                     "[fit] known_sd; remove it")
     if given_iw:
-        if kind not in ("full", "tied"):
-            raise prior.error(given_iw[0], f"the inverse-Wishart prior applies to covariance "
-                                           f"'full' or 'tied', not {kind!r}; use ig_shape and "
-                                           f"ig_scale")
-        if len(given_iw) == 1:
-            missing = ({"iw_dof", "iw_scale"} - set(given_iw)).pop()
-            raise prior.error(missing, f"is required with {given_iw[0]}")
+        _key_pair(prior, given_iw, "inverse-Wishart", kind, ("full", "tied"),
+                  ("iw_dof", "iw_scale"), ("ig_shape", "ig_scale"))
         dof = prior.number("iw_dof")  # > D - 1 and not absurd: checked by the model
         scale = prior.covariance("iw_scale", d)
         out["iw_dof"], out["iw_scale"] = float(dof), scale
     if given_ig:
-        if kind not in ("diag", "spherical"):
-            raise prior.error(given_ig[0], f"the inverse-gamma prior applies to covariance "
-                                           f"'diag' or 'spherical', not {kind!r}; use iw_dof "
-                                           f"and iw_scale")
-        if len(given_ig) == 1:
-            missing = ({"ig_shape", "ig_scale"} - set(given_ig)).pop()
-            raise prior.error(missing, f"is required with {given_ig[0]}")
+        _key_pair(prior, given_ig, "inverse-gamma", kind, ("diag", "spherical"),
+                  ("ig_shape", "ig_scale"), ("iw_dof", "iw_scale"))
         shape = prior.number("ig_shape", positive=True)
         if kind == "diag":
             scale = _vector(prior, "ig_scale", d, "one per feature", positive=True)

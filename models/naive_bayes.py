@@ -32,29 +32,17 @@ import numpy as np
 import pandas as pd
 
 from . import validation
-from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
+from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns, string_labels
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "naive_bayes_spec"]
+__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "classifier_labels",
+           "decision_section", "naive_bayes_spec", "query_rows"]
 
 #: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
 #: ``CATEGORICAL`` and ``GAUSSIAN``; models do not import engines, a test holds them equal).
 KINDS = ("categorical", "gaussian")
-
-
-def _labels(batch_name: str, frame: pd.DataFrame, column: str) -> np.ndarray:
-    """A column of labels as strings; a missing value is a :class:`DataError` naming the row."""
-    if column not in frame.columns:
-        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
-                        path=batch_name, column=column)
-    col = frame[column]
-    missing = col.isna().to_numpy()
-    if missing.any():
-        raise DataError("missing value", path=batch_name, column=column,
-                        row=int(np.flatnonzero(missing)[0]) + 1)
-    return col.astype(str).to_numpy(dtype=object)
 
 
 @dataclass(frozen=True)
@@ -69,6 +57,46 @@ class LabelSets:
         return LabelSets(self.classes | other.classes,
                          {f: v | other.categories[f] for f, v in self.categories.items()},
                          self.n + other.n)
+
+    @classmethod
+    def of_batch(cls, batch: Batch, target: str, features) -> LabelSets:
+        """The labels of one batch's ``target`` and ``features`` columns."""
+        return cls(frozenset(string_labels(batch, target).tolist()),
+                   {f: frozenset(string_labels(batch, f).tolist()) for f in features},
+                   n=len(batch.frame))
+
+    def resolve(self, target: str, *, where: str = ""
+                ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+        """Sorted classes and categories; fewer than 2 classes is a :class:`DataError`."""
+        if len(self.classes) < 2:
+            raise DataError(f"a classifier needs at least 2 classes, the data have "
+                            f"{len(self.classes)}: {sorted(self.classes)}", path=where or None,
+                            column=target)
+        return (tuple(sorted(self.classes)),
+                {f: tuple(sorted(v)) for f, v in self.categories.items()})
+
+
+def classifier_labels(source: DataSource, target: str, features: list[str] | tuple[str, ...]
+                      ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The sorted classes and categories of each feature, from one pass over every batch.
+
+    Shared by naive and semi-naive Bayes; the schema must be fixed before statistics are added.
+
+    Returns
+    -------
+    classes : tuple of str
+    categories : dict
+        Feature -> its sorted labels.
+
+    Raises
+    ------
+    DataError
+        A missing column or value, or fewer than 2 classes.
+    """
+    seen = LabelSets(frozenset(), {f: frozenset() for f in features})
+    for batch in source.batches():
+        seen = seen + LabelSets.of_batch(batch, target, features)
+    return seen.resolve(target, where=source.label)
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,11 +222,11 @@ class NaiveBayes(Model, Calibratable):
                     if self.gaussians else None)
         for f, kind in zip(self.features, self.kinds, strict=True):
             if kind == "categorical":
-                out[f] = _labels(batch.name, frame, f)
+                out[f] = string_labels(batch, f)
             else:
                 out[f] = gaussian[:, self.gaussians.index(f)]
         X = pd.DataFrame(out, columns=list(self.features), index=range(len(frame)))
-        y = _labels(batch.name, frame, self.target) if with_target else None
+        y = string_labels(batch, self.target) if with_target else None
         return X, y
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
@@ -215,20 +243,12 @@ class NaiveBayes(Model, Calibratable):
 
     def batch_labels(self, batch: Batch) -> LabelSets:
         """The classes and categories of one batch (their union over batches: ``+``)."""
-        return LabelSets(
-            frozenset(_labels(batch.name, batch.frame, self.target).tolist()),
-            {f: frozenset(_labels(batch.name, batch.frame, f).tolist())
-             for f in self.categorical}, n=len(batch.frame))
+        return LabelSets.of_batch(batch, self.target, self.categorical)
 
     def resolve_labels(self, seen: LabelSets, *, where: str = ""
                        ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
         """Sorted classes and categories from the labels of every batch (at least 2 classes)."""
-        classes, cats = seen.classes, seen.categories
-        if len(classes) < 2:
-            raise DataError(f"naive Bayes needs at least 2 classes, the data have "
-                            f"{len(classes)}: {sorted(classes)}", path=where or None,
-                            column=self.target)
-        return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
+        return seen.resolve(self.target, where=where)
 
     def query_frame(self) -> pd.DataFrame:
         """The spec's query rows as a frame (categorical values as strings)."""
@@ -370,16 +390,30 @@ def _kinds(data: Section, features: list[str]) -> list[str]:
     return [raw.get(f, "categorical") for f in features]
 
 
-def _queries(top: Section, features: list[str], kinds: list[str], path: Path):
-    raw = top.raw("query", [])
-    if isinstance(raw, dict):
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise top.error("query", f"expected [[query]] rows (tables of feature = value), "
-                                 f"got {raw!r}")
+def query_rows(top: Section, features: list[str], kinds: list[str] | None = None
+               ) -> tuple[tuple[dict, ...], tuple[str, ...]]:
+    """Read the ``[[query]]`` rows of a classifier spec (naive and semi-naive Bayes).
+
+    Each row gives every feature a value (a category label; a finite number for a Gaussian
+    feature) and optionally a unique ``name`` (default ``q1``, ``q2``, ...).
+
+    Parameters
+    ----------
+    top : Section
+        The whole spec.
+    features : list of str
+        The feature columns, in order.
+    kinds : list of str, optional
+        One kind per feature; default every feature categorical.
+
+    Returns
+    -------
+    rows, names : tuple
+        One dict feature -> value per row, and the rows' names.
+    """
+    kinds = kinds or ["categorical"] * len(features)
     rows, names = [], []
-    for i, table in enumerate(raw):
-        row = Section(table, f"query[{i}]", path)
+    for i, row in enumerate(top.tables("query", "[[query]] rows (tables of feature = value)")):
         name = row.string("name", f"q{i + 1}")
         values = {}
         for f, kind in zip(features, kinds, strict=True):
@@ -491,7 +525,7 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
                                       "(see data.features_kind)")
     prior.finish()
 
-    queries, names = _queries(top, features, kinds, path)
+    queries, names = query_rows(top, features, kinds)
     classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     with validation.spec_keys(path, {k: f"prior.{k}" for k in ("concentration", *nig)}):

@@ -25,28 +25,15 @@ from pathlib import Path
 import numpy as np
 
 from .bayesian_network import BayesianNetwork, NetworkQuery
-from .data import Batch, DataSource
-from .errors import BayescheckError, DataError, SpecError
+from .data import Batch, DataSource, string_labels
+from .errors import BayescheckError, SpecError
 from .interface import Model
-from .naive_bayes import classifier_columns, decision_section
+from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["KINDS", "SemiNaiveBayes", "category_labels", "semi_naive_bayes_spec"]
+__all__ = ["KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
 
 KINDS = ("spode", "aode", "tan")
-
-
-def category_labels(batch: Batch, column: str) -> np.ndarray:
-    """One column's labels as strings; a missing column or an empty cell names it."""
-    frame = batch.frame
-    if column not in frame.columns:
-        raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
-                        path=batch.name, column=column)
-    missing = frame[column].isna().to_numpy()
-    if missing.any():
-        raise DataError("missing value", path=batch.name, column=column,
-                        row=int(np.flatnonzero(missing)[0]) + 1)
-    return frame[column].astype(str).to_numpy(dtype=object)
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,22 +104,13 @@ class SemiNaiveBayes(Model):
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
         """Sorted classes and categories of every feature, from one pass over the data."""
-        classes: set[str] = set()
-        cats: dict[str, set[str]] = {f: set() for f in self.features}
-        for batch in source.batches():
-            classes.update(category_labels(batch, self.target).tolist())
-            for f in self.features:
-                cats[f].update(category_labels(batch, f).tolist())
-        if len(classes) < 2:
-            raise DataError(f"a classifier needs at least 2 classes, the data have "
-                            f"{sorted(classes)}", path=source.label, column=self.target)
-        return tuple(sorted(classes)), {f: tuple(sorted(v)) for f, v in cats.items()}
+        return classifier_labels(source, self.target, self.features)
 
     def codes(self, batch: Batch, classes, categories) -> tuple[np.ndarray, np.ndarray]:
         """Class codes (n,) and feature codes (n, d) of a batch."""
-        y = np.searchsorted(np.asarray(classes, dtype=object), category_labels(batch, self.target))
+        y = np.searchsorted(np.asarray(classes, dtype=object), string_labels(batch, self.target))
         X = np.column_stack([np.searchsorted(np.asarray(categories[f], dtype=object),
-                                             category_labels(batch, f)) for f in self.features])
+                                             string_labels(batch, f)) for f in self.features])
         return y.astype(np.int64), X.astype(np.int64)
 
     def query_codes(self, categories) -> np.ndarray:
@@ -241,29 +219,6 @@ class SemiNaiveBayes(Model):
 # ---- spec ------------------------------------------------------------------------------
 
 
-def _queries(top: Section, features: list[str], path: Path):
-    raw = top.raw("query", [])
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise top.error("query", f"expected [[query]] rows (tables of feature = value), "
-                                 f"got {raw!r}")
-    rows, names = [], []
-    for i, table in enumerate(raw):
-        row = Section(table, f"query[{i}]", path)
-        name = row.string("name", f"q{i + 1}")
-        values = {}
-        for f in features:
-            v = row.raw(f)
-            if not isinstance(v, (str, int, float, bool)):
-                raise row.error(f, f"expected a category label, got {v!r}")
-            values[f] = v
-        row.finish()
-        if name in names:
-            raise row.error("name", f"query names must be unique, {name!r} is used twice")
-        rows.append(values)
-        names.append(name)
-    return tuple(rows), tuple(names)
-
-
 def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~models.spec.Spec` for ``model = "semi_naive_bayes"``.
 
@@ -298,7 +253,7 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     if len(features) < 2:
         raise SpecError("a one-dependence estimator needs at least 2 features", path=path,
                         key="data.features")
-    queries, names = _queries(top, features, path)
+    queries, names = query_rows(top, features)
     classes, options, loss = decision_section(top)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,

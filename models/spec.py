@@ -160,6 +160,19 @@ class Section:
         self._known.append(key)
         return Section(self.table.get(key), self.key(key), self.path, self.defaulted)
 
+    def tables(self, key: str, expected: str) -> list[Section]:
+        """Consume an array of tables ``[[key]]`` as one :class:`Section` each, ``key[i]``.
+
+        Absent: no tables. A single ``[key]`` table counts as one. Anything else raises,
+        ``expected <expected>, got <value>``.
+        """
+        raw = self.raw(key, [])
+        if isinstance(raw, dict):
+            raw = [raw]
+        if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+            raise self.error(key, f"expected {expected}, got {raw!r}")
+        return [Section(t, f"{key}[{i}]", self.path) for i, t in enumerate(raw)]
+
     def finish(self) -> None:
         """Raise on keys that were never consumed, naming the valid ones."""
         unknown = [k for k in self.table if k not in self._known]

@@ -690,8 +690,10 @@ class NaiveBayesModel:
         ``log P`` given to a label outside the declared categories.
     class_posterior : DirichletPosterior
         Posterior of the class weights under Dirichlet(concentration).
-    category_posteriors : tuple of tuple of DirichletPosterior
-        ``[feature][class]``, under Dirichlet(concentration).
+    category_posteriors : tuple of (tuple of DirichletPosterior or None)
+        ``[feature][class]``, under Dirichlet(concentration); None for a feature with a
+        single category, whose probability is 1 under every class (a Dirichlet over one
+        category is the point mass at 1: the feature carries no information).
     smoothing : bool
     concentration : float
     """
@@ -1042,7 +1044,7 @@ def fit_naive_bayes(
         cats = s.categories[j]
         Ni = len(cats)
         cc = stats.category_counts[f]
-        posts = tuple(
+        posts = None if Ni == 1 else tuple(
             categorical_dirichlet(
                 stats=CategoricalStats(counts=cc[c], categories=cats),
                 prior=DirichletPrior.symmetric(alpha, categories=cats),
@@ -1051,7 +1053,8 @@ def fit_naive_bayes(
         )
         cat_posts.append(posts)
         if smoothing:
-            table = np.log(np.stack([p.mean for p in posts]))
+            table = (np.zeros((K, 1)) if posts is None
+                     else np.log(np.stack([p.mean for p in posts])))
             unknown = np.log(alpha / (counts + alpha * Ni))
         else:
             empty = counts == 0

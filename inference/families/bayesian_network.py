@@ -158,9 +158,15 @@ def _independences(model: BayesianNetwork) -> list[dict]:
 
 def network_oracles(model: BayesianNetwork, post: CPTPosterior, states: dict,
                     queries: list[dict]) -> list[ExactMarginal]:
-    """Every CPT entry's exact Beta marginal, and the exact means of each query's sums."""
+    """Every CPT entry's exact Beta marginal, and the exact means of each query's sums.
+
+    A node with a single state has no marginals: its CPT rows are Dirichlet over one state,
+    the point mass at 1 (the declaration's ``cpt_<node>`` draws are all 1).
+    """
     out = []
     for v, n in enumerate(model.nodes):
+        if len(states[n]) < 2:
+            continue  # one state: every CPT entry is the constant 1, nothing to compare
         rows = model.config_labels(v, states)
         for j, row in enumerate(rows):
             for k, s in enumerate(states[n]):

@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.data import Batch
+from models.data import Batch, string_labels
 from models.errors import DataError, SpecError
 from models.naive_bayes import NaiveBayes
-from models.naive_bayes import _labels as model_labels
 from models.spec import Spec
 
 from ..distributed import active, reduce_partitions, stream_or_reduce
@@ -75,7 +74,7 @@ def _new_label(model: NaiveBayes, spec: Spec, records) -> DataError | None:
             if (os.path.realpath(batch.name) in absorbed) == new_pass:
                 continue
             for c in columns:
-                labels = model_labels(batch.name, batch.frame, c)
+                labels = string_labels(batch, c)
                 if not new_pass:
                     old[c].update(labels.tolist())
                     continue
@@ -252,6 +251,8 @@ def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> lis
                          nb.class_posterior.marginal(k)) for k, c in enumerate(classes)]
     for f, j in enumerate(s.categorical_features):
         name, cats = s.feature_names[j], s.categories[j]
+        if nb.category_posteriors[f] is None:
+            continue  # one category: p = 1, a constant with nothing to compare
         for k, c in enumerate(classes):
             post = nb.category_posteriors[f][k]
             out += [ExactMarginal(f"p_{name}[{c}, {v}]", f"p_{name}",
@@ -301,6 +302,8 @@ def _expected_log_scores(model: NaiveBayes, nb: NaiveBayesModel, values: dict) -
     alpha = np.asarray(nb.class_posterior.alpha, dtype=np.float64)
     out = digamma(alpha) - digamma(alpha.sum())
     for f, j in enumerate(s.categorical_features):
+        if nb.category_posteriors[f] is None:
+            continue  # one category: log p = 0
         v = list(s.categories[j]).index(values[s.feature_names[j]])
         for k in range(len(classes)):
             a = np.asarray(nb.category_posteriors[f][k].alpha, dtype=np.float64)

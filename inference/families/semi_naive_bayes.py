@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from models.bayesian_network import BayesianNetwork
-from models.data import Batch
+from models.data import Batch, string_labels
 from models.errors import DataError, SpecError
-from models.semi_naive_bayes import SemiNaiveBayes, category_labels
+from models.semi_naive_bayes import SemiNaiveBayes
 from models.spec import Spec
 
 from ..engines.counts import encode_labels
@@ -132,6 +132,8 @@ def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
                 continue
             t = total.pair(i, j).reshape(K * Ni, -1)
             Nj = t.shape[1]
+            if Nj < 2:
+                continue  # one category: the point mass at 1, nothing to compare
             for cell, label in enumerate(labels):
                 row_total = t[cell].sum()
                 for k, v in enumerate(categories[f]):
@@ -340,7 +342,7 @@ def predict_semi_naive_bayes(spec: Spec, posterior: dict, batch: Batch | None, *
     matrix, options = loss if loss is not None else decision_loss(model, classes,
                                                                    where=spec.path)
     warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
-    columns = {f: category_labels(batch, f) for f in model.features}
+    columns = {f: string_labels(batch, f) for f in model.features}
     X = np.column_stack([encode_labels(columns[f], categories[f]) for f in model.features])
     for j, f in enumerate(model.features):
         unseen = np.flatnonzero(X[:, j] < 0)

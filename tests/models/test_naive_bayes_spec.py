@@ -78,14 +78,11 @@ def test_laplace_play_tennis_is_the_dirichlet_posterior_mean():
     assert oracles["class_weight[Yes]"].dist.mean() == pytest.approx((14 - n_no + 1) / 16)
 
 
-def test_laplace_features_with_frequency_prior_equal_sklearn_categorical_nb(tmp_path):
-    sklearn = pytest.importorskip("sklearn.naive_bayes")
-    shutil.copy(TENNIS, tmp_path / "t.csv")
-    spec = write(tmp_path, """model = "naive_bayes"
+CLASSIFIER_SPEC = """model = "naive_bayes"
 [data]
 path = "t.csv"
 target = "play_tennis"
-features = ["outlook", "temperature", "humidity", "wind"]
+features = {features}
 [prior]
 class_prior = "frequency"
 [[query]]
@@ -93,24 +90,47 @@ outlook = "Sunny"
 temperature = "Cool"
 humidity = "High"
 wind = "Strong"
-[[query]]
+{extra}[[query]]
 outlook = "Overcast"
 temperature = "Mild"
 humidity = "Normal"
 wind = "Weak"
-""")
-    fit = fit_naive_bayes(load_spec(spec))
+{extra}"""
+
+
+def _tennis_spec(tmp_path, constant: bool):
+    """The tennis table and query rows; ``constant``: plus a feature ``site`` that is "A" in
+    every row (a single category)."""
     table = pd.read_csv(TENNIS)
+    features = [*FEATURES, "site"] if constant else FEATURES
+    if constant:
+        table = table.assign(site="A")
+    table.to_csv(tmp_path / "t.csv", index=False)
+    body = CLASSIFIER_SPEC.format(features=str(features).replace("'", '"'),
+                                  extra='site = "A"\n' if constant else "")
+    return table, features, write(tmp_path, body)
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["tennis", "with_one_category_feature"])
+def test_laplace_features_with_frequency_prior_equal_sklearn_categorical_nb(tmp_path, constant):
+    # A feature with one category: the Dirichlet over one category is the point mass at 1, its
+    # factor is 1 under every class, as sklearn's (c + alpha) / (n_c + alpha * 1).
+    sklearn = pytest.importorskip("sklearn.naive_bayes")
     from sklearn.preprocessing import OrdinalEncoder
 
-    enc = OrdinalEncoder().fit(table[FEATURES])
-    clf = sklearn.CategoricalNB(alpha=1.0).fit(enc.transform(table[FEATURES]),
+    table, features, spec = _tennis_spec(tmp_path, constant)
+    fit = fit_naive_bayes(load_spec(spec))
+    enc = OrdinalEncoder().fit(table[features])
+    clf = sklearn.CategoricalNB(alpha=1.0).fit(enc.transform(table[features]),
                                                table["play_tennis"])
     queries = pd.DataFrame([q["values"] for q in fit.parameters["query"]])
-    ref = clf.predict_proba(enc.transform(queries[FEATURES]))
+    ref = clf.predict_proba(enc.transform(queries[features]))
     ours = np.array([[q["probabilities"][c] for c in clf.classes_]
                      for q in fit.parameters["query"]])
-    np.testing.assert_allclose(ours, ref, rtol=1e-9)
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+    # the constant p_site = 1 has no marginal to compare; every other feature keeps its own
+    names = {m.var for m in fit.marginals}
+    assert "p_site" not in names and {"class_weight", "p_outlook", "p_wind"} <= names
 
 
 def test_ml_gaussian_equals_sklearn_gaussian_nb(tmp_path):
@@ -335,3 +355,13 @@ def test_mixed_stream_resumes_from_the_engines_statistics(tmp_path):
     with pytest.raises(DataError, match=r"3\.csv, column 'y', row 1: class 'd' is new: the "
                                         r"batches in the checkpoint have only \['a', 'b', 'c'\]"):
         fit_naive_bayes(stream, out=tmp_path / "out", resume=True)
+
+
+@pytest.mark.slow
+def test_single_category_feature_is_declared_as_a_point_mass(tmp_path):
+    spec = load_spec(_tennis_spec(tmp_path, constant=True)[2])
+    model = spec.model.declare(spec.data)
+    point = model.initial_point()
+    assert point["p_site_simplex__"].shape == (2, 0)  # no free parameter
+    assert point["p_outlook_simplex__"].shape == (2, 2)
+    assert model.coords["site_category"] == ("A",)

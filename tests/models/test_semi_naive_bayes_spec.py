@@ -177,3 +177,24 @@ def test_categories_spelt_like_missing_values_are_categories(tmp_path):
     assert result.parameters["categories"]["wind"] == ["NA", "None"]
     assert result.parameters["query"][0]["unseen"] == []
     assert result.n_rows == 14
+
+
+def test_single_category_feature_is_a_point_mass_in_tan(tmp_path):
+    # A feature with one category has P(x | parents) = 1: the TAN's class probabilities are
+    # those without it, and its CPT (the point mass at 1) has no marginal to compare.
+    table = pd.read_csv(EXAMPLES / "play_tennis.csv").assign(site="A")
+    table.to_csv(tmp_path / "play_tennis.csv", index=False)
+    base = (EXAMPLES / "play_tennis_tan.toml").read_text()
+    (tmp_path / "without.toml").write_text(base)
+    (tmp_path / "with.toml").write_text(
+        base.replace('"wind"]', '"wind", "site"]').replace('wind = "Strong"',
+                                                         'wind = "Strong"\nsite = "A"'))
+    with_site = fit(load_spec(tmp_path / "with.toml"))
+    without = fit(load_spec(tmp_path / "without.toml"))
+    a, b = with_site.parameters["query"][0], without.parameters["query"][0]
+    assert a["values"]["site"] == "A" and "site" not in b["values"]
+    for c in ("No", "Yes"):
+        assert a["probabilities"][c] == pytest.approx(b["probabilities"][c], rel=0, abs=1e-12)
+    names = {m.var for m in with_site.marginals}
+    assert "cpt_site" not in names and "cpt_wind" in names
+    assert all(np.isfinite(m.dist.mean()) for m in with_site.marginals if m.dist is not None)

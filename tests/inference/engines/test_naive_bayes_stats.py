@@ -574,3 +574,59 @@ def test_nig_expected_logpdf_matches_exact_draws():
         logpdf = -0.5 * np.log(2 * np.pi * sigma2) - 0.5 * (x - mu) ** 2 / sigma2
         mcse = logpdf.std() / np.sqrt(logpdf.size)
         assert abs(float(post.expected_logpdf(x)) - logpdf.mean()) < 5 * mcse
+
+
+def _tennis_with_constant():
+    """The tennis table plus a feature that takes one value in every row (code 0)."""
+    X, y = _encoded_tennis()
+    return np.column_stack([X, np.zeros(len(y), dtype=int)]), y
+
+
+def _grid(X):
+    axes = [np.arange(X[:, j].max() + 1) for j in range(X.shape[1])]
+    return np.array(np.meshgrid(*axes)).reshape(X.shape[1], -1).T
+
+
+def _schema_with_constant(X, constant_categories=(0,)):
+    cats = [tuple(range(X[:, j].max() + 1)) for j in range(X.shape[1] - 1)]
+    return NaiveBayesSchema(classes=("No", "Yes"), kinds=("categorical",) * X.shape[1],
+                            categories=(*cats, constant_categories))
+
+
+def test_single_category_feature_equals_sklearn_and_is_uninformative():
+    # A Dirichlet over one category is the point mass at 1: the feature's factor is 1 under
+    # every class, as scikit-learn's (c + alpha) / (n_c + alpha * 1) = 1.
+    X, y = _tennis_with_constant()
+    grid = _grid(X)
+    stats_ = naive_bayes_stats(X, y, schema=_schema_with_constant(X))
+    for smoothing in (True, False):
+        ours = fit_naive_bayes(stats=stats_, class_prior="frequency", smoothing=smoothing)
+        assert ours.category_posteriors[4] is None
+        np.testing.assert_array_equal(ours.category_log_prob[4], np.zeros((2, 1)))
+    ours = fit_naive_bayes(stats=stats_, class_prior="frequency")
+    sk = CategoricalNB(alpha=1.0).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(grid), sk.predict_proba(grid), rtol=0,
+                               atol=1e-12)
+    np.testing.assert_array_equal(sk.feature_log_prob_[4], ours.category_log_prob[4])
+    # the same classifier as without the feature
+    without = fit_naive_bayes(stats=naive_bayes_stats(X[:, :4], y, schema=NaiveBayesSchema(
+        classes=("No", "Yes"), kinds=("categorical",) * 4,
+        categories=_schema_with_constant(X).categories[:4])), class_prior="frequency")
+    np.testing.assert_array_equal(ours.predict_proba(grid), without.predict_proba(grid[:, :4]))
+    # a label never seen at predict time gets alpha / (n_c + alpha * 1), as any other feature's
+    counts = np.array([(y == c).sum() for c in ("No", "Yes")])
+    np.testing.assert_allclose(ours.unknown_log_prob[4], np.log(1.0 / (counts + 1.0)),
+                               rtol=1e-15)
+
+
+def test_single_category_check_fails_on_a_second_declared_category():
+    # Negative: declaring a second, never-seen category gives it prior mass, so the feature's
+    # factor is (n_c + 1) / (n_c + 2), class-dependent: the comparison with sklearn fails.
+    X, y = _tennis_with_constant()
+    grid = _grid(X)
+    wrong = fit_naive_bayes(stats=naive_bayes_stats(
+        X, y, schema=_schema_with_constant(X, (0, 1))), class_prior="frequency")
+    sk = CategoricalNB(alpha=1.0).fit(X, y)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(wrong.predict_proba(grid), sk.predict_proba(grid), rtol=0,
+                                   atol=1e-12)
