@@ -27,7 +27,9 @@ demo: $(STAMP)
 	$(VENV)/bin/bayescheck demo --out demo-output
 	@echo "open demo-output/index.html"
 
-# the whole suite (what CI runs): about 18 minutes on 2 cores, mostly NUTS compiles (target: 6)
+# the whole suite (what CI runs): about 18 minutes on 2 cores with a cold PyTensor cache, 9
+# warm (target: 6); nearly all of it is nutpie compiling each NUTS model with Numba: see
+# benchmarks/SUITE.md
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q --durations=15

@@ -79,7 +79,8 @@ def combine_verdicts(verdicts) -> str:
 def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
               tune: int | None = None, chains: int | None = None, seed: int | None = None,
               sampler: str = "nutpie", thresholds: Thresholds | None = None,
-              analytic: AnalyticFit | None = None, progress: bool = False) -> CheckResult:
+              analytic: AnalyticFit | None = None, progress: bool = False,
+              report: bool = True) -> CheckResult:
     """Fit analytically, sample with NUTS, compare, and write the report files.
 
     Two checks, each run when the fit has something for it: the exact marginals
@@ -107,6 +108,9 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         Use this analytic result instead of fitting (tests feed wrong ones on purpose).
     progress : bool
         Show progress on stderr.
+    report : bool
+        Render ``report.html`` (seconds of figures). ``report.json`` is written either way,
+        so ``bayescheck report DIR`` can draw the page later.
 
     Returns
     -------
@@ -193,7 +197,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     # The report is drawn from the run's files, the same way `bayescheck report DIR` does.
     rendering = time.perf_counter()
     write_report_data(out, report_data(check, spec, sampling, spec_text))
-    render_run(out)
+    if report:
+        render_run(out)
     timings["report"] = time.perf_counter() - rendering
     timings["total"] = time.perf_counter() - started
     write_json(out / "summary.json", summary)
@@ -214,6 +219,11 @@ def add_posterior_predictive(pymc_model, idata, *, seed: int = 0,
 
     At most ``max_draws`` posterior draws are used, thinned evenly. Return ``{"seconds"}``,
     or ``{"skipped": why}`` when the model has no observed variable or the draws fail.
+
+    The forward graph is compiled in PyTensor's FAST_COMPILE mode (Python linker, numpy
+    ``perform`` of each op): for a few hundred draws that runs in well under a second, while
+    the default Numba linker would spend 5-10 s compiling a second graph of the model after
+    NUTS compiled the first (measured in benchmarks/SUITE.md).
     """
     import pymc as pm
 
@@ -225,11 +235,12 @@ def add_posterior_predictive(pymc_model, idata, *, seed: int = 0,
     started = time.perf_counter()
     try:
         total = idata.posterior.sizes["chain"] * idata.posterior.sizes["draw"]
-        step = max(1, math.ceil(total / max_draws / idata.posterior.sizes["chain"]))
+        step = max(1, math.ceil(total / max_draws))  # every step-th draw of each chain
         thinned = idata.posterior.isel(draw=slice(None, None, step))
         with pymc_model:
             pp = pm.sample_posterior_predictive(thinned, var_names=observed,
-                                                random_seed=seed, progressbar=False)
+                                                random_seed=seed, progressbar=False,
+                                                compile_kwargs={"mode": "FAST_COMPILE"})
         idata["posterior_predictive"] = pp["posterior_predictive"]
         if "observed_data" not in idata.children and "observed_data" in pp.children:
             idata["observed_data"] = pp["observed_data"]

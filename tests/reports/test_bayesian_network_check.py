@@ -58,7 +58,7 @@ def asia(tmp_path_factory):
     from reports.check import run_check
 
     out = tmp_path_factory.mktemp("asia")
-    return run_check(load_spec(EXAMPLE), out)
+    return run_check(load_spec(EXAMPLE), out, report=False)
 
 
 @pytest.mark.nuts

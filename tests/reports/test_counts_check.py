@@ -43,7 +43,7 @@ def coin_check(tmp_path_factory):
 @pytest.fixture(scope="module")
 def die_check(tmp_path_factory):
     out = tmp_path_factory.mktemp("die")
-    return run_check(load_spec(DIE), out)
+    return run_check(load_spec(DIE), out, report=False)
 
 
 def _extreme(tmp_path_factory, name, values):

@@ -30,13 +30,14 @@ def tennis(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory):
     out = tmp_path_factory.mktemp("cells")
-    return run_check(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"), out)
+    return run_check(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"), out,
+                     report=False)
 
 
 @pytest.fixture(scope="module")
 def disease(tmp_path_factory):
     out = tmp_path_factory.mktemp("disease")
-    return run_check(load_spec(EXAMPLES / "bayes_rule" / "disease.toml"), out)
+    return run_check(load_spec(EXAMPLES / "bayes_rule" / "disease.toml"), out, report=False)
 
 
 def scores(result):

@@ -48,7 +48,7 @@ def aode(tmp_path_factory):
     from reports.check import run_check
 
     return run_check(load_spec(EXAMPLES / "play_tennis_aode.toml"),
-                     tmp_path_factory.mktemp("aode"))
+                     tmp_path_factory.mktemp("aode"), report=False)
 
 
 @pytest.mark.nuts
@@ -72,7 +72,7 @@ def spode(tmp_path_factory):
     from reports.check import run_check
 
     return run_check(load_spec(EXAMPLES / "play_tennis_spode.toml"),
-                     tmp_path_factory.mktemp("spode"))
+                     tmp_path_factory.mktemp("spode"), report=False)
 
 
 @pytest.mark.nuts
