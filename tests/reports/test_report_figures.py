@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from reports import plots, report
+from reports.figure_jobs import draw_all
 from reports.report import MAX_CHAIN_PANELS, MAX_PAIR
 
 pytestmark = pytest.mark.slow  # draws matplotlib figures
@@ -51,6 +52,11 @@ def figures(monkeypatch):
         plt.close(fig)
 
 
+def _health(*args):
+    """The health figures, drawn in this process (the recorders below see every call)."""
+    return draw_all(report._health_figures(*args), processes=1)
+
+
 def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
     order = [5, 2, 7, 0, 3, 6, 1, 4]  # worst first, as in the cross-check table
     spread = np.zeros(8)
@@ -66,7 +72,7 @@ def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
     for kind in ("rank", "trace", "pair"):
         monkeypatch.setattr(plots, f"{kind}_figure", recorder(kind))
     monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
-    drawn = report._health_figures({}, _posterior(8, spread), _names(order), len(order))
+    drawn = _health({}, _posterior(8, spread), _names(order), len(order))
     captions = {f["title"]: f["caption"] for f in drawn}
     mixing = [f"w[{i}]" for i in (3, 6, 0, 1)]
     assert list(seen["rank"]) == mixing[:MAX_CHAIN_PANELS]
@@ -93,7 +99,7 @@ def test_large_models_still_get_rank_and_trace_plots(monkeypatch):
     monkeypatch.setattr(plots, "trace_figure", lambda d, *_: seen.setdefault("trace", list(d)))
     monkeypatch.setattr(plots, "pair_figure", lambda d: "data:,")
     monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
-    titles = [f["title"] for f in report._health_figures({}, _posterior(k, spread),
+    titles = [f["title"] for f in _health({}, _posterior(k, spread),
                                                          _names(range(k)), k)]
     assert "Rank plots" in titles and "Traces" in titles
     assert seen["rank"][0] == seen["trace"][0] == f"w[{k - 1}]"
@@ -105,7 +111,7 @@ def test_small_models_show_every_parameter(monkeypatch):
     for name in ("rank_figure", "trace_figure", "pair_figure"):
         monkeypatch.setattr(plots, name, lambda *_: "data:,")
     captions = {f["title"]: f["caption"]
-                for f in report._health_figures({}, _posterior(2), _names([1, 0]), 2)}
+                for f in _health({}, _posterior(2), _names([1, 0]), 2)}
     assert "for both parameters" in captions["Rank plots"]
     assert "worst" not in captions["Rank plots"] + captions["Traces"] + captions["Pair plot"]
 
@@ -251,6 +257,7 @@ def test_report_draws_the_class_label_as_a_rootogram_apart_from_the_features(mon
     calls = []
     monkeypatch.setattr(plots, "ppc_figure", lambda idata, names: calls.append(names) or "x")
     figures, note = report._ppc({}, idata)
+    figures = draw_all(figures, processes=1)
     assert note is None and calls == [["y"], ["x_gaussian"]]
     assert "Rootogram" in figures[0]["caption"] and "Densities" in figures[1]["caption"]
     assert plots.is_discrete(idata, "y") and not plots.is_discrete(idata, "x_gaussian")
