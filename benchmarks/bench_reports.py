@@ -33,10 +33,14 @@ WORKER = """
 import json, sys, time, warnings
 warnings.filterwarnings("ignore")
 from reports.report import render_run
+import os
+def cpu():
+    t = os.times()  # this process and its joined children (forked figure workers)
+    return t.user + t.system + t.children_user + t.children_system
 for line in sys.stdin:
-    started = time.perf_counter()
+    started, cpu0 = time.perf_counter(), cpu()
     html = render_run(line.strip())
-    print(json.dumps({"seconds": time.perf_counter() - started,
+    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": cpu() - cpu0,
                       "figures": html.count("<img "), "mb": len(html.encode()) / 1e6}),
           flush=True)
 """
@@ -75,7 +79,8 @@ def _probe() -> float:
 
 def _times(renders: list[dict]) -> str:
     seconds = [r["seconds"] for r in renders]
-    return f"{statistics.median(seconds):.2f} | {min(seconds):.2f}"
+    cpu = statistics.median(r["cpu"] for r in renders)
+    return f"{statistics.median(seconds):.2f} | {min(seconds):.2f} | {cpu:.2f}"
 
 
 def main() -> int:
@@ -93,12 +98,13 @@ def main() -> int:
         renderers["baseline"] = Renderer(args.baseline.resolve())
     for renderer in renderers.values():
         renderer.render(runs[0])  # warm-up: imports and font cache
-    header = f"s (median of {args.repeat}) | s (fastest)"
-    extra = f" | baseline {header.replace(' | ', ' | baseline ')}" if args.baseline else ""
+    header = f"s (median of {args.repeat}) | s (fastest) | CPU s (median)"
+    extra = (f" | baseline {header.replace(' | ', ' | baseline ')} | speed-up (median wall)"
+             if args.baseline else "")
     print(f"Load average at the start: {os.getloadavg()[0]:.1f}; CPU probe (10^7 squares in "
           f"pure Python): {_probe():.2f} s.\n")
     print(f"| example | parameters | figures | report.html | {header}{extra} |")
-    print("|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|---|---|---|" if args.baseline else ""))
     for run in runs:
         renders = {name: [] for name in renderers}
         for _ in range(args.repeat):
@@ -111,6 +117,9 @@ def main() -> int:
                  f"{last['mb']:.2f} MB", _times(renders["this"])]
         if args.baseline:
             cells.append(_times(renders["baseline"]))
+            ratio = (statistics.median(r["seconds"] for r in renders["baseline"])
+                     / statistics.median(r["seconds"] for r in renders["this"]))
+            cells.append(f"{ratio:.2f}x")
         print("| " + " | ".join(cells) + " |", flush=True)
     for renderer in renderers.values():
         renderer.close()

@@ -2,8 +2,8 @@
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/profile_report.py RUN_DIR`` on the --out
 folder of a finished ``bayescheck check``. It renders RUN_DIR/report.html three times in one
-process and prints the CPU seconds of the third render and of each of its figures. See
-REPORTS.md, "Where the time goes".
+process, drawing the figures one after another in this process, and prints the CPU seconds
+of the third render and of each of its figures. See REPORTS.md, "Where the time goes".
 """
 
 from __future__ import annotations
@@ -20,17 +20,20 @@ def main(run_dir: str) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
+    import reports.figure_jobs as figure_jobs
     import reports.report as report
 
-    original = report._figure
+    os.environ["BAYESCHECK_REPORT_WORKERS"] = "1"  # one process, so each figure is timed
+    original = figure_jobs._draw_one
     times: list[tuple[str, float]] = []
 
-    def timed(figures, title, caption, draw, *args):
+    def timed(job):
         started = time.process_time()
-        original(figures, title, caption, draw, *args)
-        times.append((title, time.process_time() - started))
+        entry = original(job)
+        times.append((job["title"], time.process_time() - started))
+        return entry
 
-    report._figure = timed
+    figure_jobs._draw_one = timed
     total = 0.0
     for _ in range(3):
         times.clear()

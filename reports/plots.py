@@ -107,70 +107,114 @@ def _two_lines(name: str) -> str:
     return name.replace("[", "\n[", 1)
 
 
-def _element_labeller():
-    """An arviz labeller that puts an element's index under its name (see :func:`_two_lines`).
+#: Colours of the chains in the rank, trace and energy figures.
+CHAIN_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+#: Significance of the multi-chain rank test (arviz_plots' default envelope_prob, 0.94).
+RANK_ALPHA = 0.06
 
-    Long names then fit beside and above small panels.
+
+def _chain_colour(c: int) -> str:
+    return CHAIN_COLOURS[c % len(CHAIN_COLOURS)]
+
+
+def rank_deviations(x, alpha: float = RANK_ALPHA) -> dict:
+    """Fractional-rank Δ-ECDF of each chain of ``x`` (``(chain, draw)``) and its test.
+
+    The draws are ranked over all chains and scaled to (0, 1]; each chain's ECDF of those
+    ranks, minus the uniform CDF it follows when the chains mix, is returned at every draw
+    (``x``, ``y``: ``(chain, draw)``), with the multi-chain uniformity test's p-value and the
+    points that contribute most to a rejection (``suspicious``, only when ``p < alpha``).
+    The same quantities as arviz_plots.plot_rank (method ``"mtc_c"``), from arviz_stats.
     """
-    from arviz_base.labels import BaseLabeller
+    from arviz_stats.base import array_stats
 
-    class ElementLabeller(BaseLabeller):
-        def var_name_to_str(self, var_name):
-            """The name on two lines."""
-            return _two_lines(var_name)
-
-    return ElementLabeller()
-
-
-def posterior_tree(draws: dict, diverging=None):
-    """A DataTree of the selected parameters, one posterior variable each.
-
-    Parameters
-    ----------
-    draws : dict
-        Name -> ``(chain, draw)`` array; arviz_plots then draws exactly these parameters,
-        one panel each, titled by name.
-    diverging : array of bool, optional
-        ``(chain, draw)`` divergence flags, stored in ``sample_stats``.
-    """
-    import arviz_base as azb
-
-    # A DataTree variable cannot hold "/" (path syntax): show it as a division slash.
-    groups = {"posterior": {k.replace("/", "\u2215"): np.asarray(v) for k, v in draws.items()}}
-    if diverging is not None:
-        groups["sample_stats"] = {"diverging": np.asarray(diverging, dtype=bool)}
-    return azb.from_dict(groups)
+    x = np.asarray(x, dtype=np.float64)
+    ranks = array_stats.compute_ranks(x.ravel(), relative=True).reshape(x.shape)
+    ecdf = array_stats.ecdf(ranks, pit=True, npoints=x.shape[1])
+    p_value, between, within = array_stats.mchain_uniformity_test(ranks)
+    p_value = float(p_value)
+    suspicious = (between.T > 0) & (within[None, :] > 0) & (p_value < alpha)
+    return {"x": ecdf[0], "y": ecdf[1], "p_value": p_value, "suspicious": suspicious,
+            "epsilon": max(1.3 * math.sqrt(math.log(2 / alpha) / (2 * x.shape[1])),
+                           float(np.max(np.abs(ecdf[1]))))}
 
 
 def rank_figure(draws: dict, max_draws: int = RANK_DRAWS) -> str:
-    """Rank ECDF plots of the chains (arviz_plots.plot_rank), one panel per parameter.
+    """Rank Δ-ECDF plots of the chains, one panel per parameter (see :func:`rank_deviations`).
 
     ``draws`` maps a name to its ``(chain, draw)`` array. Every k-th draw is used, so that
     each chain keeps at most ``max_draws`` (the multi-chain test's cost grows with the draws).
+    Drawn with matplotlib directly: arviz_plots.plot_rank spent about a third of its time in
+    its plot-collection bookkeeping.
     """
-    import arviz_plots as azp
-
     step = max(1, math.ceil(next(iter(draws.values())).shape[1] / max_draws))
-    thinned = {k: np.asarray(v)[:, ::step] for k, v in draws.items()}
-    cols = min(3, len(draws))
-    size = (3.5 * cols, 0.4 + 2.1 * math.ceil(len(draws) / cols))
-    pc = azp.plot_rank(posterior_tree(thinned), labeller=_element_labeller(), col_wrap=cols,
-                       figure_kwargs={"figsize": size, "figsize_units": "inches"},
-                       backend="matplotlib")
-    return _arviz_uri(pc)
+    fig, axes = _panel_grid(len(draws), 3.5, 2.1)
+    for ax, (name, x) in zip(axes, draws.items(), strict=False):
+        dev = rank_deviations(np.asarray(x)[:, ::step])
+        for c in range(dev["x"].shape[0]):
+            colour = _chain_colour(c)
+            ax.step(dev["x"][c], dev["y"][c], where="post", color=colour, lw=1,
+                    label=f"chain {c}")
+            hit = dev["suspicious"][c]
+            ax.plot(dev["x"][c][hit], dev["y"][c][hit], "o", ms=3, color=colour)
+        ax.axhline(0, color="#999999", lw=0.6)
+        eps = dev["epsilon"]
+        ax.set_ylim(-eps, eps)
+        ax.set_yticks([])
+        ax.text(0.02, 0.95, f"p = {dev['p_value']:.2f} (α = {RANK_ALPHA:.2f})",
+                transform=ax.transAxes, fontsize=8, va="top")
+        ax.set_title(_two_lines(name), fontsize=9)
+        ax.set_xlabel("fractional rank", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes[len(draws):]:
+        ax.set_visible(False)
+    light_ticks(fig)
+    fig.tight_layout()
+    return figure_uri(fig, crop=False)
 
 
 def trace_figure(draws: dict, diverging=None) -> str:
-    """Traces and densities per chain (arviz_plots.plot_trace_dist), one row per parameter.
+    """Densities and traces per chain, one row per parameter.
 
-    ``draws`` maps a name to its ``(chain, draw)`` array; divergent draws are marked when
-    ``diverging`` (``(chain, draw)`` flags) has any.
+    ``draws`` maps a name to its ``(chain, draw)`` array; divergent draws are marked (ticks
+    under the trace and under the density) when ``diverging`` (``(chain, draw)`` flags) has
+    any. Drawn with matplotlib directly, as arviz_plots.plot_trace_dist draws it (compact
+    off): the density of each chain (arviz_stats' KDE) on the left, its draws on the right.
     """
-    import arviz_plots as azp
+    from arviz_stats.base import array_stats
+    from matplotlib.collections import LineCollection
 
-    pc = azp.plot_trace_dist(posterior_tree(draws, diverging), compact=False,
-                             labeller=_element_labeller(), backend="matplotlib")
-    return _arviz_uri(pc)
+    plt = _plt()
+    k = len(draws)
+    fig, axes = plt.subplots(k, 2, figsize=(9.0, 1.7 * k + 0.4), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 2]})
+    flags = None if diverging is None else np.asarray(diverging, dtype=bool)
+    colours = [_chain_colour(c) for c in range(next(iter(draws.values())).shape[0])]
+    for (density, trace), (name, x) in zip(axes, draws.items(), strict=True):
+        x = np.asarray(x, dtype=np.float64)
+        grid, pdf, _ = array_stats.kde(x, axis=-1)
+        density.add_collection(LineCollection(np.stack([grid, pdf], axis=-1), colors=colours,
+                                              lw=1))
+        steps = np.broadcast_to(np.arange(x.shape[1]), x.shape)
+        trace.add_collection(LineCollection(np.stack([steps, x], axis=-1), colors=colours,
+                                            lw=0.5, alpha=0.8))
+        density.autoscale_view()
+        trace.autoscale_view()
+        if flags is not None and flags.any():
+            bad = x[flags]
+            trace.plot(np.nonzero(flags)[1], np.full(bad.size, x.min()), "|", ms=6,
+                       color="black", label="divergent")
+            density.plot(bad, np.zeros(bad.size), "|", ms=6, color="black")
+        density.set_yticks([])
+        density.set_title(_two_lines(name), fontsize=9)
+        trace.set_title(_two_lines(name), fontsize=9)
+        for ax in (density, trace):
+            ax.tick_params(labelsize=7)
+    axes[-1][1].set_xlabel("draw", fontsize=8)
+    light_ticks(fig)
+    fig.tight_layout()
+    return figure_uri(fig, crop=False)
 
 
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
@@ -566,11 +610,47 @@ def z_histogram_figure(z, threshold: float) -> str:
     return figure_uri(fig)
 
 
-def energy_figure(idata) -> str:
-    """Marginal energy against energy-transition distributions (arviz_plots.plot_energy)."""
-    import arviz_plots as azp
+#: E-BFMI below this suggests the sampler explores the tails poorly (arviz' threshold).
+BFMI_THRESHOLD = 0.3
 
-    return _arviz_uri(azp.plot_energy(idata, backend="matplotlib"))
+
+def energy_figure(idata) -> str:
+    """E-BFMI of each chain and the marginal energy against energy-transition densities.
+
+    The energy (``sample_stats.energy``, ``(chain, draw)``) centred on its mean, and its
+    draw-to-draw changes, each as one KDE over all chains: similar widths mean the
+    sampler explores the tails. Beside them each chain's E-BFMI (mean squared change over
+    the energy's variance) against :data:`BFMI_THRESHOLD`. The panels arviz_plots.plot_energy
+    draws, with matplotlib directly.
+    """
+    from arviz_stats.base import array_stats
+
+    energy = np.asarray(idata.sample_stats["energy"].transpose("chain", "draw").values,
+                        dtype=np.float64)
+    change = np.diff(energy, axis=1)
+    bfmi = np.mean(change**2, axis=1) / np.var(energy, axis=1)
+    plt = _plt()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 2.8),
+                                      gridspec_kw={"width_ratios": [1, 2]})
+    chains = np.arange(len(bfmi))
+    left.scatter(bfmi, chains, color=[_chain_colour(c) for c in chains], zorder=3)
+    left.axvline(BFMI_THRESHOLD, color="#999999", ls="--", lw=1)
+    left.set_yticks(chains)
+    left.set_ylabel("chain", fontsize=8)
+    left.set_xlim(0, max(1.05, float(np.nanmax(bfmi)) * 1.1))
+    left.set_title("E-BFMI", fontsize=9)
+    for values, label, colour in ((energy - energy.mean(), "marginal energy", "#1f77b4"),
+                                  (change, "energy transition", "#ff7f0e")):
+        grid, pdf, _ = array_stats.kde(values.ravel())
+        right.fill_between(grid, pdf, color=colour, alpha=0.35, label=label)
+    right.set_yticks([])
+    right.set_title("Energy", fontsize=9)
+    right.legend(fontsize=8)
+    for ax in (left, right):
+        ax.tick_params(labelsize=7)
+    light_ticks(fig)
+    fig.tight_layout()
+    return figure_uri(fig, crop=False)
 
 
 def _corner_grid(k: int):

@@ -26,6 +26,7 @@ from .calibration_report import (
     read_calibration,
     same_run_inputs,
 )
+from .figure_jobs import draw_all, job
 from .fit_figures import fit_figures
 from .fit_summary import fit_notes
 from .writers import clean_json, read_json
@@ -230,18 +231,15 @@ def _draws(idata, names: list[dict]) -> dict[str, np.ndarray]:
 
 
 def _open(path: Path):
+    """A sampled posterior read into memory, so forked figure workers share no file handle."""
     import xarray as xr
 
-    return xr.open_datatree(path, engine="h5netcdf")
+    return xr.load_datatree(path, engine="h5netcdf")
 
 
 def _figure(figures: list, title: str, caption: str, draw, *args):
-    """Append a figure; one that cannot be drawn says why instead of breaking the report."""
-    try:
-        figures.append({"title": title, "caption": caption, "uri": draw(*args)})
-    except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the report
-        figures.append({"title": title, "caption": caption, "uri": None,
-                        "error": f"not drawn: {type(exc).__name__}: {exc}"})
+    """Append a figure drawn later by ``draw(*args)`` (see :mod:`reports.figure_jobs`)."""
+    figures.append(job(title, caption, draw, *args))
 
 
 def _exact_figures(data: dict, idata) -> list[dict]:
@@ -468,6 +466,7 @@ def _check_context(out: Path, data: dict) -> dict:
             if data["exact"] is None:
                 ppc_figs, ppc_note = _ppc(data, full)
                 figures += ppc_figs
+        figures = draw_all(figures)
     finally:
         idata.close()
     return {**data, "figures": figures, "ppc_note": ppc_note, "has_check": True,

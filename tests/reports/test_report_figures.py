@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from reports import plots, report
+from reports.figure_jobs import draw_all
 from reports.report import MAX_CHAIN_PANELS, MAX_PAIR
 
 pytestmark = pytest.mark.slow  # draws matplotlib figures
@@ -51,6 +52,11 @@ def figures(monkeypatch):
         plt.close(fig)
 
 
+def _health(*args):
+    """The health figures, drawn in this process (the recorders below see every call)."""
+    return draw_all(report._health_figures(*args), processes=1)
+
+
 def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
     order = [5, 2, 7, 0, 3, 6, 1, 4]  # worst first, as in the cross-check table
     spread = np.zeros(8)
@@ -66,7 +72,7 @@ def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
     for kind in ("rank", "trace", "pair"):
         monkeypatch.setattr(plots, f"{kind}_figure", recorder(kind))
     monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
-    drawn = report._health_figures({}, _posterior(8, spread), _names(order), len(order))
+    drawn = _health({}, _posterior(8, spread), _names(order), len(order))
     captions = {f["title"]: f["caption"] for f in drawn}
     mixing = [f"w[{i}]" for i in (3, 6, 0, 1)]
     assert list(seen["rank"]) == mixing[:MAX_CHAIN_PANELS]
@@ -93,7 +99,7 @@ def test_large_models_still_get_rank_and_trace_plots(monkeypatch):
     monkeypatch.setattr(plots, "trace_figure", lambda d, *_: seen.setdefault("trace", list(d)))
     monkeypatch.setattr(plots, "pair_figure", lambda d: "data:,")
     monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
-    titles = [f["title"] for f in report._health_figures({}, _posterior(k, spread),
+    titles = [f["title"] for f in _health({}, _posterior(k, spread),
                                                          _names(range(k)), k)]
     assert "Rank plots" in titles and "Traces" in titles
     assert seen["rank"][0] == seen["trace"][0] == f"w[{k - 1}]"
@@ -105,7 +111,7 @@ def test_small_models_show_every_parameter(monkeypatch):
     for name in ("rank_figure", "trace_figure", "pair_figure"):
         monkeypatch.setattr(plots, name, lambda *_: "data:,")
     captions = {f["title"]: f["caption"]
-                for f in report._health_figures({}, _posterior(2), _names([1, 0]), 2)}
+                for f in _health({}, _posterior(2), _names([1, 0]), 2)}
     assert "for both parameters" in captions["Rank plots"]
     assert "worst" not in captions["Rank plots"] + captions["Traces"] + captions["Pair plot"]
 
@@ -119,18 +125,55 @@ def test_rank_figure_has_one_panel_per_parameter(figures):
     plots.rank_figure(_draws(3))
     (fig,) = figures
     assert [ax.get_title() for ax in fig.axes] == ["w\n[0]", "w\n[1]", "w\n[2]"]
-    assert all(len(ax.lines) == CHAINS for ax in fig.axes)  # one ECDF per chain
+    for ax in fig.axes:  # one Δ-ECDF per chain, and the test's p-value
+        assert [line.get_label() for line in ax.lines if line.get_label().startswith("chain")] \
+            == [f"chain {c}" for c in range(CHAINS)]
+        assert any(t.get_text().startswith("p = ") for t in ax.texts)
+
+
+def test_rank_deviations_flag_chains_that_disagree():
+    """Mixed chains: Δ-ECDF near 0 and a large p; one shifted chain: a tiny p, flagged points."""
+    rng = np.random.default_rng(5)
+    mixed = plots.rank_deviations(rng.normal(size=(CHAINS, 300)))
+    assert mixed["p_value"] > 1e-3  # uniform ranks: p is uniform too, so not tiny
+    assert mixed["suspicious"].any() == (mixed["p_value"] < plots.RANK_ALPHA)
+    assert np.abs(mixed["y"]).max() < 0.15
+    assert mixed["x"].shape == mixed["y"].shape == (CHAINS, 300)
+    shifted = rng.normal(size=(CHAINS, 300))
+    shifted[0] += 1.0
+    bad = plots.rank_deviations(shifted)
+    assert bad["p_value"] < 1e-6 and bad["suspicious"].any()
+    assert np.abs(bad["y"][0]).max() > 0.3  # the shifted chain's ranks are far from uniform
 
 
 def test_trace_figure_has_one_row_per_parameter(figures):
     draws = _draws(3)
-    plots.trace_figure(draws, np.zeros((CHAINS, DRAWS), bool))
+    flags = np.zeros((CHAINS, DRAWS), bool)
+    flags[1, [10, 20]] = True
+    plots.trace_figure(draws, flags)
     (fig,) = figures
-    traces = [ax for ax in fig.axes if ax.get_xlabel() == "Draw"]
-    assert [ax.get_ylabel() for ax in traces] == ["w\n[0]", "w\n[1]", "w\n[2]"]
+    densities, traces = fig.axes[0::2], fig.axes[1::2]
+    assert [ax.get_title() for ax in densities] == ["w\n[0]", "w\n[1]", "w\n[2]"]
     for ax, x in zip(traces, draws.values(), strict=True):
-        assert sorted(line.get_ydata().mean() for line in ax.lines) == \
-            pytest.approx(sorted(x.mean(axis=1)))
+        (chains,) = ax.collections
+        assert [seg[:, 1].mean() for seg in chains.get_segments()] == \
+            pytest.approx(list(x.mean(axis=1)))
+        (divergent,) = ax.lines
+        assert list(divergent.get_xdata()) == [10, 20]
+
+
+def test_energy_figure_shows_each_chains_bfmi(figures):
+    import arviz_base as azb
+
+    rng = np.random.default_rng(6)
+    energy = rng.normal(size=(CHAINS, DRAWS))
+    energy[2] = np.cumsum(rng.normal(scale=0.1, size=DRAWS))  # slow: E-BFMI far below 0.3
+    plots.energy_figure(azb.from_dict({"sample_stats": {"energy": energy}}))
+    (fig,) = figures
+    bfmi = np.asarray(fig.axes[0].collections[0].get_offsets())[:, 0]
+    expected = np.mean(np.diff(energy, axis=1) ** 2, axis=1) / np.var(energy, axis=1)
+    assert list(bfmi) == pytest.approx(list(expected))
+    assert bfmi[2] < plots.BFMI_THRESHOLD < bfmi[[0, 1, 3]].min()
 
 
 def test_pair_figure_draws_the_lower_triangle_on_thinned_draws(figures):
@@ -251,6 +294,7 @@ def test_report_draws_the_class_label_as_a_rootogram_apart_from_the_features(mon
     calls = []
     monkeypatch.setattr(plots, "ppc_figure", lambda idata, names: calls.append(names) or "x")
     figures, note = report._ppc({}, idata)
+    figures = draw_all(figures, processes=1)
     assert note is None and calls == [["y"], ["x_gaussian"]]
     assert "Rootogram" in figures[0]["caption"] and "Densities" in figures[1]["caption"]
     assert plots.is_discrete(idata, "y") and not plots.is_discrete(idata, "x_gaussian")
