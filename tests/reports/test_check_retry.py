@@ -56,6 +56,9 @@ def test_a_starved_first_run_is_sampled_again_and_passes(first_run_starved, tmp_
     assert result.sample.idata.posterior.sizes["draw"] == 1000
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert [a["verdict"] for a in summary["attempts"]] == ["inconclusive", "pass"]
+    sentence = json.loads((tmp_path / "report.json").read_text())["verdict_sentence"]
+    assert "sampled again with 1000 draws after 1000" in sentence
+    assert "sampled again with 1000 draws" in (tmp_path / "report.html").read_text()
 
 
 def test_a_wrong_closed_form_still_fails_after_the_retry(first_run_starved, tmp_path):
