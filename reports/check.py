@@ -48,6 +48,9 @@ class CheckResult:
     estimates_sample: SampleResult | None = None
     estimates: EstimateComparison | None = None
     predictive: dict = field(default_factory=dict)
+    #: Every sampling run, in order: ``check`` ("exact" or "estimates"), draws, tune, seed,
+    #: the verdict it gave and the sampler-health problems (see ``run_check``'s ``retry``).
+    attempts: list = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -66,6 +69,22 @@ class CheckResult:
         return combine_verdicts(verdicts)
 
 
+#: The retry's seed is the run's plus this (a stream no small user seed reaches).
+RETRY_SEED_OFFSET = 100_003
+
+
+def _binding(comparison) -> str | None:
+    """The verdict a comparison gives the check (None: an informational one with no say)."""
+    if isinstance(comparison, EstimateComparison):
+        return comparison.binding_verdict
+    return comparison.verdict
+
+
+def _health_only(comparison) -> bool:
+    """The comparison has no verdict only because a sampler-health limit was broken."""
+    return _binding(comparison) == "inconclusive" and not comparison.diagnostics.healthy
+
+
 def combine_verdicts(verdicts) -> str:
     """One verdict from several checks (fail > inconclusive > pass)."""
     verdicts = list(verdicts)
@@ -80,7 +99,7 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
               tune: int | None = None, chains: int | None = None, seed: int | None = None,
               sampler: str = "nutpie", thresholds: Thresholds | None = None,
               analytic: AnalyticFit | None = None, progress: bool = False,
-              report: bool = True) -> CheckResult:
+              report: bool = True, retry: bool = True) -> CheckResult:
     """Fit analytically, sample with NUTS, compare, and write the report files.
 
     Two checks, each run when the fit has something for it: the exact marginals
@@ -111,6 +130,11 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     report : bool
         Render ``report.html`` (seconds of figures). ``report.json`` is written either way,
         so ``bayescheck report DIR`` can draw the page later.
+    retry : bool
+        When a check has no verdict only because the sampler's health failed (r_hat, ESS,
+        divergences, E-BFMI), sample it once more, with twice the tuning steps and twice the
+        draws and another seed (``seed + RETRY_SEED_OFFSET``), and judge that run alone with
+        the same thresholds. Every attempt is listed in ``summary.json`` under ``"attempts"``.
 
     Returns
     -------
@@ -132,10 +156,11 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     predictive = {}
     observed = []
 
-    def run(pymc_model, initvals=None):
+    def run(pymc_model, initvals=None, settings=None):
+        settings = settings or sampling
         observed.extend(rv.name for rv in pymc_model.observed_RVs if rv.name not in observed)
-        sampled = sample_nuts(pymc_model, draws=sampling.draws, tune=sampling.tune,
-                              chains=sampling.chains, seed=sampling.seed, sampler=sampler,
+        sampled = sample_nuts(pymc_model, draws=settings.draws, tune=settings.tune,
+                              chains=settings.chains, seed=settings.seed, sampler=sampler,
                               progress=progress, initvals=initvals)
         if not predictive:  # the first run's model is the one the report checks against data
             predictive.update(add_posterior_predictive(pymc_model, sampled.idata,
@@ -143,33 +168,54 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         return sampled
 
     timings = {"analytic fit": fitted - started}
+    attempts: list[dict] = []
+
+    def judged(what, declare_model, judge, starts=None):
+        """Sample and judge; once more, longer, when only sampler health stood in the way."""
+        settings, pymc_model = sampling, declare_model()
+        while True:
+            sampled = run(pymc_model, starts, settings)
+            began = time.perf_counter()
+            comparison = judge(sampled.idata)
+            attempts.append({"check": what, "draws": settings.draws, "tune": settings.tune,
+                             "seed": settings.seed, "verdict": _binding(comparison),
+                             "problems": list(comparison.diagnostics.problems),
+                             "seconds": sampled.seconds})
+            if not (retry and settings is sampling and _health_only(comparison)):
+                return sampled, comparison, time.perf_counter() - began
+            settings = replace(sampling, draws=2 * sampling.draws, tune=2 * sampling.tune,
+                               seed=sampling.seed + RETRY_SEED_OFFSET)
+
     sample = comparison = est_sample = estimates = None
     if result.marginals or not result.estimates:
-        sample = run(spec.model.declare(spec.data, fit=result))
-        sampled = time.perf_counter()
-        comparison = compare_idata(result.marginals, sample.idata, thresholds=thresholds)
+        sample, comparison, seconds = judged(
+            "exact", lambda: spec.model.declare(spec.data, fit=result),
+            lambda idata: compare_idata(result.marginals, idata, thresholds=thresholds))
         timings.update({"NUTS (compile + sample)": sample.seconds,
                         "NUTS sampling only": sample.sampling_seconds or math.nan,
-                        "comparison": time.perf_counter() - sampled})
+                        "comparison": seconds})
     if result.estimates:
         declare_full = (spec.model.declare_full if isinstance(spec.model, FullDeclaration)
                         else spec.model.declare)
         # A multimodal posterior (mixture): chains start at the estimate, each jittered.
         starts = (spec.model.initial_values(result)
                   if isinstance(spec.model, StartsAtEstimate) else None)
-        est_sample = run(declare_full(spec.data, fit=result), starts)
-        sampled = time.perf_counter()
-        estimates = compare_estimates_idata(result.estimates, est_sample.idata,
-                                            thresholds=thresholds)
-        if result.posterior_checks is not None:  # the family's own (mixture: mode, ...)
-            estimates = result.posterior_checks(result, estimates, est_sample.idata, spec)
+
+        def judge_estimates(idata):
+            judged_ = compare_estimates_idata(result.estimates, idata, thresholds=thresholds)
+            if result.posterior_checks is not None:  # the family's own (mixture: mode, ...)
+                judged_ = result.posterior_checks(result, judged_, idata, spec)
+            return judged_
+
+        est_sample, estimates, seconds = judged(
+            "estimates", lambda: declare_full(spec.data, fit=result), judge_estimates, starts)
         timings.update({"NUTS for the estimates (compile + sample)": est_sample.seconds,
                         "NUTS for the estimates, sampling only":
                             est_sample.sampling_seconds or math.nan,
-                        "estimates comparison": time.perf_counter() - sampled})
+                        "estimates comparison": seconds})
     compared = time.perf_counter()
     check = CheckResult(result, sample, comparison, out, timings, est_sample, estimates,
-                        predictive)
+                        predictive, attempts)
 
     first = sample or est_sample
     _write_rows_csv(out / "comparison.csv", (comparison or estimates).rows())
@@ -187,7 +233,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     summary = {"model": result.model, **head, "verdict": check.verdict, "timings": timings,
                "sampler": first.sampler, "spec": str(spec.path) if spec.path else None,
                "sampling": {"draws": sampling.draws, "tune": sampling.tune,
-                            "chains": sampling.chains, "seed": sampling.seed}}
+                            "chains": sampling.chains, "seed": sampling.seed},
+               "attempts": attempts}
     # How the data entered the declaration: rows ("y"), or sufficient statistics at large n.
     summary["observed"] = observed
     if estimates is not None:

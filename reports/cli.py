@@ -92,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, help="random seed (default: [sampling] seed, else 0)")
     c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"],
                    help="NUTS implementation (default: nutpie)")
+    c.add_argument("--no-retry", action="store_true",
+                   help="when the sampler's health leaves a check without a verdict, stop "
+                        "there (default: sample once more with twice the tuning steps and "
+                        "draws and judge that run alone)")
     c.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     r = sub.add_parser("predict", help="predictions for new rows from a saved fit: the "
@@ -226,7 +230,8 @@ def _cmd_check(args) -> int:
     out = args.out or _default_out(args.spec)
     with output_folder(out, results=CHECK_RESULTS):
         result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
-                           seed=args.seed, sampler=args.sampler, progress=not args.quiet)
+                           seed=args.seed, sampler=args.sampler, progress=not args.quiet,
+                           retry=not args.no_retry)
     _print_check(result)
     _warn_not_converged(args.spec, result.fit)
     return EXIT_CODES[result.verdict]
@@ -296,6 +301,12 @@ def _print_check(result) -> None:
             print(f"  sampler (full posterior): {problem}")
     for cert in result.fit.certificates:
         print(f"  {cert['name']}: {cert['verdict']}: {cert['reason']}")
+    for first, again in zip(result.attempts, result.attempts[1:], strict=False):
+        if first["check"] == again["check"]:
+            print(f"  sampler ({first['check']}): {first['draws']} draws after {first['tune']} "
+                  f"tuning steps (seed {first['seed']}) gave no verdict "
+                  f"({'; '.join(first['problems'])}); judged on a second run of "
+                  f"{again['draws']} draws after {again['tune']} (seed {again['seed']})")
     print(f"report: {result.out / 'report.html'}")
 
 

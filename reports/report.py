@@ -183,6 +183,16 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
                          "has_priors": bool(fit.priors)}
+    attempts = getattr(check, "attempts", None) or []
+    for first_run, again in zip(attempts, attempts[1:], strict=False):
+        if first_run["check"] == again["check"]:
+            data["verdict_sentence"] += (
+                f" The first run of the {first_run['check']} check ({first_run['draws']} draws "
+                f"after {first_run['tune']} tuning steps, seed {first_run['seed']}) gave no "
+                f"verdict ({'; '.join(first_run['problems'])}); it was sampled again with "
+                f"{again['draws']} draws after {again['tune']} (seed {again['seed']}), and "
+                f"that run alone was judged.")
+    data["attempts"] = attempts
     modes = estimates.modes if estimates is not None else None
     if modes and modes.get("split"):
         judged = ", ".join(str(c) for c in modes["judged_chains"])

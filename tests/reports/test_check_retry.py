@@ -1,0 +1,86 @@
+"""``check`` samples once more when only the sampler's health stood in the way of a verdict.
+
+The first run is starved on purpose (its draws cut to 25 per chain, so the ESS limit fails);
+the second, with twice the tuning and draws, is judged alone with the same thresholds: a
+correct closed form then passes and a wrong one (a Beta prior shape off by one) still fails.
+"""
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import reports.check as check_module
+from inference.dispatch import fit
+from models import load_spec
+from reports.check import RETRY_SEED_OFFSET, run_check
+from reports.cli import main
+
+pytestmark = pytest.mark.nuts
+
+COIN = Path(__file__).resolve().parents[2] / "examples" / "beta_bernoulli" / "coin.toml"
+
+
+@pytest.fixture
+def first_run_starved(monkeypatch):
+    """``sample_nuts`` whose first call keeps 25 draws per chain; the calls are recorded."""
+    real = check_module.sample_nuts
+    calls = []
+
+    def sample(model, **kwargs):
+        calls.append(kwargs)
+        result = real(model, **kwargs)
+        if len(calls) == 1:
+            result.idata = result.idata.isel(draw=slice(0, 25), missing_dims="ignore")
+        return result
+
+    monkeypatch.setattr(check_module, "sample_nuts", sample)
+    return calls
+
+
+def _spec(draws=500, tune=500):
+    spec = load_spec(COIN)
+    return replace(spec, sampling=replace(spec.sampling, draws=draws, tune=tune))
+
+
+def test_a_starved_first_run_is_sampled_again_and_passes(first_run_starved, tmp_path):
+    result = run_check(_spec(), tmp_path)
+    assert result.verdict == "pass", result.comparison.summary()
+    first, again = result.attempts
+    assert first["verdict"] == "inconclusive" and first["problems"]
+    assert (again["draws"], again["tune"]) == (1000, 1000)
+    assert again["seed"] == first["seed"] + RETRY_SEED_OFFSET
+    assert [c["draws"] for c in first_run_starved] == [500, 1000]
+    # the verdict rests on the second run's draws alone
+    assert result.sample.idata.posterior.sizes["draw"] == 1000
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [a["verdict"] for a in summary["attempts"]] == ["inconclusive", "pass"]
+    sentence = json.loads((tmp_path / "report.json").read_text())["verdict_sentence"]
+    assert "sampled again with 1000 draws after 1000" in sentence
+    assert "sampled again with 1000 draws" in (tmp_path / "report.html").read_text()
+
+
+def test_a_wrong_closed_form_still_fails_after_the_retry(first_run_starved, tmp_path):
+    spec = _spec()
+    wrong = fit(replace(spec, model=replace(spec.model, a=spec.model.a + 1.0)))
+    result = run_check(spec, tmp_path, analytic=wrong)
+    assert [a["verdict"] for a in result.attempts] == ["inconclusive", "fail"]
+    assert result.verdict == "fail"
+
+
+def test_no_retry_keeps_the_first_verdict(first_run_starved, tmp_path, capsys):
+    code = main(["check", str(COIN), "--out", str(tmp_path), "--draws", "500", "--tune",
+                 "500", "--no-retry", "--quiet"])
+    assert code == 3
+    assert len(first_run_starved) == 1
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [a["verdict"] for a in summary["attempts"]] == ["inconclusive"]
+
+
+def test_the_cli_says_when_it_sampled_again(first_run_starved, tmp_path, capsys):
+    code = main(["check", str(COIN), "--out", str(tmp_path), "--draws", "500", "--tune",
+                 "500", "--quiet"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "gave no verdict" in out and f"seed {3 + RETRY_SEED_OFFSET}" in out
