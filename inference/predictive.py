@@ -19,7 +19,7 @@ from models.registry import module_of
 
 from .engines.dist import Dist
 
-__all__ = ["interval_columns", "posterior_value", "predictor"]
+__all__ = ["decision_columns", "interval_columns", "posterior_value", "predictor"]
 
 
 def predictor(model: str) -> Callable | None:
@@ -50,3 +50,21 @@ def interval_columns(dist: Dist, level: float) -> dict[str, np.ndarray]:
     return {"mean": np.asarray(dist.mean(), dtype=float),
             "sd": np.asarray(dist.std(), dtype=float),
             f"lower_{pct}": lo, f"upper_{pct}": hi}
+
+
+def decision_columns(classes, proba: np.ndarray, decision) -> dict[str, np.ndarray]:
+    """A classifier's predict columns: ``p_<class>``, ``decision`` and ``risk_<option>``.
+
+    Parameters
+    ----------
+    classes : sequence of str
+        The class labels, in the order of ``proba``'s columns.
+    proba : numpy.ndarray
+        Class probabilities, one row per case.
+    decision : inference.engines.decisions.Decision
+        :func:`inference.engines.decisions.bayes_decision` of ``proba``.
+    """
+    out = {f"p_{c}": proba[:, k] for k, c in enumerate(classes)}
+    out["decision"] = decision.label
+    out.update({f"risk_{o}": decision.risk[:, r] for r, o in enumerate(decision.options)})
+    return out

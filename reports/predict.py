@@ -21,7 +21,7 @@ from inference.engines.counts import encode_labels
 from inference.engines.decisions import bayes_decision
 from inference.engines.naive_bayes_stats import NaiveBayesModel
 from inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
-from inference.predictive import predictor
+from inference.predictive import decision_columns, predictor
 from models.data import Batch, DataSource
 from models.errors import BayescheckError, DataError
 from models.naive_bayes import NaiveBayes
@@ -114,11 +114,8 @@ def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
     out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})
     for f in model.features:
         out[f] = X[f].to_numpy()
-    for k, c in enumerate(classes):
-        out[f"p_{c}"] = proba[:, k]
-    out["decision"] = decision.label
-    for r, o in enumerate(decision.options):
-        out[f"risk_{o}"] = decision.risk[:, r]
+    for name, values in decision_columns(classes, proba, decision).items():
+        out[name] = values
     return out
 
 

@@ -37,6 +37,7 @@ from ..engines.one_dependence import (
     pair_counts,
     spode_parents,
 )
+from ..predictive import decision_columns
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 from .bayesian_network import network_oracles, network_prior, network_queries, network_schema
@@ -356,10 +357,4 @@ def predict_semi_naive_bayes(spec: Spec, posterior: dict, batch: Batch | None, *
     scores, _ = class_log_scores(model, counts, parents, X)
     proba = _probabilities(scores)
     decision = bayes_decision(proba=proba, loss=matrix, options=options)
-    out: dict[str, np.ndarray] = dict(columns)
-    for k, c in enumerate(classes):
-        out[f"p_{c}"] = proba[:, k]
-    out["decision"] = decision.label
-    for r, o in enumerate(decision.options):
-        out[f"risk_{o}"] = decision.risk[:, r]
-    return out
+    return {**columns, **decision_columns(classes, proba, decision)}
