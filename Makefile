@@ -27,17 +27,21 @@ demo: $(STAMP)
 	$(VENV)/bin/bayescheck demo --out demo-output
 	@echo "open demo-output/index.html"
 
-# the whole suite (what CI runs): about 18 minutes on 2 cores with a cold PyTensor cache, 9
-# warm (target: 6); nearly all of it is nutpie compiling each NUTS model with Numba: see
-# benchmarks/SUITE.md
+# Test files run in parallel, one worker per core (pytest-xdist); --dist loadfile keeps a test
+# file on one worker, so a module's NUTS fixture runs once.
+PYTEST_JOBS ?= auto
+
+# the whole suite (what CI runs): 6.6 min on the idle 2-core machine with a warm PyTensor
+# cache (12.2 min in one process); nearly all of it is nutpie compiling each NUTS model with
+# Numba: see benchmarks/SUITE.md
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VPY) -m pytest -q --durations=15
+	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15
 
-# the inner loop: engines, specs, CLI errors; no NUTS, nothing marked slow (35 s of CPU)
+# the inner loop: engines, specs, CLI errors; no NUTS, nothing marked slow (68 s in one process)
 test-fast: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VPY) -m pytest -q -m "not nuts and not slow"
+	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile -m "not nuts and not slow"
 
 bench: $(STAMP)
 	$(VPY) benchmarks/run.py
