@@ -162,9 +162,6 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         sampled = sample_nuts(pymc_model, draws=settings.draws, tune=settings.tune,
                               chains=settings.chains, seed=settings.seed, sampler=sampler,
                               progress=progress, initvals=initvals)
-        if not predictive:  # the first run's model is the one the report checks against data
-            predictive.update(add_posterior_predictive(pymc_model, sampled.idata,
-                                                       seed=sampling.seed))
         return sampled
 
     timings = {"analytic fit": fitted - started}
@@ -182,7 +179,11 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                              "problems": list(comparison.diagnostics.problems),
                              "seconds": sampled.seconds})
             if not (retry and settings is sampling and _health_only(comparison)):
-                return sampled, comparison, time.perf_counter() - began
+                seconds = time.perf_counter() - began
+                if not predictive:  # the first kept run's model is the one checked against data
+                    predictive.update(add_posterior_predictive(pymc_model, sampled.idata,
+                                                               seed=sampling.seed))
+                return sampled, comparison, seconds
             settings = replace(sampling, draws=2 * sampling.draws, tune=2 * sampling.tune,
                                seed=sampling.seed + RETRY_SEED_OFFSET)
 

@@ -54,6 +54,11 @@ def test_a_starved_first_run_is_sampled_again_and_passes(first_run_starved, tmp_
     assert [c["draws"] for c in first_run_starved] == [500, 1000]
     # the verdict rests on the second run's draws alone
     assert result.sample.idata.posterior.sizes["draw"] == 1000
+    # posterior.nc holds the kept run, with its posterior predictive
+    import xarray as xr
+    with xr.open_datatree(tmp_path / "posterior.nc") as tree:
+        assert tree.posterior.sizes["draw"] == 1000
+        assert "posterior_predictive" in tree.children
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert [a["verdict"] for a in summary["attempts"]] == ["inconclusive", "pass"]
     sentence = json.loads((tmp_path / "report.json").read_text())["verdict_sentence"]
