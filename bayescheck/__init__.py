@@ -9,8 +9,9 @@ users do not depend on their internal layout. Every name is imported on first us
 - :func:`predict` gives a fit's predictions for new rows as a ``pandas.DataFrame``;
 - :func:`check` fits, samples with NUTS, compares and writes the report files;
 - :func:`calibrate` runs simulation-based calibration of the engine;
-- :func:`exact_posterior` draws from a fit's exact posterior (regression, the count
-  models, naive Bayes, Bayesian networks) as an ArviZ ``DataTree``.
+- :func:`exact_posterior` draws from a fit's exact posterior (regression, ARD given its
+  hyperparameters, the count models, naive and semi-naive Bayes, Bayesian networks) as an
+  ArviZ ``DataTree``.
 
 The scikit-learn estimators are in :mod:`bayescheck.estimators` (they need scikit-learn).
 

@@ -153,8 +153,12 @@ def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chain
     For the models whose posterior is a known distribution: linear regression (``theta``
     over ``feature``; ``sigma2`` for unknown noise), Beta-Bernoulli (``p``),
     Dirichlet-categorical (``pi`` over ``category``) and naive Bayes (the declared model's
-    ``class_weight``, ``p_<feature>``, ``mu`` and ``sigma2``) and discrete Bayesian networks
-    (``cpt_<node>``, a Dirichlet per row). The ``posterior`` group has
+    ``class_weight``, ``p_<feature>``, ``mu`` and ``sigma2``), discrete Bayesian networks
+    (``cpt_<node>``, a Dirichlet per row), semi-naive Bayes (SPODE / TAN: the network's
+    ``cpt_<node>``; AODE: every SPODE's ``joint_<s>`` and ``cond_<s>_<f>``) and ARD
+    (``w_relevant`` and ``w``: the Gaussian posterior of the weights given the type-II
+    maximum-likelihood ``alpha`` and ``sigma2``, which the group's attributes record; the
+    hyperparameters are not integrated over). The ``posterior`` group has
     the PyMC declaration's variable names, dims and coordinates, so ``az.summary(tree)`` sits
     next to ``az.summary`` of the NUTS draws.
 

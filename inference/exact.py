@@ -3,7 +3,9 @@
 A family whose posterior is a known joint distribution defines
 ``exact_draws_<name>(posterior, *, draws, chains, rng)`` in its module, returning
 ``({variable: (dims, array)}, coords)`` with the PyMC declaration's names, dims (after
-``("chain", "draw")``) and coordinates, all read from ``posterior.json``;
+``("chain", "draw")``) and coordinates, all read from ``posterior.json``, and optionally a
+third item, attributes of the ``posterior`` group saying what the draws are conditional on
+(ARD: the type-II maximum-likelihood hyperparameters);
 :func:`exact_posterior` wraps it in an ``xarray.DataTree`` so
 ``az.summary`` / ``az.plot_dist`` show the analytic posterior next to the NUTS draws.
 xarray is imported here only when a tree is made.
@@ -49,10 +51,12 @@ def exact_posterior(model: str, posterior: dict, *, draws: int = 1000, chains: i
         raise BayescheckError(f"no exact posterior draws for model {model!r}")
     if posterior.get("model") != model:
         raise BayescheckError(f"a fit of {posterior.get('model')!r}, not of {model!r}")
-    variables, coords = sample(posterior, draws=draws, chains=chains,
-                               rng=np.random.default_rng(seed))
+    variables, coords, *attrs = sample(posterior, draws=draws, chains=chains,
+                                       rng=np.random.default_rng(seed))
     data = xr.Dataset(
         {name: (("chain", "draw", *dims), values) for name, (dims, values) in variables.items()},
         coords={"chain": np.arange(chains), "draw": np.arange(draws), **coords})
     data.attrs["source"] = "bayescheck exact posterior (independent draws)"
+    for extra in attrs:
+        data.attrs.update(extra)
     return xr.DataTree.from_dict({"posterior": data})

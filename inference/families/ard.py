@@ -48,7 +48,8 @@ from ..predictive import interval_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal, PointEstimate
 from .linear_regression import check_features, row_variances
 
-__all__ = ["CERTIFICATE_TOL", "certificate", "estimate", "fit_ard", "predict_ard"]
+__all__ = ["CERTIFICATE_TOL", "certificate", "estimate", "exact_draws_ard", "fit_ard",
+           "predict_ard"]
 
 #: Largest violation of an optimality condition the certificate accepts, on a log scale
 #: (|log(alpha / alpha_opt)|, log(ratio / threshold) for a pruned weight, |log(sigma2 /
@@ -277,3 +278,49 @@ def predict_ard(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9
     Xr = X[:, cols]
     return interval_columns(Dist("norm", X @ mean, np.sqrt(noise + row_variances(Xr, cov))),
                             level)
+
+
+def exact_draws_ard(posterior: dict, *, draws: int, chains: int,
+                    rng: np.random.Generator) -> tuple[dict, dict, dict]:
+    """Independent draws of the conditional declaration's ``w_relevant`` and ``w``.
+
+    The posterior of the weights given ``(alpha, sigma2)`` at the fit's estimates (type-II
+    maximum likelihood, or the values held) is exactly Gaussian: ``w_relevant ~ N(mu, Sigma)``
+    over the relevant set (dims ``relevant``), and ``w`` (dims ``feature``) equal to it there
+    and exactly 0 where pruned, as :meth:`models.ARD.conditional_model` declares. The
+    hyperparameters are not integrated over; the group's attributes say so.
+
+    Returns
+    -------
+    variables, coords, attrs : dict
+        As :mod:`inference.exact` expects.
+
+    Raises
+    ------
+    BayescheckError
+        When every weight was pruned (the conditional posterior is the point mass at 0, and
+        the conditional declaration does not exist).
+    """
+    features = list(posterior_value(posterior, "w", "features"))
+    relevant = list(posterior_value(posterior, "w", "cov_features"))
+    if not relevant:
+        raise BayescheckError("no exact posterior draws: every weight was pruned, so the "
+                              "posterior of w given alpha and sigma2 is the point mass at 0")
+    mean = np.asarray(posterior_value(posterior, "w", "mean"), dtype=float)
+    cols = [features.index(f) for f in relevant]
+    cov = np.asarray(posterior_value(posterior, "w", "cov"), dtype=float).reshape(
+        len(cols), len(cols))
+    root = np.linalg.cholesky(cov)
+    w_rel = mean[cols] + rng.standard_normal((chains, draws, len(cols))) @ root.T
+    w = np.zeros((chains, draws, len(features)))
+    w[..., cols] = w_rel
+    alpha = [np.inf if a is None else float(a) for a in posterior_value(posterior, "alpha",
+                                                                        "value")]
+    sigma2 = posterior_value(posterior, "sigma2")
+    how = ("type-II maximum-likelihood estimates" if sigma2.get("estimated", True)
+           else "values held fixed")
+    attrs = {"conditional_on": f"alpha and sigma2 at their {how}, not integrated over: the "
+                               f"exact posterior of w given them (alpha = inf: pruned, w = 0)",
+             "alpha": np.asarray(alpha), "sigma2": float(sigma2["value"])}
+    return ({"w_relevant": (("relevant",), w_rel), "w": (("feature",), w)},
+            {"relevant": relevant, "feature": features}, attrs)

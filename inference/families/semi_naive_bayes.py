@@ -20,7 +20,7 @@ import numpy as np
 
 from models.bayesian_network import BayesianNetwork
 from models.data import Batch, string_labels
-from models.errors import DataError, SpecError
+from models.errors import BayescheckError, DataError, SpecError
 from models.semi_naive_bayes import SemiNaiveBayes
 from models.spec import Spec
 
@@ -37,14 +37,14 @@ from ..engines.one_dependence import (
     pair_counts,
     spode_parents,
 )
-from ..predictive import decision_columns
+from ..predictive import decision_columns, posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 from .bayesian_network import network_oracles, network_prior, network_queries, network_schema
 from .naive_bayes import decision_loss
 
-__all__ = ["SemiNaiveStreamState", "class_log_scores", "fit_semi_naive_bayes",
-           "network_counts_from_pairs", "predict_semi_naive_bayes"]
+__all__ = ["SemiNaiveStreamState", "class_log_scores", "exact_draws_semi_naive_bayes",
+           "fit_semi_naive_bayes", "network_counts_from_pairs", "predict_semi_naive_bayes"]
 
 
 @dataclass(frozen=True)
@@ -358,3 +358,72 @@ def predict_semi_naive_bayes(spec: Spec, posterior: dict, batch: Batch | None, *
     proba = _probabilities(scores)
     decision = bayes_decision(proba=proba, loss=matrix, options=options)
     return {**columns, **decision_columns(classes, proba, decision)}
+
+
+def _dirichlet_rows(alpha: np.ndarray, size: tuple[int, int], rng: np.random.Generator):
+    """One Dirichlet draw per row of ``alpha`` (rows, states): shape ``(*size, rows, states)``."""
+    return np.stack([rng.dirichlet(a, size=size) for a in alpha], axis=2)
+
+
+def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
+                                 rng: np.random.Generator) -> tuple[dict, dict]:
+    """Independent draws of every CPT row of the declared model, from its exact posterior.
+
+    Every row is Dirichlet(concentration + its counts), independently, the counts read off the
+    pair counts kept in ``posterior.json``. SPODE / TAN: the network's ``cpt_<node>`` (dims
+    ``<node>__parents``, ``<node>__state``), as :meth:`models.SemiNaiveBayes.declare`
+    declares them. AODE: for every feature ``s`` as super-parent, ``joint_<s>`` (dims
+    ``<s>__joint``: the ``(class, x_s)`` cells) and ``cond_<s>_<f>`` (dims ``<s>__joint``,
+    ``<f>__category``). The declaration holds only the SPODEs its checked queries use; these
+    draws hold all of them, with the same names and dims.
+
+    Returns
+    -------
+    variables, coords : dict
+        As :mod:`inference.exact` expects.
+    """
+    classes = list(posterior_value(posterior, "classes"))
+    categories = {f: list(v) for f, v in posterior_value(posterior, "categories").items()}
+    features = list(categories)
+    a = float(posterior_value(posterior, "concentration"))
+    st = posterior_value(posterior, "statistics")
+    counts = PairCounts.from_flat(tuple(st["cardinality"]), np.asarray(st["counts"]))
+    K, size = len(classes), (chains, draws)
+    variables, coords = {}, {}
+    if posterior_value(posterior, "structure", "kind") == "aode":
+        for f in features:
+            coords[f"{f}__category"] = categories[f]
+        for i, s in enumerate(features):
+            Ni = len(categories[s])
+            coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
+            variables[f"joint_{s}"] = ((f"{s}__joint",), rng.dirichlet(
+                a + counts.singles[i].ravel(), size=size))
+            for j, f in enumerate(features):
+                if j != i:
+                    table = counts.pair(i, j).reshape(K * Ni, -1)
+                    variables[f"cond_{s}_{f}"] = ((f"{s}__joint", f"{f}__category"),
+                                                  _dirichlet_rows(a + table, size, rng))
+        return variables, coords
+    cpts = posterior_value(posterior, "network", "cpts")
+    target = next(iter(cpts))
+    for node, cpt in cpts.items():
+        if node == target:
+            table = counts.class_counts[None, :]
+        else:
+            j = features.index(node)
+            extra = [p for p in cpt["parents"] if p != target]
+            if not extra:
+                table = counts.singles[j]
+            else:
+                t = counts.pair(features.index(extra[0]), j)  # (K, N_p, N_j)
+                if cpt["parents"][0] != target:
+                    t = t.transpose(1, 0, 2)  # rows in the declaration's parent order
+                table = t.reshape(-1, t.shape[2])
+        if table.shape != (len(cpt["rows"]), len(cpt["states"])):
+            raise BayescheckError(f"posterior.json: the counts of {node!r} do not fit its "
+                                  f"CPT's rows and states; refit with 'bayescheck fit'")
+        variables[f"cpt_{node}"] = ((f"{node}__parents", f"{node}__state"),
+                                    _dirichlet_rows(a + table, size, rng))
+        coords[f"{node}__parents"] = list(cpt["rows"])
+        coords[f"{node}__state"] = list(cpt["states"])
+    return variables, coords
