@@ -8,7 +8,10 @@ engine as ``bayescheck fit``:
 - :class:`ARDRegression` (``ard``): type-II ML relevance determination;
 - :class:`GaussianMixture` (``gaussian_mixture``): EM (ML or MAP), ``predict_proba``;
 - :class:`GaussianNaiveBayes`, :class:`CategoricalNaiveBayes` (``naive_bayes``): posterior
-  predictive class probabilities, exact ``partial_fit``.
+  predictive class probabilities, exact ``partial_fit``;
+- :class:`SemiNaiveBayesClassifier` (``semi_naive_bayes``): SPODE, AODE, TAN on category codes;
+- :class:`BayesianNetworkClassifier` (``bayesian_network``): one node predicted from the
+  others by exact inference (missing cells summed out).
 
 scikit-learn is needed here only (``pip install bayescheck[sklearn]``); ``import bayescheck``
 and the command line do not import it.
@@ -16,7 +19,10 @@ and the command line do not import it.
 
 from .mixture import GaussianMixture
 from .naive_bayes import CategoricalNaiveBayes, GaussianNaiveBayes
+from .network import BayesianNetworkClassifier
 from .regression import ARDRegression, BayesianLinearRegression
+from .semi_naive import SemiNaiveBayesClassifier
 
-__all__ = ["ARDRegression", "BayesianLinearRegression", "CategoricalNaiveBayes",
-           "GaussianMixture", "GaussianNaiveBayes"]
+__all__ = ["ARDRegression", "BayesianLinearRegression", "BayesianNetworkClassifier",
+           "CategoricalNaiveBayes", "GaussianMixture", "GaussianNaiveBayes",
+           "SemiNaiveBayesClassifier"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["feature_names", "load_model", "rng", "spec_text"]
+__all__ = ["category_codes", "feature_names", "load_model", "rng", "spec_text"]
 
 
 def feature_names(estimator, n_features: int) -> tuple[str, ...]:
@@ -23,6 +23,33 @@ def feature_names(estimator, n_features: int) -> tuple[str, ...]:
     if names is not None:
         return tuple(str(n) for n in names)
     return tuple(f"x{j}" for j in range(n_features))
+
+
+def category_codes(estimator, X, y=None, *, reset: bool, fit: bool = False,
+                   allow_nan: bool = False):
+    """``X`` (``fit``: ``(X, y)``) validated as category codes ``0, 1, ...``, as int64.
+
+    With ``allow_nan`` a missing cell (NaN) is kept as the code -1.
+
+    Raises
+    ------
+    ValueError
+        A negative value ("Negative values in data", scikit-learn's wording) or one that is
+        not an integer.
+    """
+    from sklearn.utils.validation import validate_data
+
+    nan = "allow-nan" if allow_nan else True
+    X, y = (validate_data(estimator, X, y, reset=reset, ensure_all_finite=nan)
+            if fit else (validate_data(estimator, X, reset=reset, ensure_all_finite=nan), None))
+    missing = np.isnan(X) if allow_nan else np.zeros(X.shape, bool)
+    values = np.where(missing, 0, X)
+    if np.any(values < 0):
+        raise ValueError("Negative values in data: X must hold category codes 0, 1, ...")
+    if np.any(values != np.floor(values)):
+        raise ValueError("X must hold category codes: integers 0, 1, ...")
+    codes = np.where(missing, -1, values).astype(np.int64)
+    return (codes, y) if fit else codes
 
 
 def rng(random_state) -> np.random.Generator:

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import feature_names, load_model, spec_text
+from ._base import category_codes, feature_names, load_model, spec_text
 
 __all__ = ["CategoricalNaiveBayes", "GaussianNaiveBayes"]
 
@@ -293,14 +293,7 @@ class CategoricalNaiveBayes(_NaiveBayes):
                 "smoothing": bool(self.smoothing)}
 
     def _validate(self, X, y=None, *, reset, fit=False):
-        X, y = (validate_data(self, X, y, reset=reset) if fit
-                else (validate_data(self, X, reset=reset), None))
-        if np.any(X < 0):
-            raise ValueError("Negative values in data: X must hold category codes 0, 1, ...")
-        if np.any(X != np.floor(X)):
-            raise ValueError("X must hold category codes: integers 0, 1, ...")
-        X = X.astype(np.int64)
-        return (X, y) if fit else X
+        return category_codes(self, X, y, reset=reset, fit=fit)
 
     def _categories(self, X, old) -> tuple:
         top = X.max(axis=0) if len(X) else np.zeros(X.shape[1], np.int64)

@@ -43,7 +43,8 @@ from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 from .bayesian_network import network_oracles, network_prior, network_queries, network_schema
 from .naive_bayes import decision_loss
 
-__all__ = ["SemiNaiveStreamState", "class_log_scores", "exact_draws_semi_naive_bayes",
+__all__ = ["SemiNaiveStreamState", "choose_super_parent", "class_log_scores",
+           "exact_draws_semi_naive_bayes",
            "fit_semi_naive_bayes", "network_counts_from_pairs", "predict_semi_naive_bayes"]
 
 
@@ -77,36 +78,55 @@ def network_counts_from_pairs(net: BayesianNetwork, schema, counts: PairCounts,
     return NetworkCounts(schema, tuple(np.asarray(t, np.int64) for t in tables))
 
 
-def _choose_super_parent(model: SemiNaiveBayes, spec: Spec, folds: list[PairCounts],
-                         total: PairCounts, classes, categories) -> tuple[int, dict]:
-    d = len(model.features)
+def choose_super_parent(features, folds: list[PairCounts], total: PairCounts, rows,
+                        concentration: float) -> tuple[int, dict]:
+    """SPODE's super-parent by k-fold cross-validated accuracy (ties: log loss, then order).
+
+    Parameters
+    ----------
+    features : sequence of str
+        Feature names, for the record.
+    folds : list of PairCounts
+        The counts of each fold (row ``r`` of the stream in fold ``r mod len(folds)``).
+    total : PairCounts
+        Their sum.
+    rows : iterable of (numpy.ndarray, numpy.ndarray)
+        The stream again, in the same order: class codes (n,) and feature codes (n, d) per
+        batch. Each fold's rows are classified by the counts of the other folds.
+    concentration : float
+
+    Returns
+    -------
+    best : int
+        The chosen super-parent's index.
+    record : dict
+        ``folds``, ``rows``, ``accuracy`` and ``log_loss`` per candidate, ``chosen``.
+    """
+    d = len(features)
     correct = np.zeros(d)
     log_loss = np.zeros(d)
     seen = 0
-    for batch in spec.data.batches():
-        y, X = model.codes(batch, classes, categories)
+    for y, X in rows:
         fold = (seen + np.arange(len(y))) % len(folds)
         seen += len(y)
         for f, held in enumerate(folds):
-            rows = np.flatnonzero(fold == f)
-            if rows.size == 0:
+            idx = np.flatnonzero(fold == f)
+            if idx.size == 0:
                 continue
             train = PairCounts.from_flat(total.cardinality, total.flat() - held.flat())
             for s in range(d):
-                scores = one_dependence_log_scores(train, spode_parents(d, s), X[rows],
-                                                   model.concentration)
+                scores = one_dependence_log_scores(train, spode_parents(d, s), X[idx],
+                                                   concentration)
                 top = scores.max(axis=1, keepdims=True)
                 log_p = scores - top - np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
-                correct[s] += float((scores.argmax(axis=1) == y[rows]).sum())
-                log_loss[s] -= float(log_p[np.arange(rows.size), y[rows]].sum())
+                correct[s] += float((scores.argmax(axis=1) == y[idx]).sum())
+                log_loss[s] -= float(log_p[np.arange(idx.size), y[idx]].sum())
     order = sorted(range(d), key=lambda s: (-correct[s], log_loss[s], s))
     best = order[0]
     return best, {"folds": len(folds), "rows": seen,
-                  "accuracy": {f: float(correct[s] / seen) for s, f in
-                               enumerate(model.features)},
-                  "log_loss": {f: float(log_loss[s] / seen) for s, f in
-                               enumerate(model.features)},
-                  "chosen": model.features[best]}
+                  "accuracy": {f: float(correct[s] / seen) for s, f in enumerate(features)},
+                  "log_loss": {f: float(log_loss[s] / seen) for s, f in enumerate(features)},
+                  "chosen": features[best]}
 
 
 def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
@@ -190,8 +210,10 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
         if model.super_parent is not None:
             s = model.features.index(model.super_parent)
         else:
-            s, structure["cross_validation"] = _choose_super_parent(
-                model, spec, folds, total, classes, categories)
+            s, structure["cross_validation"] = choose_super_parent(
+                model.features, folds, total,
+                (model.codes(b, classes, categories) for b in spec.data.batches()),
+                model.concentration)
         structure["super_parent"] = model.features[s]
         parents = spode_parents(d, s)
     elif model.kind == "tan":
