@@ -37,6 +37,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Rows per block of AODE's gathers (bounds the (K, rows, d - 1) temporary).
+_BLOCK = 16384
+
 __all__ = [
     "PairCounts",
     "aode_log_scores",
@@ -210,20 +213,23 @@ def one_dependence_log_scores(counts: PairCounts, parents: Sequence[int], X: np.
     X = np.asarray(X, np.int64)
     K, *N = counts.cardinality
     n = counts.n
-    out = np.tile(np.log((counts.class_counts + alpha) / (n + K * alpha)), (X.shape[0], 1))
+    total = np.zeros((K, X.shape[0]))
     for j, p in enumerate(parents):
         x = X[:, j]
-        seen = x >= 0
         if p < 0:
-            table = (counts.singles[j] + alpha) / (counts.class_counts[:, None] + N[j] * alpha)
-            out[seen] += np.log(table[:, x[seen]]).T
+            table = np.log((counts.singles[j] + alpha)
+                           / (counts.class_counts[:, None] + N[j] * alpha))  # (K, N_j)
+            ok, idx = x >= 0, x
         else:
             t = counts.pair(p, j)  # (K, N_p, N_j)
-            table = (t + alpha) / (counts.singles[p][:, :, None] + N[j] * alpha)
+            table = np.log((t + alpha) / (counts.singles[p][:, :, None] + N[j] * alpha)
+                           ).reshape(K, -1)
             xp = X[:, p]
-            ok = seen & (xp >= 0)
-            out[ok] += np.log(table[:, xp[ok], x[ok]]).T
-    return out
+            ok, idx = (x >= 0) & (xp >= 0), xp * N[j] + x
+        # a last column of zeros takes the rows whose factor is left out
+        table = np.concatenate([table, np.zeros((K, 1))], axis=1)
+        total += np.take(table, np.where(ok, idx, table.shape[1] - 1), axis=1)
+    return np.log((counts.class_counts + alpha) / (n + K * alpha)) + total.T
 
 
 def naive_bayes_log_scores(counts: PairCounts, X: np.ndarray, alpha: float) -> np.ndarray:
@@ -249,6 +255,9 @@ def aode_log_scores(counts: PairCounts, X: np.ndarray, alpha: float,
     m = X.shape[0]
     logs = np.full((m, d, K), -np.inf)
     used = np.zeros((m, d), bool)
+    cards = np.asarray(N, np.int64)
+    seen = X >= 0
+    unseen = not seen.all()
     for i in range(d):
         xi = X[:, i]
         seen_i = xi >= 0
@@ -258,16 +267,27 @@ def aode_log_scores(counts: PairCounts, X: np.ndarray, alpha: float,
         rows = np.flatnonzero(used[:, i])
         if rows.size == 0:
             continue
-        joint = (counts.singles[i] + alpha) / (n + K * N[i] * alpha)  # (K, N_i)
-        s = np.log(joint[:, xi[rows]]).T  # (r, K)
-        for j in range(d):
-            if j == i:
-                continue
-            xj = X[rows, j]
-            ok = xj >= 0
-            table = (counts.pair(i, j) + alpha) / (counts.singles[i][:, :, None] + N[j] * alpha)
-            s[ok] += np.log(table[:, xi[rows][ok], xj[ok]]).T
-        logs[rows, i] = s
+        log_joint = np.log((counts.singles[i] + alpha) / (n + K * N[i] * alpha))  # (K, N_i)
+        # Every P(x_j | c, x_i) table of this SPODE, flattened side by side (zeros in the
+        # place of j = i), plus a column of zeros for an unseen x_j (left out): one gather
+        # per block of rows sums every factor.
+        tables = [np.zeros((K, N[i] * N[i])) if j == i else
+                  np.log((counts.pair(i, j) + alpha)
+                         / (counts.singles[i][:, :, None] + N[j] * alpha)).reshape(K, -1)
+                  for j in range(d)]
+        offsets = np.cumsum([0] + [t.shape[1] for t in tables])
+        flat = np.concatenate([*tables, np.zeros((K, 1))], axis=1)
+        everyone = rows.size == m
+        for start in range(0, rows.size, _BLOCK):
+            block = slice(start, start + _BLOCK) if everyone else rows[start:start + _BLOCK]
+            Xb = X[block]
+            xi_b = Xb[:, i]
+            idx = offsets[:-1] + xi_b[:, None] * cards + Xb  # (b, d)
+            if unseen:
+                idx = np.where(seen[block], idx, offsets[-1])
+            # np.take: ~10x faster than the equivalent flat[:, idx] (measured here)
+            logs[block, i] = (np.take(log_joint, xi_b, axis=1)
+                              + np.take(flat, idx, axis=1).sum(axis=2)).T
     out = np.empty((m, K))
     any_used = used.any(axis=1)
     if any_used.any():
