@@ -79,7 +79,7 @@ def semi_naive_rows(n: int, repeats: int) -> tuple[list, list]:
         same = label == "naive Bayes"
         rows.append((f"{label} predict_proba vs CategoricalNB, breast cancer 30 x 3 bins", n,
                      t["peer"][0], t["ours"][0],
-                     f"{diff:.1e} (abs.)" + ("" if same else " (other model)")))
+                     f"{diff:.1e} (abs.)" if same else "another model"))
     folds = StratifiedKFold(5, shuffle=True, random_state=0)
     quality = []
     for label, est in [("CategoricalNB (alpha=1)", CategoricalNB(alpha=1.0)),
