@@ -28,7 +28,7 @@ def test_readme_opens_with_the_two_commands():
 
 def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     blocks = [b for b in python_blocks() if "check(" not in b]
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     monkeypatch.chdir(tmp_path)
     namespace = {}
     _run(blocks[:1], namespace)
@@ -54,14 +54,27 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     np.testing.assert_allclose(namespace["proba"][0], [query["probabilities"][c] for c in
                                                        namespace["nb"].classes_], rtol=1e-12)
     assert namespace["search"].best_params_
-    _run(blocks[2:], namespace)
+    # The categorical classifiers: bayescheck predict's table and the network spec's query.
+    from bayescheck import load_spec, predict
+
+    _run(blocks[2:3], namespace)
+    spec = load_spec(ROOT / "examples" / "semi_naive_bayes" / "play_tennis_aode.toml")
+    table = predict(spec, fit(spec), namespace["tennis"][namespace["features"]].head(3))
+    aode = namespace["aode"]
+    np.testing.assert_allclose(aode.predict_proba(namespace["X"][:3]),
+                               table[[f"p_{c}" for c in aode.classes_]], rtol=1e-12)
+    query = fit(ROOT / "examples" / "bayesian_network" / "asia.toml").parameters["query"][0]
+    assert query["name"] == "lung_given_smoker_xray"
+    np.testing.assert_allclose(namespace["p_lung"][0], [query["probabilities"][c] for c in
+                                                        namespace["net"].classes_], rtol=1e-12)
+    _run(blocks[3:], namespace)
     assert namespace["posterior"].parameters["theta"]["mean"][1] == pytest.approx(2.0, abs=0.05)
 
 
 @pytest.mark.nuts
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
     blocks = python_blocks()
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     monkeypatch.chdir(tmp_path)
     namespace = {}
     _run(blocks, namespace)
