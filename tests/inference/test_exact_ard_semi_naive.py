@@ -191,6 +191,7 @@ def test_names_dims_and_coords_are_the_declarations(name):
     assert drawn == declared
 
 
+@pytest.mark.slow  # imports ArviZ
 def test_arviz_summarises_the_draws_next_to_the_declaration():
     az = pytest.importorskip("arviz")
     spec = load_spec(EXAMPLES / "semi_naive_bayes" / "play_tennis_tan.toml")
