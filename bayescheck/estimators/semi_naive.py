@@ -125,6 +125,8 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
         )
         from inference.families.semi_naive_bayes import choose_super_parent
 
+        for attr in ("super_parent_", "cross_validation_", "conditional_mutual_information_"):
+            self.__dict__.pop(attr, None)  # a refit of another kind has none of these
         X, y = category_codes(self, X, y, reset=True, fit=True)
         features = feature_names(self, X.shape[1])
         model = self._model(features)

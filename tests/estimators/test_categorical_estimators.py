@@ -98,6 +98,14 @@ def test_semi_naive_to_spec_round_trips(tmp_path):
         SemiNaiveBayesClassifier.from_spec(ROOT / "examples" / "naive_bayes" / "cells.toml")
 
 
+def test_semi_naive_refit_of_another_kind_keeps_nothing_of_the_first():
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0], [1, 1]])
+    est = SemiNaiveBayesClassifier(kind="spode", folds=2).fit(X, [0, 1, 1, 0, 1])
+    assert hasattr(est, "cross_validation_")
+    est.set_params(kind="aode").fit(X, [0, 1, 1, 0, 1])
+    assert not hasattr(est, "cross_validation_") and est.parents_ is None
+
+
 @pytest.mark.parametrize(("params", "match"), [
     ({"kind": "knn"}, "kind"),
     ({"concentration": 0.0}, "concentration"),
