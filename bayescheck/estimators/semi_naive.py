@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -69,7 +70,8 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
     classes_ : numpy.ndarray
     n_categories_ : numpy.ndarray of int, shape (n_features,)
     counts_ : inference.engines.one_dependence.PairCounts
-        The (class, x_i, x_j) counts.
+        The (class, x_i, x_j) counts; :meth:`partial_fit` adds to them (every kind but SPODE
+        with its super-parent to choose), so any batching gives the classifier of ``fit``.
     parents_ : dict or None
         SPODE / TAN: each feature's extra parent (None: the class only); None for AODE.
     super_parent_ : str
@@ -116,49 +118,100 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Count the rows and choose the structure (SPODE's super-parent, TAN's tree)."""
-        from inference.engines.one_dependence import (
-            PairCounts,
-            conditional_mutual_information,
-            maximum_spanning_tree,
-            pair_counts,
-            spode_parents,
-        )
+        from inference.engines.one_dependence import PairCounts, pair_counts
         from inference.families.semi_naive_bayes import choose_super_parent
 
-        for attr in ("super_parent_", "cross_validation_", "conditional_mutual_information_"):
-            self.__dict__.pop(attr, None)  # a refit of another kind has none of these
+        for attr in ("counts_", "classes_", "super_parent_", "cross_validation_",
+                     "conditional_mutual_information_"):
+            self.__dict__.pop(attr, None)  # a refit (of another kind) starts afresh
         X, y = category_codes(self, X, y, reset=True, fit=True)
         features = feature_names(self, X.shape[1])
         model = self._model(features)
         codes = class_codes(self, y)
-        self.n_categories_ = X.max(axis=0) + 1 if len(X) else np.ones(X.shape[1], np.int64)
+        self._count(X, codes)
+        chosen = None
+        if model.kind == "spode" and model.super_parent is None:
+            card = self.counts_.cardinality
+            fold = np.arange(len(codes)) % model.folds
+            folds = [pair_counts(codes[fold == f], X[fold == f], card)
+                     if np.any(fold == f) else PairCounts.empty(card)
+                     for f in range(model.folds)]
+            chosen, self.cross_validation_ = choose_super_parent(
+                features, folds, self.counts_, [(codes, X)], model.concentration)
+        self._structure(model, features, chosen)
+        return self
+
+    def _streamable(self) -> bool:
+        return not (self.kind == "spode" and self.super_parent is None)
+
+    @available_if(_streamable)
+    def partial_fit(self, X, y, classes=None):
+        """Add rows to the pair counts (exact: any batching gives the classifier of ``fit``).
+
+        Not available for SPODE without ``super_parent``: its cross-validated choice needs
+        the rows twice. TAN's tree is regrown from the running counts after each call.
+
+        Parameters
+        ----------
+        X, y : array_like
+            The rows (category codes) and their classes.
+        classes : array_like, optional
+            Every class label, on the first call (default: the labels of ``y``); a later
+            batch with another label is refused.
+        """
+        first = not hasattr(self, "counts_")
+        X, y = category_codes(self, X, y, reset=first, fit=True)
+        features = feature_names(self, X.shape[1])
+        model = self._model(features)
+        if first:
+            codes = class_codes(self, y if classes is None else np.asarray(classes))
+            codes = np.searchsorted(self.classes_, y)
+        else:
+            codes = np.minimum(np.searchsorted(self.classes_, y), len(self.classes_) - 1)
+        unknown = self.classes_[codes] != y
+        if np.any(unknown):
+            raise ValueError(f"y holds the label {y[np.flatnonzero(unknown)[0]]!r}, not among "
+                             f"the classes {self.classes_.tolist()}; pass every class in "
+                             f"classes= on the first call to partial_fit")
+        self._count(X, codes.astype(np.int64))
+        self._structure(model, features, None)
+        return self
+
+    def _count(self, X: np.ndarray, codes: np.ndarray):
+        """Add the rows' pair counts to ``counts_``, growing the categories as they appear."""
+        from inference.engines.one_dependence import pair_counts
+
+        seen = X.max(axis=0) + 1 if len(X) else np.ones(X.shape[1], np.int64)
+        old = getattr(self, "counts_", None)
+        if old is not None:
+            seen = np.maximum(seen, old.cardinality[1:])
+        self.n_categories_ = np.asarray(seen, np.int64)
         card = (len(self.classes_), *(int(n) for n in self.n_categories_))
-        self.counts_ = pair_counts(codes, X, card)
+        batch = pair_counts(codes, X, card)
+        self.counts_ = batch if old is None else old.grown(card) + batch
+
+    def _structure(self, model, features, chosen: int | None):
+        """SPODE's super-parent (given, or ``chosen`` by cross-validation), TAN's tree."""
+        from inference.engines.one_dependence import (
+            conditional_mutual_information,
+            maximum_spanning_tree,
+            spode_parents,
+        )
+
         d = len(features)
-        self.parents_ = None
         parents = None
         if model.kind == "spode":
-            if model.super_parent is not None:
-                s = features.index(model.super_parent)
-            else:
-                fold = np.arange(len(codes)) % model.folds
-                folds = [pair_counts(codes[fold == f], X[fold == f], card)
-                         if np.any(fold == f) else PairCounts.empty(card)
-                         for f in range(model.folds)]
-                s, self.cross_validation_ = choose_super_parent(
-                    features, folds, self.counts_, [(codes, X)], model.concentration)
+            s = features.index(model.super_parent) if chosen is None else chosen
             self.super_parent_ = features[s]
             parents = spode_parents(d, s)
         elif model.kind == "tan":
             self.conditional_mutual_information_ = conditional_mutual_information(self.counts_)
             root = 0 if model.root is None else features.index(model.root)
             parents = maximum_spanning_tree(self.conditional_mutual_information_, root=root)
-        if parents is not None:
-            self.parents_ = {f: None if p < 0 else features[p]
-                             for f, p in zip(features, parents, strict=True)}
+        self.parents_ = None if parents is None else {
+            f: None if p < 0 else features[p] for f, p in zip(features, parents, strict=True)}
         self._parents = parents
         self._engine_model = model
-        return self
 
     def predict_log_proba(self, X):
         """Log posterior predictive probability of each class (columns in ``classes_`` order)."""

@@ -120,6 +120,25 @@ class PairCounts:
             pos += size
         return cls(tuple(cardinality), flat[:K].copy(), tuple(singles), pairs)
 
+    def grown(self, cardinality: Sequence[int]) -> PairCounts:
+        """The same counts in a schema with at least as many categories of each column.
+
+        The new categories are appended after the old ones, with count 0.
+        """
+        cardinality = tuple(int(c) for c in cardinality)
+        if len(cardinality) != len(self.cardinality) or any(
+                new < old for new, old in zip(cardinality, self.cardinality, strict=True)):
+            raise ValueError(f"cannot shrink or reshape counts {self.cardinality} to "
+                             f"{cardinality}")
+        K, *N = cardinality
+
+        def pad(a: np.ndarray, shape) -> np.ndarray:
+            return np.pad(a, [(0, s - c) for s, c in zip(shape, a.shape, strict=True)])
+
+        return PairCounts(cardinality, pad(self.class_counts, (K,)),
+                          tuple(pad(t, (K, N[i])) for i, t in enumerate(self.singles)),
+                          {(i, j): pad(t, (K, N[i], N[j])) for (i, j), t in self.pairs.items()})
+
     @classmethod
     def empty(cls, cardinality: Sequence[int]) -> PairCounts:
         """No rows."""

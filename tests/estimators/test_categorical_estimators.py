@@ -98,6 +98,33 @@ def test_semi_naive_to_spec_round_trips(tmp_path):
         SemiNaiveBayesClassifier.from_spec(ROOT / "examples" / "naive_bayes" / "cells.toml")
 
 
+@pytest.mark.parametrize("params", [{"kind": "tan"}, {"kind": "aode", "m_prime": 10},
+                                    {"kind": "spode", "super_parent": "x3"}])
+def test_semi_naive_partial_fit_over_50_batches_is_one_fit(params):
+    X, y = _breast_cancer_binned()
+    X = X[:, :8]
+    order = np.argsort(X[:, 0], kind="stable")  # category 2 of x0 arrives late: counts grow
+    X, y = X[order], y[order]
+    one = SemiNaiveBayesClassifier(**params).fit(X, y)
+    streamed = SemiNaiveBayesClassifier(**params)
+    for idx in np.array_split(np.arange(len(y)), 50):
+        streamed.partial_fit(X[idx], y[idx], classes=[0, 1])
+    np.testing.assert_array_equal(streamed.counts_.flat(), one.counts_.flat())
+    assert streamed.parents_ == one.parents_
+    np.testing.assert_allclose(streamed.predict_proba(X), one.predict_proba(X), rtol=1e-12)
+    # a batch fed twice is another classifier: the comparison can fail
+    twice = SemiNaiveBayesClassifier(**params).fit(X, y).partial_fit(X[:20], y[:20])
+    assert not np.allclose(twice.predict_proba(X), one.predict_proba(X), rtol=1e-9)
+
+
+def test_spode_choosing_its_super_parent_has_no_partial_fit():
+    assert not hasattr(SemiNaiveBayesClassifier(kind="spode"), "partial_fit")
+    assert hasattr(SemiNaiveBayesClassifier(kind="spode", super_parent="x0"), "partial_fit")
+    est = SemiNaiveBayesClassifier().partial_fit([[0, 1], [1, 0]], [0, 1])
+    with pytest.raises(ValueError, match="classes= on the first call"):
+        est.partial_fit([[0, 1]], [2])
+
+
 def test_semi_naive_refit_of_another_kind_keeps_nothing_of_the_first():
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0], [1, 1]])
     est = SemiNaiveBayesClassifier(kind="spode", folds=2).fit(X, [0, 1, 1, 0, 1])
