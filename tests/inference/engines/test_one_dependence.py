@@ -159,3 +159,14 @@ def test_pair_counts_merge_and_round_trip():
     assert again.pair(3, 1).shape == (3, 4, 3)  # (K, N_3, N_1)
     with pytest.raises(ValueError, match="codes must be in"):
         pair_counts(y, X + 5, CARD)
+
+
+def test_grown_counts_are_the_counts_of_the_larger_schema():
+    y, X = data(5)
+    small = pair_counts(y, X, CARD)
+    big_card = (4, 3, 3, 2, 5)
+    want = pair_counts(y, X, big_card)
+    np.testing.assert_array_equal(small.grown(big_card).flat(), want.flat())
+    assert (small.grown(big_card) + want).n == 2 * small.n
+    with pytest.raises(ValueError, match="cannot shrink"):
+        want.grown(CARD)
