@@ -229,7 +229,7 @@ def one_dependence_log_scores(counts: PairCounts, parents: Sequence[int], X: np.
     ``parents[j]`` is feature j's extra parent (-1: the class only). A category code of -1
     (never seen in training) leaves that feature out.
     """
-    X = np.asarray(X, np.int64)
+    X = np.asfortranarray(X, np.int64)  # the columns contiguous: each is read apart
     K, *N = counts.cardinality
     n = counts.n
     total = np.zeros((K, X.shape[0]))
