@@ -44,8 +44,8 @@ from .bayesian_network import network_oracles, network_prior, network_queries, n
 from .naive_bayes import decision_loss
 
 __all__ = ["SemiNaiveStreamState", "choose_super_parent", "class_log_scores",
-           "exact_draws_semi_naive_bayes",
-           "fit_semi_naive_bayes", "network_counts_from_pairs", "predict_semi_naive_bayes"]
+           "exact_draws_semi_naive_bayes", "fit_semi_naive_bayes", "network_counts_from_pairs",
+           "predict_semi_naive_bayes"]
 
 
 @dataclass(frozen=True)
