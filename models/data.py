@@ -21,8 +21,9 @@ import glob
 import io
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -201,14 +202,24 @@ class DataSource:
             Batch name -> fingerprint of batches already absorbed (a resumed stream). Each is
             re-fingerprinted, not parsed, and skipped; one whose content changed is an error.
         """
+        for load in self.loaders(skip):
+            yield load()
+
+    def loaders(self, skip: Mapping[str, str] | None = None) -> Iterator[Callable[[], Batch]]:
+        """Like :meth:`batches`, but yield for each batch a function that reads it.
+
+        A stream can call them on other threads, to read the next batches while it absorbs
+        one (:func:`inference.streaming.run_stream`). The batches in ``skip`` are verified
+        here, as the iteration reaches them.
+        """
         skip = skip or {}
         if self._frames is not None:
-            items = ((f"frame {i}", frame) for i, frame in enumerate(self._frames))
             import pandas as pd
-            for name, frame in items:
+            for i, frame in enumerate(self._frames):
+                name = f"frame {i}"
                 digest = fingerprint(pd.util.hash_pandas_object(frame).values.tobytes())
                 if not _skipped(name, digest, skip):
-                    yield Batch(name, digest, frame)
+                    yield partial(Batch, name, digest, frame)
             return
         # The same file may be named differently from one run to the next (the spec named
         # by a relative path, an absolute one, a symbolic link): match on the real path.
@@ -218,7 +229,7 @@ class DataSource:
             if name is not None:
                 _skipped(name, fingerprint(_read_bytes(f)), skip)
                 continue
-            yield read_batch(f, text=self.text)
+            yield partial(read_batch, f, text=self.text)
 
     def read_all(self) -> pd.DataFrame:
         """Every batch in one frame (for the NUTS check, which needs the rows together)."""

@@ -99,8 +99,9 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     stream = stream_or_reduce(
         spec.data, initial_state=prior, statistic=partial(batch_statistic, model),
         apply=_apply, merge=operator.add, summarize=summarize, progress=progress,
-        stream=lambda absorb: run_stream(
-            spec.data, initial_state=prior, absorb=absorb, summarize=summarize,
+        stream=lambda absorb, statistic: run_stream(
+            spec.data, initial_state=prior, absorb=absorb, statistic=statistic,
+            summarize=summarize,
             checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
             model_key=model_key(spec), total=len(files) or None, progress=progress))
     post = stream.state
