@@ -306,7 +306,10 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
         if not content.split(b"\n", 1)[1:] or not content.split(b"\n", 1)[1].strip():
             raise DataError("file has a header but no rows", path=path)
     else:
-        rows = _parquet_rows(content)
+        parquet = _parquet_file(content)
+        rows = None if parquet is None else parquet.metadata.num_rows
+        # Kept for numeric_columns, which reads the columns through the same footer.
+        batch._cache["parquet_file"] = parquet
         if rows is None:
             batch.frame  # noqa: B018 - an unreadable file: parse it for the error's words
         elif rows == 0:
@@ -314,12 +317,12 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
     return batch
 
 
-def _parquet_rows(content: bytes) -> int | None:
-    """Rows in a Parquet file from its footer, None when the footer cannot be read."""
+def _parquet_file(content: bytes):
+    """A ``pyarrow.parquet.ParquetFile`` of the bytes (footer read), None when it cannot be read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     try:
-        return pq.ParquetFile(pa.BufferReader(content)).metadata.num_rows
+        return pq.ParquetFile(pa.BufferReader(content))
     except Exception:  # noqa: BLE001 - the pandas parse words the error
         return None
 
@@ -449,7 +452,9 @@ def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool,
         if batch.kind == "parquet":
             import pyarrow.parquet as pq
             # ParquetFile.read, not read_table: the latter imports pandas.
-            table = pq.ParquetFile(pa.BufferReader(batch.content)).read(columns=list(columns))
+            parquet = (batch._cache.pop("parquet_file", None)
+                       or pq.ParquetFile(pa.BufferReader(batch.content)))
+            table = parquet.read(columns=list(columns))
         else:
             import pyarrow.csv as pcsv
             names = batch.columns
