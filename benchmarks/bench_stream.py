@@ -18,9 +18,15 @@ rounds (median kept), so all see the same machine:
 - ``BayesianRidge``: scikit-learn, the data read with pyarrow into memory first (reading
   included), ``fit_intercept=False``.
 
-Times are taken inside each child from its first line (imports included); CPU time (user +
-system of the child) is given beside wall time, as it is the steadier figure when other jobs
-share the cores.
+- ``bayescheck fit, BAYESCHECK_READ_AHEAD=0``: the same command reading and computing in one
+  thread, one batch after the other (the stream before read-ahead threads).
+
+Times are taken inside each child from its first line (imports included: "whole"), and
+apart the stream alone ("stream": the floors' loop over the files, after their imports; for
+``bayescheck fit`` its own clock, ``posterior.json``'s ``seconds``, from listing the files to
+the posterior, without the interpreter's start, the imports and the spec). "start-up" is the
+difference. CPU time (user + system of the child, whole) is given beside wall time, as it is
+the steadier figure when other jobs share the cores.
 
 BLAS runs on one thread in every child (``bayescheck fit`` limits it itself on big streams;
 the others through threadpoolctl), as on a shared 2-core machine threads only spin. Peak
@@ -59,6 +65,8 @@ if method == "qr":
     from inference.engines.linear_gaussian import merge_roots, triangular_root
 if method == "bayesian_ridge":
     from sklearn.linear_model import BayesianRidge
+if method != "fit":
+    import pyarrow.csv, pyarrow.parquet  # start-up, as the fit imports them before streaming
 files = sorted(folder.glob(pattern), key=lambda p: int(''.join(c for c in p.stem if c.isdigit())))
 columns = [f"x{j}" for j in range(D_FEATURES)] + ["y"]
 
@@ -76,11 +84,17 @@ def read(path):
     return out
 
 result = None
+stream = None
 if method == "fit":
     from reports.cli import main
     code = main(["fit", sys.argv[4], "--out", sys.argv[5], "--quiet"])
     assert code in (0, None), code
+    posterior = json.loads((Path(sys.argv[5]) / "posterior.json").read_text())
+    # The fit's own clock: from the first batch listed to the posterior (no imports).
+    stream = posterior["seconds"]
+    result = posterior["log_evidence"]
 else:
+    ready = time.perf_counter()
     with threadpool_limits(1, user_api="blas"):
         if method == "xtx":
             acc = 0.0
@@ -98,9 +112,10 @@ else:
             Z = np.concatenate([read(f) for f in files])
             model = BayesianRidge(fit_intercept=False).fit(Z[:, :-1], Z[:, -1])
             result = float(model.coef_[0])
+    stream = time.perf_counter() - ready
 seconds = time.perf_counter() - started
 usage = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime,
+print(json.dumps({"seconds": seconds, "stream": stream, "cpu": usage.ru_utime + usage.ru_stime,
                   "rss_mb": usage.ru_maxrss / 1024, "result": result}))
 """.replace("D_FEATURES", str(D))
 
@@ -135,13 +150,22 @@ def make_data(folder: Path, rows: int, files: int, csv: bool) -> Path:
     return spec
 
 
+#: ``bayescheck fit`` as users run it (read-ahead on its default) and with the read-ahead
+#: switched off (``BAYESCHECK_READ_AHEAD=0``: reading, then arithmetic, in one thread).
+FIT_AHEAD = {"fit": None, "fit_sequential": "0"}
+
+
 def run(method: str, spec: Path, out: Path) -> dict:
     """One method in a fresh interpreter: seconds (inside the child) and peak RSS."""
     data = spec.with_suffix("")
     pattern = "*.csv" if spec.stem.endswith("csv") else "*.parquet"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("BAYESCHECK_READ_AHEAD", None)
+    if FIT_AHEAD.get(method) is not None:
+        env["BAYESCHECK_READ_AHEAD"] = FIT_AHEAD[method]
+    child = "fit" if method in FIT_AHEAD else method
     wall = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", CHILD, method, str(data), pattern, str(ROOT)
+    done = subprocess.run([sys.executable, "-c", CHILD, child, str(data), pattern, str(ROOT)
                            if method == "qr" else str(spec), str(out)], env=env, cwd=ROOT,
                           capture_output=True, text=True)
     if done.returncode != 0:
@@ -162,34 +186,44 @@ def main(argv=None) -> int:
     parser.add_argument("--no-sklearn", action="store_true")
     args = parser.parse_args(argv)
 
-    methods = ["xtx", "qr", "fit"] + ([] if args.no_sklearn else ["bayesian_ridge"])
+    methods = (["xtx", "qr", "fit_sequential", "fit"]
+               + ([] if args.no_sklearn else ["bayesian_ridge"]))
     names = {"xtx": "pyarrow read + X'X", "qr": "pyarrow read + per-batch QR (TSQR)",
-             "fit": "bayescheck fit", "bayesian_ridge": "pyarrow read + BayesianRidge"}
-    lines = [f"| method | rows | files | wall s (median of {args.repeat}) | rows/s | "
-             f"/ read + X'X | CPU s (median) | rows/CPU s | CPU / read + X'X | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "fit_sequential": "bayescheck fit, BAYESCHECK_READ_AHEAD=0",
+             "fit": "**bayescheck fit** (read-ahead 2, default)",
+             "bayesian_ridge": "pyarrow read + BayesianRidge"}
+    lines = [f"| method | rows | files | whole s (median of {args.repeat}) | whole rows/s | "
+             f"start-up s | stream s | stream rows/s | stream / read + X'X | CPU s | "
+             f"CPU / read + X'X | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    loads = []
     for rows in map(int, args.rows):
         files = max(1, round(args.files * rows / 1e6))
         spec = make_data(args.data, rows, files, args.csv)
         times = {m: [] for m in methods}
+        streams = {m: [] for m in methods}
         cpus = {m: [] for m in methods}
         rss = {m: [] for m in methods}
+        loads.append(os.getloadavg()[0])
         for _ in range(args.repeat):
             for m in methods:
                 with tempfile.TemporaryDirectory() as tmp:
                     rec = run(m, spec, Path(tmp) / "out")
                 times[m].append(rec["seconds"])
+                streams[m].append(rec["stream"])
                 cpus[m].append(rec["cpu"])
                 rss[m].append(rec["rss_mb"])
-        floor = statistics.median(times["xtx"])
+            loads.append(os.getloadavg()[0])
+        floor = statistics.median(streams["xtx"])
         cpu_floor = statistics.median(cpus["xtx"])
         for m in methods:
             t, c = statistics.median(times[m]), statistics.median(cpus[m])
+            st = statistics.median(streams[m])
             lines.append(f"| {names[m]} | {rows:,} | {files} | {t:.3f} | {rows / t:,.0f} | "
-                         f"{t / floor:.2f} | {c:.3f} | {rows / c:,.0f} | {c / cpu_floor:.2f} | "
-                         f"{max(rss[m]):.0f} |")
-    load = os.getloadavg()
-    table = "\n".join(lines) + (f"\n\nload average at the end: {load[0]:.1f}; "
+                         f"{t - st:.3f} | {st:.3f} | {rows / st:,.0f} | {st / floor:.2f} | "
+                         f"{c:.3f} | {c / cpu_floor:.2f} | {max(rss[m]):.0f} |")
+    table = "\n".join(lines) + (f"\n\nload average (1 min) before and after each round: "
+                                f"{', '.join(f'{x:.1f}' for x in loads)}; "
                                 f"{'CSV' if args.csv else 'Parquet'} batches\n")
     print(table)
     out = ROOT / "bench-output"

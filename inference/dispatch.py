@@ -16,7 +16,12 @@ from models.spec import Spec
 
 from .result import AnalyticFit
 
-__all__ = ["engine", "fit"]
+__all__ = ["GATHERS_DECLARATION", "engine", "fit"]
+
+#: Families that can gather, on the fit's own pass over the files, what their model's PyMC
+#: declaration reads from the rows (``fit(..., declaration=True)``), so ``check`` reads the
+#: data once.
+GATHERS_DECLARATION = ("linear_regression",)
 
 
 def engine(model: str) -> Callable[..., AnalyticFit]:
@@ -27,7 +32,7 @@ def engine(model: str) -> Callable[..., AnalyticFit]:
 
 def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
         progress: bool = False, scheduler: str | None = None,
-        workers: int | None = None) -> AnalyticFit:
+        workers: int | None = None, declaration: bool = False) -> AnalyticFit:
     """Fit a spec's model analytically (closed form / EM / evidence maximisation).
 
     Parameters
@@ -45,6 +50,10 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
         ``"local"`` for a local cluster of ``workers`` worker processes.
     workers : int, optional
         Workers of the local cluster (default 2).
+    declaration : bool
+        For ``check``: the families of :data:`GATHERS_DECLARATION` also keep, in
+        ``AnalyticFit.declaration``, what ``model.declare(source, fit=...)`` would read the
+        files again for; the others ignore it.
 
     Returns
     -------
@@ -61,6 +70,8 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
     run = engine(spec.model.name)
     kwargs = {"out": None if out is None else Path(out), "resume": resume,
               "progress": progress}
+    if declaration and spec.model.name in GATHERS_DECLARATION:
+        kwargs["declaration"] = True
     if scheduler is None:
         if workers is not None:
             raise BayescheckError("--workers needs --scheduler local")

@@ -219,8 +219,9 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
                      progress: bool | Callable = False) -> StreamResult:
     """A family's pass over its data: on the cluster of :func:`cluster`, else the stream.
 
-    In-process, ``stream(absorb=...)`` runs :func:`inference.streaming.run_stream` with
-    ``absorb(state, batch) = apply(state, statistic(batch))``; on a cluster the statistics of
+    In-process, ``stream(absorb, statistic)`` runs :func:`inference.streaming.run_stream`
+    with ``absorb(state, stat) = apply(state, stat)`` and ``statistic`` (which the stream
+    computes on its read-ahead threads, in file order); on a cluster the statistics of
     the files are merged by :func:`reduce_partitions` and applied once,
     ``apply(initial_state, merged)``. The trajectory then has one record, for the end.
 
@@ -235,7 +236,7 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
     summarize : callable
         ``summarize(state) -> dict or None``.
     stream : callable
-        ``stream(absorb) -> StreamResult``: the family's in-process stream.
+        ``stream(absorb, statistic) -> StreamResult``: the family's in-process stream.
     progress : bool
         On a cluster, one line on stderr at the end.
 
@@ -244,11 +245,10 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
     inference.streaming.StreamResult
     """
     if active() is None:
-        def absorb(state, batch):
-            stat = statistic(batch)
+        def absorb(state, stat):
             return apply(state, stat), stat.n
 
-        return stream(absorb)
+        return stream(absorb, statistic)
     started = time.perf_counter()
     stats, records = reduce_partitions(source, statistic, merge)
     state = apply(initial_state, stats)

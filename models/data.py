@@ -21,8 +21,9 @@ import glob
 import io
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -201,14 +202,24 @@ class DataSource:
             Batch name -> fingerprint of batches already absorbed (a resumed stream). Each is
             re-fingerprinted, not parsed, and skipped; one whose content changed is an error.
         """
+        for load in self.loaders(skip):
+            yield load()
+
+    def loaders(self, skip: Mapping[str, str] | None = None) -> Iterator[Callable[[], Batch]]:
+        """Like :meth:`batches`, but yield for each batch a function that reads it.
+
+        A stream can call them on other threads, to read the next batches while it absorbs
+        one (:func:`inference.streaming.run_stream`). The batches in ``skip`` are verified
+        here, as the iteration reaches them.
+        """
         skip = skip or {}
         if self._frames is not None:
-            items = ((f"frame {i}", frame) for i, frame in enumerate(self._frames))
             import pandas as pd
-            for name, frame in items:
+            for i, frame in enumerate(self._frames):
+                name = f"frame {i}"
                 digest = fingerprint(pd.util.hash_pandas_object(frame).values.tobytes())
                 if not _skipped(name, digest, skip):
-                    yield Batch(name, digest, frame)
+                    yield partial(Batch, name, digest, frame)
             return
         # The same file may be named differently from one run to the next (the spec named
         # by a relative path, an absolute one, a symbolic link): match on the real path.
@@ -218,7 +229,7 @@ class DataSource:
             if name is not None:
                 _skipped(name, fingerprint(_read_bytes(f)), skip)
                 continue
-            yield read_batch(f, text=self.text)
+            yield partial(read_batch, f, text=self.text)
 
     def read_all(self) -> pd.DataFrame:
         """Every batch in one frame (for the NUTS check, which needs the rows together)."""
@@ -295,7 +306,10 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
         if not content.split(b"\n", 1)[1:] or not content.split(b"\n", 1)[1].strip():
             raise DataError("file has a header but no rows", path=path)
     else:
-        rows = _parquet_rows(content)
+        parquet = _parquet_file(content)
+        rows = None if parquet is None else parquet.metadata.num_rows
+        # Kept for numeric_columns, which reads the columns through the same footer.
+        batch._cache["parquet_file"] = parquet
         if rows is None:
             batch.frame  # noqa: B018 - an unreadable file: parse it for the error's words
         elif rows == 0:
@@ -303,12 +317,12 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
     return batch
 
 
-def _parquet_rows(content: bytes) -> int | None:
-    """Rows in a Parquet file from its footer, None when the footer cannot be read."""
+def _parquet_file(content: bytes):
+    """A ``pyarrow.parquet.ParquetFile`` of the bytes (footer read), None when it cannot be read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     try:
-        return pq.ParquetFile(pa.BufferReader(content)).metadata.num_rows
+        return pq.ParquetFile(pa.BufferReader(content))
     except Exception:  # noqa: BLE001 - the pandas parse words the error
         return None
 
@@ -438,7 +452,9 @@ def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool,
         if batch.kind == "parquet":
             import pyarrow.parquet as pq
             # ParquetFile.read, not read_table: the latter imports pandas.
-            table = pq.ParquetFile(pa.BufferReader(batch.content)).read(columns=list(columns))
+            parquet = (batch._cache.pop("parquet_file", None)
+                       or pq.ParquetFile(pa.BufferReader(batch.content)))
+            table = parquet.read(columns=list(columns))
         else:
             import pyarrow.csv as pcsv
             names = batch.columns

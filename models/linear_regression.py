@@ -142,18 +142,34 @@ class LinearRegression(Model, Calibratable):
         out[self.target] = observed["y"]
         return out
 
+    def declaration_root(self, joint: np.ndarray) -> np.ndarray:
+        """One batch's share of the sufficient declaration: :func:`qr_root` of its ``[X | y]``.
+
+        numpy's QR, not the engine's statistic, so that the cross-check stays independent of
+        the arithmetic it checks. ``joint`` is not modified.
+        """
+        return qr_root(joint)
+
     def declare(self, source: DataSource, fit=None):
         """The PyMC model on every row of ``source``.
 
         Up to :data:`MAX_ROWWISE` rows the likelihood is row by row (:meth:`pymc_model`);
         beyond, through the sufficient statistics (:meth:`pymc_model_sufficient`), computed
-        one batch at a time (a QR per batch, the roots merged by the QR of their stack).
+        one batch at a time (a QR per batch, :meth:`declaration_root`, the roots merged by
+        the QR of their stack). When ``fit.declaration`` holds ``"rows"`` and
+        ``"batch_roots"`` (the fit gathered the batch roots on its own pass over the files,
+        as ``check`` asks it to) and there are more than :data:`MAX_ROWWISE` rows, the files
+        are not read again: the same roots, merged the same way.
         """
+        gathered = getattr(fit, "declaration", None) or {}
+        if gathered.get("rows", 0) > MAX_ROWWISE and "batch_roots" in gathered:
+            return self.pymc_model_sufficient(qr_root(np.vstack(gathered["batch_roots"])),
+                                              gathered["rows"])
         joints, roots, n = [], [], 0
         for batch in source.batches():
             joint = self.joint_design(batch)
             n += len(joint)
-            roots.append(qr_root(joint))
+            roots.append(self.declaration_root(joint))
             joints = joints + [joint] if n <= MAX_ROWWISE else []
         if n <= MAX_ROWWISE:
             joint = np.vstack(joints)

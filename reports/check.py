@@ -146,7 +146,10 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                                          dict(draws=draws, tune=tune, chains=chains,
                                               seed=seed).items() if v is not None})
     started = time.perf_counter()
-    result = analytic if analytic is not None else fit(spec, progress=progress)
+    # declaration=True: the declaration's statistics are taken on the fit's pass over the
+    # files, so they are read once.
+    result = (analytic if analytic is not None else
+              fit(spec, progress=progress, declaration=True))
     write_json(out / "posterior.json", posterior_document(result, spec))
     fitted = time.perf_counter()
 

@@ -15,7 +15,7 @@ from models.errors import BayescheckError, NotIdentifiedError
 from models.linear_regression import LinearRegression
 from models.spec import Spec
 
-from ..distributed import stream_or_reduce
+from ..distributed import active, stream_or_reduce
 from ..engines.dist import Dist
 from ..engines.errors import NotIdentified
 from ..engines.linear_gaussian import (
@@ -84,10 +84,27 @@ def posterior_parameters(model: LinearRegression, post) -> dict:
 
 
 def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool = False,
-                          progress: bool = False) -> AnalyticFit:
-    """Stream the data through the conjugate engine of a :class:`models.LinearRegression`."""
+                          progress: bool = False, declaration: bool = False) -> AnalyticFit:
+    """Stream the data through the conjugate engine of a :class:`models.LinearRegression`.
+
+    ``declaration=True`` (``check``) also takes each batch's
+    :meth:`~models.LinearRegression.declaration_root` on the same pass, from the same
+    validated rows, and keeps them in ``AnalyticFit.declaration`` (``"rows"``,
+    ``"batch_roots"`` in file order), so the PyMC declaration need not read the files again.
+    Not on a cluster, nor after ``resume`` (the skipped batches have no root here): the
+    declaration reads the files then.
+    """
     model: LinearRegression = spec.model
     prior = prior_posterior(model)
+    roots: dict[str, np.ndarray] | None = {} if declaration and active() is None else None
+
+    def statistic(batch):
+        if roots is None:
+            return batch_statistic(model, batch)
+        joint = model.joint_design(batch)
+        # Before the engine's QR, which overwrites the block.
+        roots[batch.name] = model.declaration_root(joint)
+        return regression_stats_joint(joint, overwrite=True)
 
     def summarize(state):
         if not state.identified:
@@ -97,10 +114,12 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     started = time.perf_counter()
     files = spec.data.files()
     stream = stream_or_reduce(
-        spec.data, initial_state=prior, statistic=partial(batch_statistic, model),
+        spec.data, initial_state=prior,
+        statistic=statistic if roots is not None else partial(batch_statistic, model),
         apply=_apply, merge=operator.add, summarize=summarize, progress=progress,
-        stream=lambda absorb: run_stream(
-            spec.data, initial_state=prior, absorb=absorb, summarize=summarize,
+        stream=lambda absorb, statistic: run_stream(
+            spec.data, initial_state=prior, absorb=absorb, statistic=statistic,
+            summarize=summarize,
             checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
             model_key=model_key(spec), total=len(files) or None, progress=progress))
     post = stream.state
@@ -114,12 +133,16 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
                for f, m in zip(features, post.marginals(), strict=True)]
     if not model.known_noise:
         oracles.append(ExactMarginal("sigma2", "sigma2", {}, post.noise_marginal()))
+    gathered = {}
+    if roots is not None and stream.records and all(r.name in roots for r in stream.records):
+        gathered = {"rows": int(post.n), "batch_roots": [roots[r.name] for r in stream.records]}
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=oracles,
         log_evidence=post.log_evidence, n_rows=int(post.n),
         batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
                  for r in stream.records],
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post)
+        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
+        declaration=gathered)
 
 
 def batch_statistic(model: LinearRegression, batch: Batch) -> RegressionStats:

@@ -357,8 +357,9 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
         stream = stream_or_reduce(
             spec.data, initial_state=initial, statistic=partial(_batch_stats, model, schema),
             apply=operator.add, merge=operator.add, summarize=summarize, progress=progress,
-            stream=lambda absorb: run_stream(
-                spec.data, initial_state=initial, absorb=absorb, summarize=summarize,
+            stream=lambda absorb, statistic: run_stream(
+                spec.data, initial_state=initial, absorb=absorb, statistic=statistic,
+                summarize=summarize,
                 checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
                 model_key=model_key(spec), total=len(files) or None, progress=progress))
     except SchemaChanged as exc:  # name the batch, column and row that brought the change

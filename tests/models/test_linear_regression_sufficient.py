@@ -88,3 +88,51 @@ def test_declare_switches_to_the_statistics_above_max_rowwise(monkeypatch):
     # the batch-wise roots merged give the same statistics as one QR of all rows
     diff = _logp_differences(model.pymc_model(X, y), declared, rng)
     assert np.ptp(diff) < 1e-8 * np.max(np.abs(diff) + 1.0)
+
+
+def _observed(pymc_model) -> dict:
+    return {rv.name: np.asarray(pymc_model.rvs_to_values[rv].data)
+            for rv in pymc_model.observed_RVs}
+
+
+@pytest.mark.parametrize("ahead", ["0", "2"])
+def test_check_reads_the_files_once_with_the_same_declaration(tmp_path, monkeypatch, ahead):
+    """fit(declaration=True), as check calls it, gathers the declaration's batch roots on its
+    own pass; declare then reads no file and declares exactly (bit for bit) the statistics
+    it declares when it reads the files itself. Without them (a plain fit) it reads."""
+    from inference.dispatch import fit
+    from models import load_spec
+
+    monkeypatch.setenv("BAYESCHECK_READ_AHEAD", ahead)
+    rng = np.random.default_rng(4)
+    (tmp_path / "parts").mkdir()
+    for i in range(4):
+        X = rng.normal(size=(50 + 10 * i, 2)) * [2.0, 0.5]
+        y = 0.3 + X @ [1.0, -2.0] + rng.normal(scale=0.5, size=len(X))
+        pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "y": y}).to_parquet(
+            tmp_path / "parts" / f"{i}.parquet", index=False)
+    (tmp_path / "spec.toml").write_text(
+        'model = "linear_regression"\n[data]\npath = "parts/*.parquet"\ntarget = "y"\n'
+        'intercept = true\n[prior]\nmean = 0.0\ncov = 4.0\nnoise_shape = 2.0\n'
+        'noise_scale = 1.0\n')
+    spec = load_spec(tmp_path / "spec.toml")
+    monkeypatch.setattr(lr, "MAX_ROWWISE", 100)
+    read_twice = spec.model.declare(spec.data)           # reads the files
+    result = fit(spec, declaration=True)
+    plain = fit(spec)
+    np.testing.assert_array_equal(result.state.root, plain.state.root)
+    assert result.declaration["rows"] == 260 and len(result.declaration["batch_roots"]) == 4
+    assert plain.declaration == {}
+
+    def no_reading(self, skip=None):
+        raise AssertionError("the declaration read the files again")
+
+    monkeypatch.setattr(DataSource, "loaders", no_reading)
+    read_once = spec.model.declare(spec.data, fit=result)
+    assert [rv.name for rv in read_once.observed_RVs] == ["z", "rss"]
+    once, twice = _observed(read_once), _observed(read_twice)
+    assert once.keys() == twice.keys()
+    for name in once:
+        np.testing.assert_array_equal(once[name], twice[name])
+    with pytest.raises(AssertionError, match="read the files again"):
+        spec.model.declare(spec.data, fit=plain)
