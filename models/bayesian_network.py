@@ -27,14 +27,17 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from .data import Batch, DataSource
+from .data import Batch, DataSource, batch_rows, label_values
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
            "bayesian_network_spec", "MAX_ENUMERATED", "MISSING_CHECK"]
@@ -275,6 +278,11 @@ class BayesianNetwork(Model, Calibratable):
         seen: dict[str, set[str]] = {n: set() for n in self.nodes}
         for batch in source.batches():
             for n in self.nodes:
+                plain = label_values(batch, n)
+                if plain is not None:
+                    seen[n].update(u for u in plain if u is not None)
+                    continue
+                import pandas as pd
                 seen[n].update(str(u) for u in pd.unique(self.column(batch, n).dropna()))
         for n, s in seen.items():
             if not s:
@@ -300,16 +308,24 @@ class BayesianNetwork(Model, Calibratable):
 
         A state not in ``states`` is a :class:`DataError` naming its row.
         """
-        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64, order="F")
+        out = np.empty((batch_rows(batch), len(self.nodes)), dtype=np.int64, order="F")
         for v, n in enumerate(self.nodes):
-            col = self.column(batch, n)
-            local, uniques = pd.factorize(col)  # hashing the values; str() of the uniques only
             index = {s: k for k, s in enumerate(states[n])}
-            codes = np.append(np.array([index.get(str(u), -2) for u in uniques],
-                                       dtype=np.int64), -1)[local]  # NaN: local -1 -> -1
+            plain = label_values(batch, n)  # a small plain file, without pandas
+            if plain is not None:
+                codes = np.array([-1 if u is None else index.get(u, -2) for u in plain],
+                                 dtype=np.int64)
+                value = plain.__getitem__
+            else:
+                import pandas as pd
+                col = self.column(batch, n)
+                local, uniques = pd.factorize(col)  # hashing the values; str() of uniques only
+                codes = np.append(np.array([index.get(str(u), -2) for u in uniques],
+                                           dtype=np.int64), -1)[local]  # NaN: local -1 -> -1
+                value = col.iloc.__getitem__
             if (codes == -2).any():
                 r = int(np.flatnonzero(codes == -2)[0])
-                raise DataError(f"state {str(col.iloc[r])!r} not among the states read before "
+                raise DataError(f"state {str(value(r))!r} not among the states read before "
                                 f"({', '.join(states[n])})", path=batch.name, column=n,
                                 row=r + 1)
             out[:, v] = codes

@@ -16,16 +16,19 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from . import validation
-from .data import Batch, DataSource, batch_column
+from .data import PLAIN_INT, Batch, DataSource, batch_column, is_plain_label, plain_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 from .validation import InvalidArgument
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BetaBernoulli",
@@ -55,6 +58,7 @@ def _plain(value):
 
 
 def _missing(value) -> bool:
+    import pandas as pd
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):
@@ -78,6 +82,10 @@ def bernoulli_labels(batch: Batch, column: str) -> np.ndarray:
         Naming the file, the column and the first bad 1-based row: a missing value (NaN) or
         any other value (2, -1, "yes", 0.5, ...).
     """
+    cells = plain_cells(batch, column)
+    if cells is not None and all(v in ("0", "1") for v in cells):
+        return np.array([v == "1" for v in cells], dtype=np.int8)  # pandas: int64 0 / 1
+    import pandas as pd
     col = batch_column(batch, column)
     if pd.api.types.is_bool_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype):
         values = col.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -122,6 +130,28 @@ def _label(value) -> str:
     return repr(number) if math.isfinite(number) else text
 
 
+def _plain_category_labels(batch: Batch, column: str) -> np.ndarray | None:
+    """:func:`category_labels` of a small plain CSV without pandas, or None.
+
+    Only two kinds of column are taken, those pandas reads unambiguously: every cell a plain
+    integer (an int64 column, labelled by its decimal form), or every cell a label pandas reads
+    as a string (an object column, labelled by :func:`_label`). Anything else, and any error,
+    is left to the pandas path.
+    """
+    cells = plain_cells(batch, column)
+    if cells is None:
+        return None
+    if all(PLAIN_INT.fullmatch(v) for v in cells):
+        labels = [str(int(v)) for v in cells]
+    elif all(is_plain_label(v, text=batch.text) for v in cells):
+        labels = [_label(v) for v in cells]
+    else:
+        return None
+    if "" in labels:
+        return None
+    return np.array(labels, dtype=object).astype(str)
+
+
 def category_labels(batch: Batch, column: str,
                     categories: Sequence[str] | None = None) -> np.ndarray:
     """The labels of a batch's ``column`` as canonical strings, validated.
@@ -149,6 +179,11 @@ def category_labels(batch: Batch, column: str,
         Naming the file, the column and the first bad 1-based row: a missing value (NaN), an
         empty label, or a label outside ``categories``.
     """
+    labels = _plain_category_labels(batch, column)
+    if labels is not None and (categories is None or np.isin(
+            labels, np.asarray(list(categories), dtype=str)).all()):
+        return labels
+    import pandas as pd
     col = batch_column(batch, column)
     missing = col.isna().to_numpy()
     if missing.any():
@@ -357,6 +392,7 @@ class DirichletCategorical(Model, Calibratable):
         Up to :data:`MAX_ROWWISE` rows, ``y ~ Categorical(pi)`` row by row; beyond, the
         equivalent ``counts ~ Multinomial(n, pi)`` (same posterior).
         """
+        import pandas as pd
         import pymc as pm
 
         cats = list(categories)

@@ -11,7 +11,15 @@ pyarrow (Parquet, or ``pyarrow.csv``), and checks them with vectorised numpy. On
 fails (a column missing, a value that is not a finite number, a CSV that pyarrow reads
 differently) does it fall back to the pandas frame of the batch (:attr:`Batch.frame`, parsed
 on first use), which finds the first bad row and words the error. pandas is imported only
-then, and by the families that need a frame (labels, categories).
+then, and by the families that need a frame (labels, categories) of a file that is not plain.
+
+A small plain CSV file (at most :data:`SMALL_CSV` bytes, no quote character, one value per
+column on every line) is split with ``str.split`` instead, and neither pyarrow nor pandas is
+imported: importing them costs more than reading such a file. That path takes only values
+whose meaning the two readers cannot dispute (a number written plainly, a label pandas would
+not read as a number, a boolean or missing) and declines the batch otherwise, so the numbers
+and labels are the ones the readers above give, and so are the errors (which it leaves to
+them).
 """
 
 from __future__ import annotations
@@ -35,8 +43,9 @@ from .errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "batch_column", "fingerprint",
-           "numeric_columns", "string_labels"]
+__all__ = ["MAX_MAGNITUDE", "PLAIN_INT", "SMALL_CSV", "Batch", "DataSource", "batch_column",
+           "batch_rows", "fingerprint", "is_plain_label", "label_values", "numeric_columns",
+           "plain_cells", "string_labels"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -380,6 +389,9 @@ def string_labels(batch: Batch, column: str) -> np.ndarray:
         Naming the file and the column: a missing column, or a missing value (with its
         1-based row).
     """
+    values = label_values(batch, column)
+    if values is not None and all(v is not None for v in values):
+        return values
     col = batch_column(batch, column)
     missing = col.isna().to_numpy()
     if missing.any():
@@ -417,7 +429,9 @@ def numeric_columns(batch: Batch, columns: Sequence[str], *,
         not a number, NaN / missing, infinite, or above ``max_magnitude``.
     """
     bound = np.finfo(np.float64).max if max_magnitude is None else max_magnitude
-    out = _arrow_columns(batch, columns, ones_first, bound)
+    out = _small_numeric(batch, columns, ones_first, bound)
+    if out is None:
+        out = _arrow_columns(batch, columns, ones_first, bound)
     if out is not None:
         return out
     values = _numeric_columns(batch, columns)
@@ -536,3 +550,142 @@ def _numeric_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
             raise DataError(what, path=batch.name, column=name, row=i + 1)
         out[:, j] = values
     return out
+
+
+# ---- small plain CSV files, read without pyarrow or pandas ---------------------------------
+
+#: Largest CSV file (bytes) read by splitting its lines (about 20,000 cells): below it,
+#: importing pyarrow (or pandas) costs more than reading the file in Python.
+SMALL_CSV = 256 * 1024
+
+#: A number as ``pyarrow.csv`` and Python's ``float`` read it alike (both round correctly):
+#: digits, an optional point and exponent, an optional minus; no blanks, no ``+``, no
+#: ``inf`` / ``nan``, no digit separators.
+_PLAIN_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+#: An integer as pandas reads it into an int64 column (at most 18 digits: no overflow).
+PLAIN_INT = re.compile(r"-?\d{1,18}")
+
+#: Cells pandas reads as missing by default (``pandas.read_csv``'s ``na_values``).
+_PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                        "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                        "nan", "null"})
+
+
+def _plain_table(batch: Batch) -> dict[str, list[str]] | None:
+    """The cells of a small plain CSV batch, column name -> list of str; None otherwise.
+
+    Plain: at most :data:`SMALL_CSV` bytes of UTF-8, no ``"`` anywhere (so a comma always
+    separates two values), LF or CR LF line ends, no blank line but at the end, and
+    as many values on every line as the header names.
+    """
+    if "plain" in batch._cache:
+        return batch._cache["plain"]
+    table = None
+    content = batch.content
+    if batch.kind == "csv" and content is not None and len(content) <= SMALL_CSV \
+            and b'"' not in content and "frame" not in batch._cache:
+        table = _split_plain(content, batch.name)
+    batch._cache["plain"] = table
+    return table
+
+
+def _split_plain(content: bytes, name: str) -> dict[str, list[str]] | None:
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        return None
+    head, _, body = text.partition("\n")
+    names = csv_header(head.encode(), name)
+    lines = body.rstrip("\n").split("\n")
+    if not lines or any(not line.strip() for line in lines):
+        return None
+    rows = [line.split(",") for line in lines]
+    if any(len(row) != len(names) for row in rows):
+        return None
+    return {n: list(cells) for n, cells in zip(names, zip(*rows, strict=True), strict=True)}
+
+
+def _small_numeric(batch: Batch, columns: Sequence[str], ones_first: bool,
+                   bound: float) -> np.ndarray | None:
+    """:func:`numeric_columns` of a small plain CSV, or None.
+
+    None unless every value is a plain number within +-bound: the other readers then take the
+    batch and word any error.
+    """
+    table = _plain_table(batch)
+    if table is None or not columns or any(c not in table for c in columns):
+        return None
+    cells = [table[c] for c in columns]
+    if not all(_PLAIN_NUMBER.fullmatch(v) for col in cells for v in col):
+        return None
+    out = np.empty((len(cells[0]), len(columns) + ones_first), order="F")
+    if ones_first:
+        out[:, 0] = 1.0
+    for j, col in enumerate(cells, int(ones_first)):
+        out[:, j] = [float(v) for v in col]
+    if not (out.max() <= bound and out.min() >= -bound):
+        return None
+    return out
+
+
+def is_plain_label(value: str, *, text: bool) -> bool:
+    """Whether pandas reads this cell as exactly this string.
+
+    Not missing, nor a number, a boolean, or a string with its leading blanks skipped. With
+    ``text`` (every column read as strings, only an empty cell missing) any non-empty cell
+    without leading blanks.
+    """
+    if not value or value[0].isspace():
+        return False
+    if text:
+        return True
+    if value in _PANDAS_NA or value.lower() in ("true", "false"):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def plain_cells(batch: Batch, column: str) -> list[str] | None:
+    """A column of a small plain CSV batch as the text of its cells; None otherwise.
+
+    The caller decides which cells it can interpret as pandas would, and leaves the batch to
+    :attr:`Batch.frame` otherwise.
+    """
+    table = _plain_table(batch)
+    return None if table is None else table.get(column)
+
+
+def label_values(batch: Batch, column: str) -> np.ndarray | None:
+    """A column of a small plain CSV batch as read for labels, or None.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        Object array of str, one per row, with None for an empty cell of a ``text`` batch
+        (what pandas reads as missing there); None when the batch is not a small plain CSV,
+        the column is absent, or a cell might read differently in pandas (then use
+        :attr:`Batch.frame`, which also words any error).
+    """
+    cells = plain_cells(batch, column)
+    if cells is None:
+        return None
+    if not all(is_plain_label(v, text=batch.text) or (batch.text and v == "") for v in cells):
+        return None
+    out = np.empty(len(cells), dtype=object)
+    out[:] = [v if v else None for v in cells]
+    return out
+
+
+def batch_rows(batch: Batch) -> int:
+    """The number of rows of a batch (without pandas for a small plain CSV)."""
+    table = _plain_table(batch)
+    if table is not None:
+        return len(next(iter(table.values())))
+    return len(batch.frame)

@@ -26,16 +26,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import validation
-from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns, string_labels
+from .data import MAX_MAGNITUDE, Batch, DataSource, batch_rows, numeric_columns, string_labels
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["KINDS", "NaiveBayes", "classifier_columns", "classifier_labels",
            "decision_section", "naive_bayes_spec", "query_rows"]
@@ -63,7 +65,7 @@ class LabelSets:
         """The labels of one batch's ``target`` and ``features`` columns."""
         return cls(frozenset(string_labels(batch, target).tolist()),
                    {f: frozenset(string_labels(batch, f).tolist()) for f in features},
-                   n=len(batch.frame))
+                   n=batch_rows(batch))
 
     def resolve(self, target: str, *, where: str = ""
                 ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
@@ -211,12 +213,23 @@ class NaiveBayes(Model, Calibratable):
     # ---- data --------------------------------------------------------------------------
 
     def table(self, batch: Batch, *, with_target: bool = True) -> tuple[pd.DataFrame, Any]:
-        """The features and the classes of a batch, validated.
+        """The features and the classes of a batch, validated, the features as a frame.
 
-        Categorical features are read as strings, Gaussian ones as float64; a missing column or
-        value is a :class:`DataError` naming it.
+        As :meth:`columns`, in a pandas frame with one column per feature.
         """
-        frame = batch.frame
+        import pandas as pd
+        out, y = self.columns(batch, with_target=with_target)
+        X = pd.DataFrame(out, columns=list(self.features), index=range(batch_rows(batch)))
+        return X, y
+
+    def columns(self, batch: Batch, *, with_target: bool = True
+                ) -> tuple[dict[str, np.ndarray], Any]:
+        """The features and the classes of a batch, validated: feature name -> column.
+
+        Categorical features are read as strings (object arrays), Gaussian ones as float64; a
+        missing column or value is a :class:`DataError` naming it. The classes are None
+        without ``with_target``.
+        """
         out = {}
         gaussian = (numeric_columns(batch, self.gaussians, max_magnitude=MAX_MAGNITUDE)
                     if self.gaussians else None)
@@ -225,9 +238,8 @@ class NaiveBayes(Model, Calibratable):
                 out[f] = string_labels(batch, f)
             else:
                 out[f] = gaussian[:, self.gaussians.index(f)]
-        X = pd.DataFrame(out, columns=list(self.features), index=range(len(frame)))
         y = string_labels(batch, self.target) if with_target else None
-        return X, y
+        return out, y
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
         """Classes and the categories of each categorical feature, sorted, from every batch.
@@ -252,9 +264,20 @@ class NaiveBayes(Model, Calibratable):
 
     def query_frame(self) -> pd.DataFrame:
         """The spec's query rows as a frame (categorical values as strings)."""
+        import pandas as pd
         rows = [{f: (str(q[f]) if k == "categorical" else float(q[f]))
                  for f, k in zip(self.features, self.kinds, strict=True)} for q in self.queries]
         return pd.DataFrame(rows, columns=list(self.features))
+
+    def query_columns(self) -> dict[str, np.ndarray]:
+        """The spec's query rows as columns, the columns of :meth:`query_frame` without pandas.
+
+        Categorical values as strings (object arrays), Gaussian ones as float64.
+        """
+        return {f: (np.array([str(q[f]) for q in self.queries], dtype=object)
+                    if k == "categorical" else
+                    np.array([float(q[f]) for q in self.queries], dtype=np.float64))
+                for f, k in zip(self.features, self.kinds, strict=True)}
 
     def checked_queries(self, categories: dict[str, tuple[str, ...]]) -> list[int]:
         """Indices of the query rows the cross-check compares.
@@ -311,6 +334,7 @@ class NaiveBayes(Model, Calibratable):
         (``class``, ``gaussian_feature``) and the deterministics ``score`` and ``log_score``
         (``query``, ``class``) for the query rows whose categories were seen in training.
         """
+        import pandas as pd
         import pymc as pm
         import pytensor.tensor as pt
 

@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from scipy import linalg
 
 from .errors import BayescheckError, SpecError
 
@@ -185,6 +184,8 @@ def covariance(value, dim: int, argument: str) -> np.ndarray:
         raise InvalidArgument(argument, f"covariance matrix is not symmetric: entry "
                                         f"[{i}, {j}] is {float(arr[i, j])!r} but [{j}, {i}] "
                                         f"is {float(arr[j, i])!r}")
+    from scipy import linalg  # here: the spec path of a model without a covariance skips scipy
+
     try:
         chol = linalg.cholesky(arr, lower=True)
     except linalg.LinAlgError:

@@ -178,18 +178,22 @@ def _fit_into(spec, out: Path, args) -> None:
     """``bayescheck fit``'s work, once the output folder is held."""
     from inference.dispatch import fit
 
-    from .fit_summary import marginals_heading, posterior_document
+    from .fit_summary import marginals_heading, missing_moments, posterior_document
     from .writers import first_non_finite, rows_and_batches, write_json
 
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet,
                  scheduler=args.scheduler, workers=args.workers)
+    where = spec.data.label if spec.data else spec.path
+    why = missing_moments(result, spec)
+    if why is not None:
+        raise BayescheckError(f"{where}: {why}")
     document = posterior_document(result, spec)
     # The last line of defence: exit 0 must never come with a number the arithmetic lost.
     bad = first_non_finite(_contract_numbers(document))
     if bad is not None:
-        raise BayescheckError(f"{spec.data.label if spec.data else spec.path}: the fit "
-                              f"produced a non-finite value ({bad}); the data or the prior "
-                              f"exceed the range of float64 arithmetic: rescale them")
+        raise BayescheckError(f"{where}: the fit produced a non-finite value ({bad}); the data "
+                              f"or the prior exceed the range of float64 arithmetic: rescale "
+                              f"them")
     write_json(out / "posterior.json", document)
     print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")

@@ -11,6 +11,7 @@ This module is on the path of ``bayescheck fit``: it imports nothing heavy.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -18,7 +19,8 @@ import numpy as np
 from inference.result import AnalyticFit
 from models.spec import Spec
 
-__all__ = ["NOTES", "fit_notes", "marginals_heading", "model_settings", "posterior_document"]
+__all__ = ["NOTES", "fit_notes", "marginals_heading", "missing_moments", "model_settings",
+           "posterior_document"]
 
 
 def _ard_threshold(info: dict, n: int, m: int) -> list[str]:
@@ -222,6 +224,63 @@ NOTES: dict[str, Callable[[AnalyticFit, Spec], list[str]]] = {
     "bayesian_network": _bayesian_network,
     "semi_naive_bayes": _semi_naive_bayes,
 }
+
+
+def _linear_regression_moments(fit: AnalyticFit, spec: Spec) -> str | None:
+    """Unknown noise: what a posterior shape a <= 2 of sigma2 leaves without a finite value.
+
+    theta's sd needs a > 1 (Student-t, df = 2a > 2), sigma2's mean a > 1 and its sd a > 2
+    (InverseGamma).
+    """
+    sigma2 = fit.parameters.get("sigma2", {})
+    if "shape" not in sigma2:
+        return None  # known noise: Normal marginals, every moment finite
+    model = spec.model
+    a, a0, n = float(sigma2["shape"]), float(model.noise_shape), int(fit.n_rows)
+    d = len(fit.parameters["theta"]["features"])
+    if a > 2:
+        return None
+    if a <= 1:
+        what = (f"theta's posterior marginals are Student-t with df = 2a = {2 * a:g} <= 2 "
+                f"degrees of freedom, whose variance is infinite, so theta has no sd (nor "
+                f"covariance); and sigma2's posterior, InverseGamma with shape a = {a:g}, has "
+                f"no finite mean nor sd (they need a > 1 and a > 2)")
+    else:
+        what = (f"sigma2's posterior is InverseGamma with shape a = {a:g} <= 2, whose variance "
+                f"is infinite, so sigma2 has no sd (it needs a > 2; theta's Student-t "
+                f"marginals, df = 2a = {2 * a:g}, do have one)")
+    if model.flat:
+        how = f"noise_shape + (rows - coefficients) / 2 = {a0:g} + ({n} - {d}) / 2"
+        rows = math.floor(d + 2 * (2 - a0)) + 1  # the least n with a0 + (n - d) / 2 > 2
+        shape = 2 - (n - d) / 2
+    else:
+        how = f"noise_shape + rows / 2 = {a0:g} + {n} / 2"
+        rows = math.floor(2 * (2 - a0)) + 1
+        shape = 2 - n / 2
+    proper = (", or give theta a proper prior ([prior] mean and cov: a gains coefficients / "
+              "2)" if model.flat and a + d / 2 > 2 else "")
+    return (f"the posterior is proper but heavy-tailed: {what}; posterior.json holds only "
+            f"finite means and sds. Here a = {how}: fit at least {rows} rows (a > 2), or "
+            f"raise [prior] noise_shape above {shape:g}{proper}")
+
+
+#: ``model`` value -> why its fit has a moment posterior.json cannot hold (a posterior mean or
+#: sd that is infinite or undefined although the posterior itself is proper), else None.
+MISSING_MOMENTS: dict[str, Callable[[AnalyticFit, Spec], str | None]] = {
+    "linear_regression": _linear_regression_moments,
+}
+
+
+def missing_moments(fit: AnalyticFit, spec: Spec) -> str | None:
+    """Why the fit's posterior has a mean or sd that does not exist, or None.
+
+    A heavy-tailed posterior (Student-t with df <= 2, InverseGamma with shape <= 2) is proper,
+    but its variance (or mean) is infinite; ``posterior.json`` promises a finite mean and sd
+    for every parameter, so ``fit`` refuses it with this explanation (the quantity, why, and
+    what to change) instead of a bare non-finite value.
+    """
+    why = MISSING_MOMENTS.get(fit.model)
+    return why(fit, spec) if why is not None else None
 
 
 def marginals_heading(fit: AnalyticFit, spec: Spec) -> str | None:

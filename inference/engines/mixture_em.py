@@ -82,6 +82,7 @@ normalisers are left out; the normal prior on the means is included in full).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import warnings
@@ -99,6 +100,7 @@ except ImportError:  # pragma: no cover - without it BLAS keeps its own threadin
 
 __all__ = [
     "COVARIANCE_KINDS",
+    "match_components",
     "DEFAULT_REG_COVAR",
     "EMResult",
     "EMState",
@@ -1491,3 +1493,42 @@ def mixture_rows(X, weights, means, covs) -> tuple[np.ndarray, np.ndarray]:
             logdens[start : start + b] = top + ws.top
             resp[start : start + b] = logp.T
     return resp, logdens
+
+
+#: Up to this many components :func:`match_components` tries every permutation (5040 at 7).
+MAX_ENUMERATED_MATCH = 7
+
+
+def match_components(means: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """The permutation of ``means`` closest to ``reference``: ``perm[k]`` plays ``reference[k]``.
+
+    Minimises ``sum_k |means[perm[k]] - reference[k]|^2``, the assignment problem that
+    ``scipy.optimize.linear_sum_assignment`` solves. Up to :data:`MAX_ENUMERATED_MATCH`
+    components every permutation is scored instead (importing ``scipy.optimize`` costs about
+    0.3 s of CPU here, more than a whole small fit); when the best is not ahead of the next
+    by far more than rounding, or with more components, ``linear_sum_assignment`` decides,
+    so both give the same permutation.
+
+    Parameters
+    ----------
+    means, reference : numpy.ndarray
+        Shape (K, D) each.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer array (K,).
+    """
+    means = np.asarray(means, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    cost = np.sum((means[None, :, :] - reference[:, None, :]) ** 2, axis=-1)  # [k, j]
+    k = len(reference)
+    if k <= MAX_ENUMERATED_MATCH:
+        perms = np.array(list(itertools.permutations(range(k))), dtype=np.int64)
+        totals = cost[np.arange(k), perms].sum(axis=1)
+        first, second = (np.partition(totals, 1)[:2] if len(totals) > 1 else
+                         (totals[0], np.inf))
+        if second - first > 1e-8 * k * max(float(cost.max()), np.finfo(np.float64).tiny):
+            return perms[int(np.argmin(totals))]
+    from scipy.optimize import linear_sum_assignment
+    return linear_sum_assignment(cost)[1].astype(np.int64)

@@ -63,7 +63,7 @@ what was expected and what was received.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -233,7 +233,13 @@ class NaiveBayesSchema:
 
 
 def _columns(X: Any, n_features: int, names: tuple) -> list[np.ndarray]:
-    """Return the columns of X as 1-D arrays (DataFrames by name, else by position)."""
+    """Return the columns of X as 1-D arrays (DataFrames and mappings by name, else by position)."""
+    if isinstance(X, Mapping):
+        missing = [n for n in names if n not in X]
+        if missing or not names:
+            raise ValueError(f"X: a mapping of columns needs every feature by name; missing "
+                             f"{missing or 'names'}")
+        return [np.asarray(X[n]) for n in names]
     if hasattr(X, "columns") and hasattr(X, "iloc"):
         if names and all(n in X.columns for n in names):
             return [X[n].to_numpy() for n in names]

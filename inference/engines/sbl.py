@@ -64,13 +64,16 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import NamedTuple
+import sys
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dpotri
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "METHODS",
@@ -243,8 +246,18 @@ class _Problem(NamedTuple):
     noise_fixed: bool
 
 
+def _issparse(x) -> bool:
+    """``scipy.sparse.issparse`` without importing scipy.sparse on the dense path.
+
+    No sparse array can exist before that module is loaded, so a dense fit never loads it.
+    """
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(x)
+
+
 def _as_design(X, name="X"):
-    if sp.issparse(X):
+    if _issparse(X):
+        import scipy.sparse as sp
         Xc = sp.csc_array(X, dtype=np.float64)
         if Xc.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got shape {Xc.shape}")
@@ -273,7 +286,7 @@ def _problem(X, y, noise_fixed) -> _Problem:
         raise ValueError("y must contain only finite values")
     if n < 1 or m < 1:
         raise ValueError(f"X must have at least one row and one column, got shape {Xc.shape}")
-    if sp.issparse(Xc):
+    if _issparse(Xc):
         xty = np.asarray(Xc.T @ yv, dtype=np.float64).ravel()
         colnorm2 = np.asarray(Xc.multiply(Xc).sum(axis=0), dtype=np.float64).ravel()
     else:
@@ -287,7 +300,7 @@ def _problem(X, y, noise_fixed) -> _Problem:
 
 def _columns(prob: _Problem, idx) -> np.ndarray:
     """Dense N x k copy of the columns ``idx``."""
-    if sp.issparse(prob.X):
+    if _issparse(prob.X):
         return prob.X[:, idx].toarray()
     return prob.X[:, idx]
 
@@ -612,7 +625,7 @@ def _prune_step(prob, alpha, noise_var, post, gram_of, prune):
 def _gram_factory(prob: _Problem):
     """Return ``gram_of(idx)``: X_A'X_A from a once-computed X'X when that is cheap."""
     if prob.m <= prob.n and prob.m <= 4000:
-        if sp.issparse(prob.X):
+        if _issparse(prob.X):
             full = (prob.X.T @ prob.X).toarray()
         else:
             full = prob.X.T @ prob.X
@@ -851,7 +864,7 @@ class _FastIncremental:
             self.B[:, c] = self._xt_column(j)
         self.sigma = np.empty((0, 0), order="F")  # exactly k x k, Fortran order (BLAS ger)
         self.mu = np.empty(cap)
-        self.nnz = prob.X.nnz if sp.issparse(prob.X) else prob.n * prob.m
+        self.nnz = prob.X.nnz if _issparse(prob.X) else prob.n * prob.m
         self.n_refactor = 0
         self.refactor()
 
@@ -874,7 +887,7 @@ class _FastIncremental:
     def _b_times(self, v: np.ndarray) -> np.ndarray:
         """``B v = X' X_A v`` (length M), by whichever way costs fewer operations."""
         k = self.k
-        if sp.issparse(self.prob.X) and 2 * self.nnz < self.prob.m * k:
+        if _issparse(self.prob.X) and 2 * self.nnz < self.prob.m * k:
             full = np.zeros(self.prob.m)
             full[self.order[:k]] = v
             return _xt_times(self.prob, np.asarray(self.prob.X @ full).ravel())

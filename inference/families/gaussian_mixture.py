@@ -45,11 +45,18 @@ import numpy as np
 
 from models.data import Batch, numeric_columns
 from models.errors import BayescheckError, DataError
-from models.gaussian_mixture import GaussianMixture, relabel_draws
+from models.gaussian_mixture import GaussianMixture
 from models.spec import Spec
 
 from ..distributed import ClusterRows, active
-from ..engines.mixture_em import MixturePrior, fit_em, kmeans, log_posterior, mixture_rows
+from ..engines.mixture_em import (
+    MixturePrior,
+    fit_em,
+    kmeans,
+    log_posterior,
+    match_components,
+    mixture_rows,
+)
 from ..engines.mixture_em import responsibilities as em_responsibilities
 from ..modes import ChainModes, chain_modes
 from ..predictive import posterior_value
@@ -66,7 +73,7 @@ def _order(means: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """
     if means.shape[1] == 1:
         return np.argsort(means[:, 0], kind="stable")
-    return relabel_draws(means[None], centres)[0]
+    return match_components(means, centres)
 
 
 def _reordered(result, order):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 import os
 import time
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -138,8 +139,11 @@ def decision_loss(model: NaiveBayes, classes: tuple, *,
     return model.loss[:, order], tuple(model.decision_options)
 
 
-def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame) -> list[tuple[int, str]]:
+def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame | Mapping[str, np.ndarray]
+                   ) -> list[tuple[int, str]]:
     """Rows with probability 0 under every class, each with the features that say so.
+
+    ``X``: a frame, or a mapping of feature name -> column.
 
     Possible only without smoothing. P(c | x) is then 0 / 0: undefined, not the class prior.
 
@@ -155,7 +159,7 @@ def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame) -> list[tuple[int, str]
         why = []
         for f, j in enumerate(s.categorical_features):
             name = s.feature_names[j]
-            value = X[name].iloc[i]
+            value = np.asarray(X[name])[i]
             code = encode_labels(np.asarray([value], dtype=object), s.categories[j])[0]
             logp = nb.category_log_prob[f][:, code] if code >= 0 else nb.unknown_log_prob[f]
             ruled = [str(c) for c, lp in zip(s.classes, logp, strict=True) if np.isneginf(lp)]
@@ -173,7 +177,7 @@ def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checke
                    where=None) -> list[dict]:
     if not model.queries:
         return []
-    Q = model.query_frame()
+    Q = model.query_columns()
     for i, why in undefined_rows(nb, Q):
         raise SpecError(f"query {model.query_names[i]!r} " + UNDEFINED.format(why=why),
                         path=where, key="query")
@@ -324,7 +328,7 @@ def _expected_log_scores(model: NaiveBayes, nb: NaiveBayesModel, values: dict) -
 
 def _batch_stats(model: NaiveBayes, schema: NaiveBayesSchema, batch: Batch) -> NaiveBayesStats:
     """The statistics of one batch (on a worker, on a cluster)."""
-    X, y = model.table(batch)
+    X, y = model.columns(batch)
     try:
         return naive_bayes_stats(X, y, schema=schema)
     except ValueError as exc:

@@ -1,5 +1,9 @@
 """The lean numeric reader (pyarrow, only the columns used) against the pandas reader it
-replaces on the fit path: the same numbers, the same errors, and no pandas where not needed."""
+replaces on the fit path: the same numbers, the same errors, and no pandas where not needed.
+
+Small plain CSV files take a third path (``tests/models/test_plain_csv.py``); the tests here
+set ``SMALL_CSV = 0`` so that pyarrow reads them.
+"""
 
 import json
 import subprocess
@@ -13,10 +17,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import models.data as data
 from models.data import _numeric_columns, fingerprint, numeric_columns, read_batch
 from models.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _pyarrow_reads_small_files(monkeypatch):
+    monkeypatch.setattr(data, "SMALL_CSV", 0)
 
 
 def _frame(rng, n=50):
@@ -100,18 +110,24 @@ def test_fingerprint_is_of_the_bytes():
 
 
 @pytest.mark.slow
-def test_regression_fit_does_not_import_pandas():
-    """The regression examples (CSV) are read without pandas: it is half the start-up."""
+def test_regression_fit_does_not_import_pandas_or_pyarrow():
+    """The regression examples (small CSV files) are read without pandas or pyarrow.
+
+    Larger files and Parquet are read by pyarrow (the tests above); pandas only words errors.
+    """
     probe = ("import sys, json; from reports.cli import main; "
              "rc = [main(['fit', s, '--out', o, '--quiet']) for s, o in json.loads(sys.argv[1])];"
-             "print(json.dumps([rc, 'pandas' in sys.modules, 'pyarrow' in sys.modules]))")
+             "print(json.dumps([rc, 'pandas' in sys.modules, 'pyarrow' in sys.modules, "
+             "'xxhash' in sys.modules]))")
     with tempfile.TemporaryDirectory() as tmp:
         specs = [[str(ROOT / "examples/linear_regression/stream.toml"), f"{tmp}/a"],
                  [str(ROOT / "examples/linear_regression/unknown_noise.toml"), f"{tmp}/b"]]
         done = subprocess.run([sys.executable, "-c", probe, json.dumps(specs)], cwd=ROOT,
                               capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    rc, pandas_loaded, pyarrow_loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    rc, pandas_loaded, pyarrow_loaded, xxhash_loaded = json.loads(
+        done.stdout.strip().splitlines()[-1])
     assert rc == [0, 0]
-    assert pyarrow_loaded  # the probe sees the reader that was used
+    assert xxhash_loaded  # the probe sees a module the reader does load
     assert not pandas_loaded
+    assert not pyarrow_loaded

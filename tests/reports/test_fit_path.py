@@ -1,5 +1,8 @@
 """`bayescheck fit` stays on the analytic path: it never imports PyMC, PyTensor, ArviZ,
-matplotlib, jinja2 or scipy.stats (which alone was about half of its start-up time).
+matplotlib, jinja2 or scipy.stats (which alone was about half of its start-up time), nor, on
+these small examples, pandas, pyarrow (a small plain CSV file is split in Python),
+scipy.optimize (the mixture's components are matched by enumeration) or scipy.sparse (only
+a sparse design needs it).
 
 One fresh interpreter fits every example in turn and reports, after each fit, the heavy
 modules loaded so far: a module loaded by any one fit shows up at that example.
@@ -17,7 +20,8 @@ pytestmark = pytest.mark.slow  # a fresh interpreter fitting every example
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.toml"))
 HEAVY = ("pymc", "pytensor", "nutpie", "arviz", "arviz_base", "arviz_stats", "arviz_plots",
-         "xarray", "matplotlib", "jinja2", "scipy.stats")
+         "xarray", "matplotlib", "jinja2", "scipy.stats", "pandas", "pyarrow", "scipy.optimize",
+         "scipy.sparse")
 
 PROBE = """
 import json, sys

@@ -24,6 +24,7 @@ from inference.engines.mixture_em import (
     log_likelihood,
     log_posterior,
     m_step,
+    match_components,
     responsibilities,
     seed_centres,
 )
@@ -660,3 +661,28 @@ def test_translation_equivariance_far_from_the_origin(kind):
     b = fit_em(X + offset, init_means=start.means + offset, **common)
     assert_allclose(b.means - offset, a.means, rtol=0, atol=100 * np.spacing(offset))
     assert_allclose(b.covariances, a.covariances, rtol=0, atol=100 * np.spacing(offset))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 7, 8])
+def test_match_components_is_the_assignment_scipy_solves(k):
+    """Enumeration (k <= 7) and linear_sum_assignment (k = 8) give the optimal permutation."""
+    from scipy.optimize import linear_sum_assignment
+
+    rng = np.random.default_rng(k)
+    for _ in range(20):
+        reference = rng.normal(size=(k, 2))
+        means = reference[rng.permutation(k)] + 0.3 * rng.normal(size=(k, 2))
+        cost = ((means[None, :, :] - reference[:, None, :]) ** 2).sum(axis=-1)
+        assert_array_equal(match_components(means, reference), linear_sum_assignment(cost)[1])
+
+
+def test_match_components_recovers_a_shuffle_and_defers_ties_to_scipy():
+    reference = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])
+    shuffle = np.array([2, 0, 1])
+    # means[j] = reference[shuffle[j]]: reference k is played by the j with shuffle[j] = k
+    assert_array_equal(match_components(reference[shuffle], reference), np.argsort(shuffle))
+    # Two components at the same place: two permutations tie, scipy's choice is kept.
+    from scipy.optimize import linear_sum_assignment
+    means = np.array([[1.0, 1.0], [1.0, 1.0], [9.0, 9.0]])
+    cost = ((means[None, :, :] - reference[:, None, :]) ** 2).sum(axis=-1)
+    assert_array_equal(match_components(means, reference), linear_sum_assignment(cost)[1])

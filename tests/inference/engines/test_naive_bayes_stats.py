@@ -630,3 +630,28 @@ def test_single_category_check_fails_on_a_second_declared_category():
     with pytest.raises(AssertionError):
         np.testing.assert_allclose(wrong.predict_proba(grid), sk.predict_proba(grid), rtol=0,
                                    atol=1e-12)
+
+
+def test_a_mapping_of_columns_is_read_as_the_frame_with_those_columns():
+    """``fit`` passes the columns of a batch as a dict (no pandas): same statistics, same
+    probabilities; a mapping that lacks a feature is refused."""
+    df = pd.read_csv(TENNIS)
+    schema = NaiveBayesSchema.infer(df[FEATURES], df["play_tennis"], kinds=["categorical"] * 4)
+    y = df["play_tennis"].to_numpy(dtype=object)
+    columns = {f: df[f].to_numpy(dtype=object) for f in reversed(FEATURES)}
+    by_frame = naive_bayes_stats(df[FEATURES], y, schema=schema)
+    by_mapping = naive_bayes_stats(columns, y, schema=schema)
+    for name in ("class_counts", "category_counts"):
+        a, b = getattr(by_frame, name), getattr(by_mapping, name)
+        if isinstance(a, (list, tuple)):
+            for u, v in zip(a, b, strict=True):
+                np.testing.assert_array_equal(u, v)
+        else:
+            np.testing.assert_array_equal(a, b)
+    model = fit_naive_bayes(stats=by_mapping)
+    q = _query()
+    np.testing.assert_array_equal(
+        model.predict_proba({f: q[f].to_numpy(dtype=object) for f in FEATURES}),
+        model.predict_proba(q))
+    with pytest.raises(ValueError, match="missing"):
+        naive_bayes_stats({f: columns[f] for f in FEATURES[:3]}, y, schema=schema)
