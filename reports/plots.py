@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import io
 import math
 
@@ -530,37 +529,52 @@ def _standardise(v, *, mu: float, sd: float) -> float:
     return np.nan if v is None else (v - mu) / sd
 
 
+def _fixed_axes(labels, plot_width: float, plot_height: float, *, right: float = 0.2):
+    """A figure with one Axes whose margins are fixed in inches, room for ``labels`` left.
+
+    The left margin follows the longest y tick label (about 0.055 in a character at 8
+    points), so the figure needs no layout pass over its text (``tight_layout`` and
+    cropping each measured every label).
+    """
+    plt = _plt()
+    left = 0.25 + 0.055 * max((len(t) for t in labels), default=0)
+    bottom, top = 0.55, 0.15
+    width, height = left + plot_width + right, bottom + plot_height + top
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((left / width, bottom / height, plot_width / width, plot_height / height))
+    return fig, ax
+
+
 def forest_figure(rows) -> str:
     """Analytic against sampled 5-95 % intervals and medians, one row per parameter.
 
     Each row is on the scale of its analytic sd around its analytic mean, so parameters of
-    any size share one axis.
+    any size share one axis. The intervals and medians of all rows are one artist each.
     """
-    plt = _plt()
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.42 * n))
+    labels = [f"{r['name']} ({r['verdict']})" for r in rows]
+    fig, ax = _fixed_axes(labels, 4.2, 0.25 + 0.34 * n, right=1.2)
     y = np.arange(n)[::-1].astype(float)
-    labelled = False  # the legend's entries come from the first row that is drawn
-    for yi, r in zip(y, rows, strict=True):
-        mu, sd = r["analytic_mean"], r["analytic_sd"]
-        if mu is None or not sd:
-            continue
-        scale = functools.partial(_standardise, mu=mu, sd=sd)
-        ax.hlines(yi + 0.12, scale(r["analytic_q05"]), scale(r["analytic_q95"]),
-                  color="#d62728", lw=3, label=None if labelled else "analytic")
-        ax.plot(scale(r["analytic_q50"]), yi + 0.12, "|", color="#d62728", ms=10)
-        ax.hlines(yi - 0.12, scale(r["sampled_q05"]), scale(r["sampled_q95"]),
-                  color="#08519c", lw=3, label=None if labelled else "NUTS")
-        labelled = True
-        ax.plot(scale(r["sampled_q50"]), yi - 0.12, "|", color="#08519c", ms=10)
+    drawn = [(yi, r) for yi, r in zip(y, rows, strict=True)
+             if r["analytic_mean"] is not None and r["analytic_sd"]]
+    for kind, offset, colour, label in (("analytic", 0.12, "#d62728", "analytic"),
+                                        ("sampled", -0.12, "#08519c", "NUTS")):
+        if not drawn:  # rows with exact means only (no sd) draw no interval
+            break
+        at = np.array([yi + offset for yi, _ in drawn])
+        lo, mid, hi = (np.array([_standardise(r[f"{kind}_{q}"], mu=r["analytic_mean"],
+                                              sd=r["analytic_sd"]) for _, r in drawn])
+                       for q in ("q05", "q50", "q95"))
+        ax.hlines(at, lo, hi, color=colour, lw=3, label=label)
+        ax.plot(mid, at, "|", color=colour, ms=10, ls="none")
     ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(y, [f"{r['name']} ({r['verdict']})" for r in rows], fontsize=8)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel("(value − analytic mean) / analytic sd", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
-    if labelled:  # rows with exact means only (no sd) draw no interval
+    if drawn:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return figure_uri(fig)
+    return figure_uri(fig, crop=False)
 
 
 def clip_z(z, threshold: float) -> dict:

@@ -27,12 +27,13 @@ from .calibration_report import (
     same_run_inputs,
 )
 from .figure_jobs import draw_all, job
-from .fit_figures import fit_figures
-from .fit_summary import fit_notes
 from .writers import clean_json, read_json
 
-__all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
+__all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_report_data"]
 
+#: The exit code of ``check`` and ``report`` for each verdict (here, so that ``report``
+#: need not import the check and its statistics).
+EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 #: The structured content of a report, written at check time.
 REPORT_JSON = "report.json"
 #: More parameters than this are summarised (worst rows, histogram of z) in the report.
@@ -145,6 +146,10 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         The spec as the user wrote it.
     """
     from inference.compare import INCONSISTENT_SD
+
+    # Here, not at the top: rendering a report (``bayescheck report``) needs neither.
+    from .fit_figures import fit_figures
+    from .fit_summary import fit_notes
 
     fit, comparison, estimates = check.fit, check.comparison, check.estimates
     shown = comparison or estimates
