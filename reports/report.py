@@ -402,6 +402,37 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
 _VERDICTS = ("pass", "fail", "inconclusive")
 
 
+def _import_arviz_stats() -> None:
+    """Import arviz_stats (the figures' KDE, ranks and tests) without its costly stack walk.
+
+    Importing arviz_base runs ``lazy_loader.load("jax")`` and ``load("numpyro")``; neither
+    is installed here, and for a missing module lazy_loader calls ``inspect.stack()``, which
+    reads the source of every frame and searches ``sys.modules`` for each: 0.3-1 s of CPU
+    once matplotlib, pandas and scipy are loaded (benchmarks/REPORTS.md), for an error
+    message that names where jax would have been used. During this import
+    ``inspect.stack`` returns the frames without their source; it is restored after.
+    """
+    import inspect
+    import sys
+
+    if "arviz_stats.base" in sys.modules:
+        return
+
+    def frames(context: int = 1) -> list:
+        out, frame = [], sys._getframe(1)
+        while frame is not None:
+            out.append(inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno,
+                                         frame.f_code.co_name, None, None))
+            frame = frame.f_back
+        return out
+
+    real, inspect.stack = inspect.stack, frames
+    try:
+        import arviz_stats.base  # noqa: F401
+    finally:
+        inspect.stack = real
+
+
 def render_run(out: str | Path) -> str:
     """Render ``DIR/report.html`` from a finished run's files; return the HTML.
 
@@ -413,6 +444,7 @@ def render_run(out: str | Path) -> str:
     from .html import render_report
 
     out = Path(out)
+    _import_arviz_stats()
     data, calibration = read_json(out / REPORT_JSON), read_calibration(out)
     if data is None and calibration is None:
         raise BayescheckError(f"{out}: neither {REPORT_JSON} nor {CALIBRATION_JSON} found; is "
