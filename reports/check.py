@@ -27,8 +27,6 @@ from .writers import write_json
 
 __all__ = ["CheckResult", "EXIT_CODES", "run_check", "write_json"]
 
-#: Exit code of ``bayescheck check`` per verdict.
-
 
 @dataclass
 class CheckResult:
