@@ -14,6 +14,11 @@ speed of one process varies by up to 2x within minutes, which sequential runs ca
 from a change of the code; a CPU probe (a fixed pure-Python loop) at the start and the end
 says how fast the machine was. One cold ``bayescheck report`` (a fresh process, imports
 included) is timed as well. Prints a Markdown table.
+
+``--cold N`` adds a second table: ``python -m reports report RUN`` in a fresh process
+(imports, reading, figures, page: what a user waits for), N times per example and
+checkout, alternately, with its wall and CPU seconds (the process and its forked figure
+worker).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -77,6 +83,42 @@ def _probe() -> float:
     return time.perf_counter() - started
 
 
+def _cold(checkout: Path, run: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of ``python -m reports report RUN`` in a new process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "reports", "report", str(run)], cwd=checkout,
+                   env={**os.environ, "PYTHONPATH": str(checkout)}, check=False,
+                   capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
+    """Median wall and CPU of cold ``bayescheck report`` per example and checkout."""
+    names = list(checkouts)
+    print(f"\nCold `python -m reports report RUN` (new process; median of {repeat}, "
+          f"alternately; load average {os.getloadavg()[0]:.1f}, CPU probe {_probe():.2f} s):\n")
+    cols = " | ".join(f"{n}: wall s | {n}: CPU s" for n in names)
+    ratios = " speed-up (CPU) | speed-up (wall) |" if len(names) > 1 else ""
+    print(f"| example | {cols} |{ratios}")
+    print("|---|" + "---|---|" * len(names) + ("---|---|" if len(names) > 1 else ""))
+    for run in runs:
+        times = {n: [] for n in names}
+        for _ in range(repeat):
+            for n in names:
+                times[n].append(_cold(checkouts[n], run))
+        med = {n: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
+               for n, t in times.items()}
+        cells = [f"{run.parent.name}/{run.name}"]
+        cells += [f"{med[n][0]:.2f} | {med[n][1]:.2f}" for n in names]
+        if len(names) > 1:
+            cells += [f"{med[names[1]][1] / med[names[0]][1]:.2f}x",
+                      f"{med[names[1]][0] / med[names[0]][0]:.2f}x"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def _times(renders: list[dict]) -> str:
     seconds = [r["seconds"] for r in renders]
     cpu = statistics.median(r["cpu"] for r in renders)
@@ -88,8 +130,14 @@ def main() -> int:
     parser.add_argument("demo", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--cold", type=int, default=0, metavar="N",
+                        help="also time N cold 'report' commands per example and checkout")
+    parser.add_argument("--only", nargs="*", default=[],
+                        help="examples to time (family/name), default every run")
     args = parser.parse_args()
     runs = sorted(p.parent.resolve() for p in args.demo.glob("*/*/report.json"))
+    if args.only:
+        runs = [r for r in runs if f"{r.parent.name}/{r.name}" in args.only]
     if not runs:
         print(f"{args.demo}: no run folders (*/*/report.json); run 'bayescheck demo' first")
         return 2
@@ -123,6 +171,11 @@ def main() -> int:
         print("| " + " | ".join(cells) + " |", flush=True)
     for renderer in renderers.values():
         renderer.close()
+    if args.cold:
+        checkouts = {"this": HERE}
+        if args.baseline:
+            checkouts["baseline"] = args.baseline.resolve()
+        _cold_table(runs, checkouts, args.cold)
     exe = Path(sys.executable).with_name("bayescheck")
     started = time.perf_counter()
     subprocess.run([str(exe), "report", str(runs[0])], check=False, capture_output=True,

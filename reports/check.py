@@ -22,13 +22,10 @@ from models.interface import FullDeclaration, StartsAtEstimate
 from models.spec import Spec
 
 from .fit_summary import posterior_document
-from .report import render_run, report_data, write_report_data
+from .report import EXIT_CODES, render_run, report_data, write_report_data
 from .writers import write_json
 
 __all__ = ["CheckResult", "EXIT_CODES", "run_check", "write_json"]
-
-#: Exit code of ``bayescheck check`` per verdict.
-EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 
 
 @dataclass

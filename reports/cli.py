@@ -339,8 +339,7 @@ def _cmd_calibrate(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .check import EXIT_CODES
-    from .report import REPORT_JSON, render_run
+    from .report import EXIT_CODES, REPORT_JSON, render_run
     from .writers import read_json
 
     started = time.perf_counter()

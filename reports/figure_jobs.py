@@ -73,7 +73,20 @@ def _take(jobs, pending, counter) -> dict:
         out[pending[k]] = _draw_one(jobs[pending[k]])
 
 
+def _import_matplotlib() -> None:
+    """Import matplotlib (Agg) here, so that a forked child inherits it.
+
+    The drawing functions import it on first use; after the fork each process would pay
+    for the import (0.3-1 s of CPU) on its own.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+
+
 def _parallel(jobs, pending) -> dict:
+    _import_matplotlib()
     ctx = multiprocessing.get_context("fork")
     counter = ctx.Value("i", 0)
     receive, send = ctx.Pipe(duplex=False)

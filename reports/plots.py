@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import io
 import math
 
@@ -145,33 +144,35 @@ def rank_figure(draws: dict, max_draws: int = RANK_DRAWS) -> str:
 
     ``draws`` maps a name to its ``(chain, draw)`` array. Every k-th draw is used, so that
     each chain keeps at most ``max_draws`` (the multi-chain test's cost grows with the draws).
-    Drawn with matplotlib directly: arviz_plots.plot_rank spent about a third of its time in
-    its plot-collection bookkeeping.
+    Small multiples on one Axes (:class:`reports.panels.PanelGrid`), three to a row.
     """
+    from .panels import PanelGrid
+
     step = max(1, math.ceil(next(iter(draws.values())).shape[1] / max_draws))
-    fig, axes = _panel_grid(len(draws), 3.5, 2.1)
-    for ax, (name, x) in zip(axes, draws.items(), strict=False):
+    cols = min(3, len(draws))
+    grid_fig = PanelGrid(math.ceil(len(draws) / cols), cols, 3.1, 1.45, left=0.15,
+                         bottom=0.45, top=0.4)
+    chains = 0
+    for i, (name, x) in enumerate(draws.items()):
         dev = rank_deviations(np.asarray(x)[:, ::step])
-        for c in range(dev["x"].shape[0]):
-            colour = _chain_colour(c)
-            ax.step(dev["x"][c], dev["y"][c], where="post", color=colour, lw=1,
-                    label=f"chain {c}")
-            hit = dev["suspicious"][c]
-            ax.plot(dev["x"][c][hit], dev["y"][c][hit], "o", ms=3, color=colour)
-        ax.axhline(0, color="#999999", lw=0.6)
         eps = dev["epsilon"]
-        ax.set_ylim(-eps, eps)
-        ax.set_yticks([])
-        ax.text(0.02, 0.95, f"p = {dev['p_value']:.2f} (α = {RANK_ALPHA:.2f})",
-                transform=ax.transAxes, fontsize=8, va="top")
-        ax.set_title(_two_lines(name), fontsize=9)
-        ax.set_xlabel("fractional rank", fontsize=8)
-        ax.tick_params(labelsize=7)
-    for ax in axes[len(draws):]:
-        ax.set_visible(False)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
+        panel = grid_fig.panel(*divmod(i, cols), title=_two_lines(name), xlim=(0.0, 1.0),
+                               ylim=(-eps, eps), xlabel="fractional rank",
+                               note=f"p = {dev['p_value']:.2f} (α = {RANK_ALPHA:.2f})")
+        panel.hline(0.0, color="#999999", lw=0.6)
+        chains = dev["x"].shape[0]
+        for c in range(chains):
+            colour = _chain_colour(c)
+            # the ECDF as steps: each value held until the next point
+            sx = np.repeat(dev["x"][c], 2)[1:]
+            sy = np.repeat(dev["y"][c], 2)[:-1]
+            panel.line(sx, sy, color=colour, lw=1.0)
+            hit = dev["suspicious"][c]
+            if hit.any():
+                panel.markers(dev["x"][c][hit], dev["y"][c][hit], ms=3.0, color=colour)
+    for c in range(chains):
+        grid_fig.legend_entry(f"chain {c}", color=_chain_colour(c), lw=1.0)
+    return grid_fig.uri()
 
 
 def trace_figure(draws: dict, diverging=None) -> str:
@@ -179,42 +180,39 @@ def trace_figure(draws: dict, diverging=None) -> str:
 
     ``draws`` maps a name to its ``(chain, draw)`` array; divergent draws are marked (ticks
     under the trace and under the density) when ``diverging`` (``(chain, draw)`` flags) has
-    any. Drawn with matplotlib directly, as arviz_plots.plot_trace_dist draws it (compact
-    off): the density of each chain (arviz_stats' KDE) on the left, its draws on the right.
+    any. As arviz_plots.plot_trace_dist draws it (compact off): the density of each chain
+    (arviz_stats' KDE) on the left, its draws on the right; small multiples on one Axes
+    (:class:`reports.panels.PanelGrid`).
     """
     from arviz_stats.base import array_stats
-    from matplotlib.collections import LineCollection
 
-    plt = _plt()
+    from .panels import PanelGrid
+
     k = len(draws)
-    fig, axes = plt.subplots(k, 2, figsize=(9.0, 1.7 * k + 0.4), squeeze=False,
-                             gridspec_kw={"width_ratios": [1, 2]})
     flags = None if diverging is None else np.asarray(diverging, dtype=bool)
-    colours = [_chain_colour(c) for c in range(next(iter(draws.values())).shape[0])]
-    for (density, trace), (name, x) in zip(axes, draws.items(), strict=True):
+    grid_fig = PanelGrid(k, 2, 0.0, 1.05, cell_widths=[2.4, 5.2], left=0.2, bottom=0.4,
+                         top=0.4)
+    chains = next(iter(draws.values())).shape[0]
+    for row, (name, x) in enumerate(draws.items()):
         x = np.asarray(x, dtype=np.float64)
         grid, pdf, _ = array_stats.kde(x, axis=-1)
-        density.add_collection(LineCollection(np.stack([grid, pdf], axis=-1), colors=colours,
-                                              lw=1))
-        steps = np.broadcast_to(np.arange(x.shape[1]), x.shape)
-        trace.add_collection(LineCollection(np.stack([steps, x], axis=-1), colors=colours,
-                                            lw=0.5, alpha=0.8))
-        density.autoscale_view()
-        trace.autoscale_view()
+        density = grid_fig.panel(row, 0, title=_two_lines(name))
+        trace = grid_fig.panel(row, 1, title=_two_lines(name), yticks=True,
+                               xlabel="draw" if row == k - 1 else "")
+        steps = np.arange(x.shape[1])
+        for c in range(chains):
+            density.line(grid[c], pdf[c], color=_chain_colour(c), lw=1.0)
+            trace.line(steps, x[c], color=_chain_colour(c), lw=0.5, alpha=0.8)
         if flags is not None and flags.any():
             bad = x[flags]
-            trace.plot(np.nonzero(flags)[1], np.full(bad.size, x.min()), "|", ms=6,
-                       color="black", label="divergent")
-            density.plot(bad, np.zeros(bad.size), "|", ms=6, color="black")
-        density.set_yticks([])
-        density.set_title(_two_lines(name), fontsize=9)
-        trace.set_title(_two_lines(name), fontsize=9)
-        for ax in (density, trace):
-            ax.tick_params(labelsize=7)
-    axes[-1][1].set_xlabel("draw", fontsize=8)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
+            trace.markers(np.nonzero(flags)[1], np.full(bad.size, x.min()), marker="|",
+                          ms=6.0, color="black")
+            density.markers(bad, np.zeros(bad.size), marker="|", ms=6.0, color="black")
+    for c in range(chains):
+        grid_fig.legend_entry(f"chain {c}", color=_chain_colour(c), lw=1.0)
+    if flags is not None and flags.any():
+        grid_fig.legend_entry("divergent (ticks)", color="black", lw=1.0)
+    return grid_fig.uri()
 
 
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
@@ -495,63 +493,88 @@ def curves_figure(curves, draws) -> str:
     """Each NUTS marginal as a histogram with the analytic density and the prior over it.
 
     The density is ``curves[i]["pdf"]`` on ``curves[i]["grid"]`` (computed at check time), the
-    prior ``"prior"`` (dashed). ``draws`` maps a curve's ``name`` to its draws.
+    prior ``"prior"`` (dashed). ``draws`` maps a curve's ``name`` to its draws. Small
+    multiples on one Axes (:class:`reports.panels.PanelGrid`), three to a row, no y ticks
+    (a density's scale says nothing here).
     """
+    from .panels import PanelGrid
+
     shown = curves[:MAX_PANELS]
-    fig, axes = _panel_grid(len(shown), 3.8, 2.5)
-    for ax, c in zip(axes, shown, strict=False):
+    cols = min(3, len(shown))
+    grid_fig = PanelGrid(math.ceil(len(shown) / cols), cols, 3.4, 1.75, left=0.15)
+    hist_style = {"color": "#9ecae1"}
+    pdf_style = {"color": "#d62728", "lw": 1.8}
+    prior_style = {"color": "#525252", "lw": 1.2, "ls": "--"}
+    has = {"pdf": False, "prior": False}
+    for i, c in enumerate(shown):
         grid = np.asarray(c["grid"], dtype=np.float64)
-        x = np.asarray(draws[c["name"]]).ravel()
-        ax.hist(x, bins=60, range=(grid[0], grid[-1]), density=True, color="#9ecae1",
-                histtype="stepfilled", label="NUTS draws")
-        if c.get("pdf") is not None:
-            ax.plot(grid, np.asarray(c["pdf"], dtype=np.float64), color="#d62728", lw=1.8,
-                    label="exact posterior")
-        if c.get("prior") is not None:
-            ax.plot(grid, np.asarray(c["prior"], dtype=np.float64), color="#525252", lw=1.2,
-                    ls="--", label="prior")
-        ax.set_title(c["name"] + (f"  ({c['verdict']})" if c.get("verdict") else ""),
-                     fontsize=10)
-        ax.set_yticks([])  # a density's scale says nothing here, and ticks cost
-        ax.tick_params(labelsize=8)
-    return _finish_grid(fig, axes, len(shown))
+        panel = grid_fig.panel(*divmod(i, cols), xlim=(grid[0], grid[-1]),
+                               title=c["name"] + (f"  ({c['verdict']})" if c.get("verdict")
+                                                  else ""))
+        panel.hist(np.asarray(draws[c["name"]]).ravel(), bins=60, range=(grid[0], grid[-1]),
+                   **hist_style)
+        for key, style in (("pdf", pdf_style), ("prior", prior_style)):
+            if c.get(key) is not None:
+                panel.line(grid, np.asarray(c[key], dtype=np.float64), **style)
+                has[key] = True
+    grid_fig.legend_entry("NUTS draws", "fill", **hist_style)
+    if has["pdf"]:
+        grid_fig.legend_entry("exact posterior", **pdf_style)
+    if has["prior"]:
+        grid_fig.legend_entry("prior", **prior_style)
+    return grid_fig.uri()
 
 
 def _standardise(v, *, mu: float, sd: float) -> float:
     return np.nan if v is None else (v - mu) / sd
 
 
+def _fixed_axes(labels, plot_width: float, plot_height: float, *, right: float = 0.2):
+    """A figure with one Axes whose margins are fixed in inches, room for ``labels`` left.
+
+    The left margin follows the longest y tick label (about 0.055 in a character at 8
+    points), so the figure needs no layout pass over its text (``tight_layout`` and
+    cropping each measured every label).
+    """
+    plt = _plt()
+    left = 0.25 + 0.055 * max((len(t) for t in labels), default=0)
+    bottom, top = 0.55, 0.15
+    width, height = left + plot_width + right, bottom + plot_height + top
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((left / width, bottom / height, plot_width / width, plot_height / height))
+    return fig, ax
+
+
 def forest_figure(rows) -> str:
     """Analytic against sampled 5-95 % intervals and medians, one row per parameter.
 
     Each row is on the scale of its analytic sd around its analytic mean, so parameters of
-    any size share one axis.
+    any size share one axis. The intervals and medians of all rows are one artist each.
     """
-    plt = _plt()
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(6.5, 0.9 + 0.42 * n))
+    labels = [f"{r['name']} ({r['verdict']})" for r in rows]
+    fig, ax = _fixed_axes(labels, 4.2, 0.25 + 0.34 * n, right=1.2)
     y = np.arange(n)[::-1].astype(float)
-    labelled = False  # the legend's entries come from the first row that is drawn
-    for yi, r in zip(y, rows, strict=True):
-        mu, sd = r["analytic_mean"], r["analytic_sd"]
-        if mu is None or not sd:
-            continue
-        scale = functools.partial(_standardise, mu=mu, sd=sd)
-        ax.hlines(yi + 0.12, scale(r["analytic_q05"]), scale(r["analytic_q95"]),
-                  color="#d62728", lw=3, label=None if labelled else "analytic")
-        ax.plot(scale(r["analytic_q50"]), yi + 0.12, "|", color="#d62728", ms=10)
-        ax.hlines(yi - 0.12, scale(r["sampled_q05"]), scale(r["sampled_q95"]),
-                  color="#08519c", lw=3, label=None if labelled else "NUTS")
-        labelled = True
-        ax.plot(scale(r["sampled_q50"]), yi - 0.12, "|", color="#08519c", ms=10)
+    drawn = [(yi, r) for yi, r in zip(y, rows, strict=True)
+             if r["analytic_mean"] is not None and r["analytic_sd"]]
+    for kind, offset, colour, label in (("analytic", 0.12, "#d62728", "analytic"),
+                                        ("sampled", -0.12, "#08519c", "NUTS")):
+        if not drawn:  # rows with exact means only (no sd) draw no interval
+            break
+        at = np.array([yi + offset for yi, _ in drawn])
+        lo, mid, hi = (np.array([_standardise(r[f"{kind}_{q}"], mu=r["analytic_mean"],
+                                              sd=r["analytic_sd"]) for _, r in drawn])
+                       for q in ("q05", "q50", "q95"))
+        ax.hlines(at, lo, hi, color=colour, lw=3, label=label)
+        ax.plot(mid, at, "|", color=colour, ms=10, ls="none")
     ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(y, [f"{r['name']} ({r['verdict']})" for r in rows], fontsize=8)
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_ylim(-0.6, n - 0.4)
     ax.set_xlabel("(value − analytic mean) / analytic sd", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
-    if labelled:  # rows with exact means only (no sd) draw no interval
+    if drawn:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return figure_uri(fig)
+    return figure_uri(fig, crop=False)
 
 
 def clip_z(z, threshold: float) -> dict:
@@ -653,56 +676,39 @@ def energy_figure(idata) -> str:
     return figure_uri(fig, crop=False)
 
 
-def _corner_grid(k: int):
-    """A figure with the lower triangle and diagonal of a ``k`` x ``k`` grid of panels.
-
-    Panels of a column share their x axis, the off-diagonal panels of a row their y axis; only
-    the bottom row and the left column get tick labels. Returns the figure and a function
-    ``(i, j) -> Axes``. The margins are fixed in inches (room for two-line names and tick
-    labels): cropping the image to its drawn extent would cost a layout pass over every label.
-    """
-    plt = _plt()
-    width, height = 1.9 * k + 0.95, 1.9 * k + 0.7
-    fig = plt.figure(figsize=(width, height))
-    grid = fig.add_gridspec(k, k, hspace=0.1, wspace=0.1, left=0.85 / width,
-                            right=1 - 0.1 / width, bottom=0.6 / height, top=1 - 0.1 / height)
-    panels = {(i, i): fig.add_subplot(grid[i, i]) for i in range(k)}
-    for i in range(1, k):
-        for j in range(i):
-            panels[i, j] = fig.add_subplot(grid[i, j], sharex=panels[j, j],
-                                           sharey=panels.get((i, 0)) if j else None)
-    for (i, j), ax in panels.items():
-        bottom, left = i == k - 1, j == 0 and i > 0
-        ax.tick_params(labelsize=7, bottom=bottom, labelbottom=bottom, left=left,
-                       labelleft=left)
-    return fig, lambda i, j: panels[i, j]
-
-
 def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:
     """Pair plot of ``draws`` (name -> ``(chain, draw)`` array).
 
     Below the diagonal a scatter of every pair on at most ``max_points`` evenly spaced draws
-    (chains pooled), on the diagonal each parameter's histogram of all its draws. Drawn with
-    matplotlib directly, only the lower triangle and with tick labels on the outer panels:
-    arviz_plots.plot_pair took about 3 s for 6 parameters, most of it laying out and drawing
-    the ticks of 36 panels.
+    (chains pooled), on the diagonal each parameter's histogram of all its draws. Only the
+    lower triangle, panels of a column on one x range and of a row on one y range, tick
+    labels on the outer panels; small multiples on one Axes (:class:`reports.panels.PanelGrid`).
     """
+    from .panels import PanelGrid
+
     names = list(draws)
     k = len(names)
     flat = [np.asarray(draws[n], dtype=np.float64).ravel() for n in names]
     every = np.linspace(0, flat[0].size - 1, min(flat[0].size, max_points)).round().astype(int)
-    fig, panel = _corner_grid(k)
+    ranges = []
+    for x in flat:
+        lo, hi = float(np.min(x)), float(np.max(x))
+        pad = 0.04 * (hi - lo) or 0.5 * (abs(lo) or 1.0)
+        ranges.append((lo - pad, hi + pad))
+    grid_fig = PanelGrid(k, k, 1.55, 1.55, left=0.0, bottom=0.0, top=0.08, gap=0.08,
+                         outer_left=1.05, outer_bottom=0.6)
     for i in range(k):
-        panel(i, i).hist(flat[i], bins=40, color="#9ecae1", histtype="stepfilled")
-        panel(i, i).set_yticks([])
+        bottom = i == k - 1
+        diagonal = grid_fig.panel(i, i, xlim=ranges[i], xticks=bottom,
+                                  xlabel=_two_lines(names[i]) if bottom else "")
+        diagonal.hist(flat[i], bins=40, range=ranges[i], color="#9ecae1")
         for j in range(i):
-            panel(i, j).scatter(flat[j][every], flat[i][every], s=3, lw=0, color="#08519c",
-                                alpha=0.35)
-    for i in range(1, k):
-        panel(i, 0).set_ylabel(_two_lines(names[i]), fontsize=8)
-    for j in range(k):
-        panel(k - 1, j).set_xlabel(_two_lines(names[j]), fontsize=8)
-    return figure_uri(fig, crop=False)
+            panel = grid_fig.panel(i, j, xlim=ranges[j], ylim=ranges[i], xticks=bottom,
+                                   yticks=j == 0,
+                                   xlabel=_two_lines(names[j]) if bottom else "",
+                                   ylabel=_two_lines(names[i]) if j == 0 else "")
+            panel.markers(flat[j][every], flat[i][every], ms=2.2, color="#08519c", alpha=0.35)
+    return grid_fig.uri()
 
 
 def is_discrete(idata, name: str) -> bool:
@@ -744,12 +750,10 @@ def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
     values; a variable with columns (``x_gaussian``: rows x features) gets one panel per
     column, since the columns' scales differ.
 
-    The KDE is arviz_stats', the one arviz_plots.plot_ppc_dist draws; the lines are drawn
-    here as one collection per panel, in half the time plot_ppc_dist took to draw them one
-    by one.
+    The KDE is arviz_stats', the one arviz_plots.plot_ppc_dist draws; the panels are small
+    multiples on one Axes (:class:`reports.panels.PanelGrid`).
     """
     from arviz_stats.base import array_stats
-    from matplotlib.collections import LineCollection
 
     panels = []  # (title, predictive data sets as rows, observed values)
     for name in var_names:
@@ -767,16 +771,20 @@ def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
             column = predicted[..., j]
             panels.append((f"{name}[{label}]", column.reshape(-1, column[0, 0].size),
                            np.asarray(observed.values[..., j], dtype=np.float64).ravel()))
-    fig, axes = _panel_grid(len(panels), 5.0, 2.8)
-    for ax, (name, predicted, observed) in zip(axes, panels, strict=False):
+    from .panels import PanelGrid
+
+    cols = min(3, len(panels))
+    grid_fig = PanelGrid(math.ceil(len(panels) / cols), cols, 4.4, 1.9, left=0.15)
+    predictive_style = {"color": "#3182bd", "alpha": 0.3, "lw": 1.0}
+    observed_style = {"color": "#111111", "lw": 1.8}
+    for i, (name, predicted, observed) in enumerate(panels):
+        panel = grid_fig.panel(*divmod(i, cols), title=name)
         every = np.linspace(0, len(predicted) - 1, min(samples, len(predicted)))
         grid, pdf, _ = array_stats.kde(predicted[every.round().astype(int)], axis=-1)
-        ax.add_collection(LineCollection(np.stack([grid, pdf], axis=-1), colors="#3182bd",
-                                         alpha=0.3, lw=1, label="predictive data sets"))
+        for g, d in zip(grid, pdf, strict=True):
+            panel.line(g, d, **predictive_style)
         grid, pdf, _ = array_stats.kde(observed)
-        ax.plot(grid, pdf, color="#111111", lw=1.8, label="observed data")
-        ax.autoscale_view()
-        ax.set_yticks([])
-        ax.set_title(name, fontsize=10)
-        ax.tick_params(labelsize=8)
-    return _finish_grid(fig, axes, len(panels))
+        panel.line(grid, pdf, **observed_style)
+    grid_fig.legend_entry("predictive data sets", **predictive_style)
+    grid_fig.legend_entry("observed data", **observed_style)
+    return grid_fig.uri()

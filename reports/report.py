@@ -27,12 +27,13 @@ from .calibration_report import (
     same_run_inputs,
 )
 from .figure_jobs import draw_all, job
-from .fit_figures import fit_figures
-from .fit_summary import fit_notes
 from .writers import clean_json, read_json
 
-__all__ = ["REPORT_JSON", "render_run", "report_data", "write_report_data"]
+__all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_report_data"]
 
+#: The exit code of ``check`` and ``report`` for each verdict (here, so that ``report``
+#: need not import the check and its statistics).
+EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 #: The structured content of a report, written at check time.
 REPORT_JSON = "report.json"
 #: More parameters than this are summarised (worst rows, histogram of z) in the report.
@@ -145,6 +146,10 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         The spec as the user wrote it.
     """
     from inference.compare import INCONSISTENT_SD
+
+    # Here, not at the top: rendering a report (``bayescheck report``) needs neither.
+    from .fit_figures import fit_figures
+    from .fit_summary import fit_notes
 
     fit, comparison, estimates = check.fit, check.comparison, check.estimates
     shown = comparison or estimates
@@ -397,6 +402,37 @@ def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
 _VERDICTS = ("pass", "fail", "inconclusive")
 
 
+def _import_arviz_stats() -> None:
+    """Import arviz_stats (the figures' KDE, ranks and tests) without its costly stack walk.
+
+    Importing arviz_base runs ``lazy_loader.load("jax")`` and ``load("numpyro")``; neither
+    is installed here, and for a missing module lazy_loader calls ``inspect.stack()``, which
+    reads the source of every frame and searches ``sys.modules`` for each: 0.3-1 s of CPU
+    once matplotlib, pandas and scipy are loaded (benchmarks/REPORTS.md), for an error
+    message that names where jax would have been used. During this import
+    ``inspect.stack`` returns the frames without their source; it is restored after.
+    """
+    import inspect
+    import sys
+
+    if "arviz_stats.base" in sys.modules:
+        return
+
+    def frames(context: int = 1) -> list:
+        out, frame = [], sys._getframe(1)
+        while frame is not None:
+            out.append(inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno,
+                                         frame.f_code.co_name, None, None))
+            frame = frame.f_back
+        return out
+
+    real, inspect.stack = inspect.stack, frames
+    try:
+        import arviz_stats.base  # noqa: F401
+    finally:
+        inspect.stack = real
+
+
 def render_run(out: str | Path) -> str:
     """Render ``DIR/report.html`` from a finished run's files; return the HTML.
 
@@ -408,6 +444,7 @@ def render_run(out: str | Path) -> str:
     from .html import render_report
 
     out = Path(out)
+    _import_arviz_stats()
     data, calibration = read_json(out / REPORT_JSON), read_calibration(out)
     if data is None and calibration is None:
         raise BayescheckError(f"{out}: neither {REPORT_JSON} nor {CALIBRATION_JSON} found; is "

@@ -121,14 +121,44 @@ def _draws(k: int) -> dict:
     return {f"w[{i}]": rng.normal(10.0 * i, 1.0, size=(CHAINS, DRAWS)) for i in range(k)}
 
 
+def _items(panel, kind):
+    return [item for item in panel.items if item[0] == kind]
+
+
 def test_rank_figure_has_one_panel_per_parameter(figures):
     plots.rank_figure(_draws(3))
     (fig,) = figures
-    assert [ax.get_title() for ax in fig.axes] == ["w\n[0]", "w\n[1]", "w\n[2]"]
-    for ax in fig.axes:  # one Δ-ECDF per chain, and the test's p-value
-        assert [line.get_label() for line in ax.lines if line.get_label().startswith("chain")] \
-            == [f"chain {c}" for c in range(CHAINS)]
-        assert any(t.get_text().startswith("p = ") for t in ax.texts)
+    assert [p.title for p in fig.panels] == ["w\n[0]", "w\n[1]", "w\n[2]"]
+    for panel in fig.panels:  # one Δ-ECDF per chain, and the test's p-value
+        steps = _items(panel, "line")
+        assert [style["color"] for *_, style in steps] == \
+            [plots._chain_colour(c) for c in range(CHAINS)]
+        for _, x, y, _ in steps:  # the ECDF of fractional ranks minus the uniform CDF
+            assert x.min() >= 0 and x.max() == pytest.approx(1.0) and np.abs(y).max() < 0.5
+        assert panel.note.startswith("p = ")
+        assert panel.ylim[0] < 0 < panel.ylim[1]
+
+
+def test_marginal_panels_hold_each_parameters_draws_and_density(figures):
+    from scipy import stats
+
+    draws = _draws(3)
+    curves = []
+    for i, name in enumerate(draws):
+        grid = np.linspace(10 * i - 4, 10 * i + 4, 300)
+        curves.append({"name": name, "verdict": "pass", "grid": grid,
+                       "pdf": stats.norm(10 * i, 1).pdf(grid), "prior": None})
+    plots.curves_figure(curves[::-1], draws)  # worst first: any order
+    (fig,) = figures
+    assert [p.title for p in fig.panels] == [f"w[{i}]  (pass)" for i in (2, 1, 0)]
+    for panel, i in zip(fig.panels, (2, 1, 0), strict=True):
+        (_, edges, heights, _), = _items(panel, "fill")
+        mids = 0.5 * (edges[1:-1:2] + edges[2::2])  # the step outline's bin centres
+        assert float(np.average(mids, weights=heights[1:-1:2])) == \
+            pytest.approx(10 * i, abs=0.3)
+        (_, grid, pdf, _), = _items(panel, "line")
+        assert float(grid[np.argmax(pdf)]) == pytest.approx(10 * i, abs=0.05)
+        assert panel.xlim == (10 * i - 4, 10 * i + 4)
 
 
 def test_rank_deviations_flag_chains_that_disagree():
@@ -152,14 +182,17 @@ def test_trace_figure_has_one_row_per_parameter(figures):
     flags[1, [10, 20]] = True
     plots.trace_figure(draws, flags)
     (fig,) = figures
-    densities, traces = fig.axes[0::2], fig.axes[1::2]
-    assert [ax.get_title() for ax in densities] == ["w\n[0]", "w\n[1]", "w\n[2]"]
-    for ax, x in zip(traces, draws.values(), strict=True):
-        (chains,) = ax.collections
-        assert [seg[:, 1].mean() for seg in chains.get_segments()] == \
+    densities, traces = fig.panels[0::2], fig.panels[1::2]
+    assert [p.title for p in densities] == ["w\n[0]", "w\n[1]", "w\n[2]"]
+    for density, trace, x in zip(densities, traces, draws.values(), strict=True):
+        chains = _items(trace, "line")
+        assert [float(np.mean(y)) for _, _, y, _ in chains] == \
             pytest.approx(list(x.mean(axis=1)))
-        (divergent,) = ax.lines
-        assert list(divergent.get_xdata()) == [10, 20]
+        assert all(list(steps) == list(range(DRAWS)) for _, steps, _, _ in chains)
+        (divergent,) = _items(trace, "markers")
+        assert list(divergent[1]) == [10, 20]
+        for _, grid, pdf, _ in _items(density, "line"):  # each chain's density near its mean
+            assert float(grid[np.argmax(pdf)]) == pytest.approx(float(x.mean()), abs=1.0)
 
 
 def test_energy_figure_shows_each_chains_bfmi(figures):
@@ -180,15 +213,20 @@ def test_pair_figure_draws_the_lower_triangle_on_thinned_draws(figures):
     draws = _draws(3)
     plots.pair_figure(draws, max_points=100)
     (fig,) = figures
-    assert len(fig.axes) == 6  # 3 histograms and 3 scatters, no upper triangle
-    scatters = [ax for ax in fig.axes if ax.collections]
+    assert len(fig.panels) == 6  # 3 histograms and 3 scatters, no upper triangle
+    scatters = [p for p in fig.panels if _items(p, "markers")]
     assert len(scatters) == 3
-    corner = next(ax for ax in scatters if ax.get_ylabel() == "w\n[2]"
-                  and ax.get_xlabel() == "w\n[0]")
-    xy = corner.collections[0].get_offsets()
-    assert len(xy) == 100
-    assert np.mean(xy[:, 0]) == pytest.approx(0.0, abs=0.5)
-    assert np.mean(xy[:, 1]) == pytest.approx(20.0, abs=0.5)
+    corner = next(p for p in scatters if p.ylabel == "w\n[2]" and p.xlabel == "w\n[0]")
+    ((_, x, y, _),) = _items(corner, "markers")
+    assert len(x) == len(y) == 100
+    assert np.mean(x) == pytest.approx(0.0, abs=0.5)
+    assert np.mean(y) == pytest.approx(20.0, abs=0.5)
+    # panels in (row, column) order: a column shares its x range, a row its y range
+    assert corner is fig.panels[3]
+    assert corner.xlim == fig.panels[0].xlim and corner.ylim == fig.panels[5].xlim
+    assert fig.panels[0].xlim[0] < -2 and fig.panels[5].xlim[1] > 22
+    # tick labels on the outer panels only: the left column's scatters, the bottom row
+    assert sum(p.yticks for p in fig.panels) == 2 and sum(p.xticks for p in fig.panels) == 3
 
 
 def test_ppc_of_continuous_data_draws_50_predictive_densities_and_the_data(figures):
@@ -200,12 +238,13 @@ def test_ppc_of_continuous_data_draws_50_predictive_densities_and_the_data(figur
                           dims={"y": ["obs"]})
     plots.ppc_figure(idata, ["y"])
     (fig,) = figures
-    ax = next(ax for ax in fig.axes if ax.get_visible())
-    assert ax.get_title() == "y"
-    (predictive,) = ax.collections
-    assert len(predictive.get_segments()) == plots.PPC_SAMPLES
-    (observed,) = ax.lines
-    grid = observed.get_xdata()
+    (panel,) = fig.panels
+    assert panel.title == "y"
+    lines = _items(panel, "line")
+    predictive = [line for line in lines if line[3]["lw"] == 1.0]
+    (observed,) = [line for line in lines if line[3]["lw"] != 1.0]
+    assert len(predictive) == plots.PPC_SAMPLES
+    grid = observed[1]
     assert grid.min() < 5.0 < grid.max()  # the data's density, not a predictive one (near 0)
 
 
@@ -281,10 +320,10 @@ def test_ppc_draws_each_gaussian_feature_in_its_own_panel(figures):
     idata = _class_and_features(np.random.default_rng(3))
     plots.ppc_figure(idata, ["x_gaussian"])
     (fig,) = figures
-    axes = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in axes] == ["x_gaussian[radius]", "x_gaussian[texture]"]
-    centres = [float(np.average(ax.lines[0].get_xdata(), weights=ax.lines[0].get_ydata()))
-               for ax in axes]
+    assert [p.title for p in fig.panels] == ["x_gaussian[radius]", "x_gaussian[texture]"]
+    observed = [next(line for line in _items(p, "line") if line[3]["lw"] != 1.0)
+                for p in fig.panels]
+    centres = [float(np.average(x, weights=y)) for _, x, y, _ in observed]
     assert centres[0] == pytest.approx(0.0, abs=1.0)  # each panel holds its own column
     assert centres[1] == pytest.approx(100.0, abs=10.0)
 
