@@ -24,12 +24,16 @@ class SampleResult:
         Time spent sampling, as the sampler reports it.
     sampler : str
         Which NUTS implementation ran.
+    backend : {"c", "numba"} or None
+        How nutpie evaluated the log density (see :mod:`inference.nutpie_compile`); None for
+        other samplers.
     """
 
     idata: object
     seconds: float
     sampling_seconds: float | None
     sampler: str
+    backend: str | None = None
 
 
 def show_progress_bar(progress: bool, stream=None) -> bool:
@@ -72,28 +76,57 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         ``init="adapt_diag"``), so the chains start where these values say. Default: PyMC's
         initial point with its jitter.
 
+    With nutpie, the model is compiled by :func:`inference.nutpie_compile.compile_for_nutpie`
+    (PyTensor's C backend for small models, Numba otherwise) and reused when the same model
+    object is sampled again (a retry).
+
     Returns
     -------
     SampleResult
     """
-    import pymc as pm
-
     cores = cores or max(1, min(chains, os.cpu_count() or 1))
     started = time.perf_counter()
-    start = {}
-    if initvals is not None:
-        start["initvals"] = initvals
-        if sampler == "nutpie":
-            start["compile_kwargs"] = {"jitter_rvs": set()}
-        elif sampler == "pymc":
-            start["init"] = "adapt_diag"
-    with model:
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                          nuts_sampler=sampler,
-                          progressbar=show_progress_bar(progress),
-                          compute_convergence_checks=False, **start)
+    if sampler == "nutpie":
+        idata, backend = _sample_nutpie(model, draws=draws, tune=tune, chains=chains,
+                                        seed=seed, cores=cores, progress=progress,
+                                        initvals=initvals)
+    else:
+        import pymc as pm
+
+        start = {}
+        if initvals is not None:
+            start = {"initvals": initvals, "init": "adapt_diag"} if sampler == "pymc" else {
+                "initvals": initvals}
+        with model:
+            idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
+                              random_seed=seed, nuts_sampler=sampler,
+                              progressbar=show_progress_bar(progress),
+                              compute_convergence_checks=False, **start)
+        backend = None
     seconds = time.perf_counter() - started
     attrs = idata.posterior.attrs
     return SampleResult(idata=idata, seconds=seconds,
                         sampling_seconds=attrs.get("sampling_time"),
-                        sampler=str(attrs.get("inference_library", sampler)))
+                        sampler=str(attrs.get("inference_library", sampler)),
+                        backend=backend)
+
+
+def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals):
+    """nutpie on the model compiled by :func:`compile_for_nutpie`, the draws as PyMC returns them.
+
+    What ``pm.sample(nuts_sampler="nutpie")`` does (PyMC 6.4), except that the compiled model
+    comes from :mod:`inference.nutpie_compile` (the backend chosen by size, reused for the
+    same model).
+    """
+    import nutpie
+    from pymc.backends.arviz import patch_nutpie_idata
+
+    from .nutpie_compile import compile_for_nutpie
+
+    compiled, backend = compile_for_nutpie(model, initvals=initvals)
+    started = time.time()
+    idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores,
+                          seed=int(seed), save_warmup=False, store_unconstrained=False,
+                          progress_bar=show_progress_bar(progress))
+    patch_nutpie_idata(idata, model, sampling_time=time.time() - started)
+    return idata, backend

@@ -232,7 +232,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     head = comparison.summary() if comparison is not None else {
         "parameters": [], "diagnostics": estimates.summary()["diagnostics"]}
     summary = {"model": result.model, **head, "verdict": check.verdict, "timings": timings,
-               "sampler": first.sampler, "spec": str(spec.path) if spec.path else None,
+               "sampler": first.sampler, "nuts_backend": first.backend,
+               "spec": str(spec.path) if spec.path else None,
                "sampling": {"draws": sampling.draws, "tune": sampling.tune,
                             "chains": sampling.chains, "seed": sampling.seed},
                "attempts": attempts}
