@@ -34,8 +34,8 @@ from .errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "batch_column", "fingerprint",
-           "numeric_columns", "string_labels"]
+__all__ = ["MAX_MAGNITUDE", "Batch", "DataSource", "batch_column", "category_codes",
+           "fingerprint", "frame_fingerprint", "numeric_columns", "string_labels"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -52,6 +52,77 @@ def fingerprint(content: bytes) -> str:
     10 GB/s here, where SHA-256 runs at 0.5-2 GB/s and would cost as much as the parsing).
     """
     return xxhash.xxh3_128_hexdigest(content)
+
+
+def frame_fingerprint(frame: pd.DataFrame) -> str:
+    """The fingerprint of an in-memory frame: XXH3-128 of its column names, types and values.
+
+    Equal frames (the same columns, dtypes and values, whatever their index) give equal
+    fingerprints; a change of any cell changes it (with probability about 1 - 2^-128). The
+    bytes hashed are the values' own buffers where they have them: a numpy column's array,
+    an Arrow-backed text column's offsets (as lengths, so slicing and chunking do not
+    matter), characters and nulls. Only object and other columns are hashed value by value
+    (``pandas.util.hash_pandas_object``), which is about 10x slower.
+    """
+    import pandas as pd
+    whole = xxhash.xxh3_128()
+    whole.update(repr((len(frame), [str(c) for c in frame.columns],
+                       [str(t) for t in frame.dtypes])).encode())
+    for name in frame.columns:
+        col = frame[name]
+        h = xxhash.xxh3_128()
+        chunks = _arrow_text_chunks(col.array)
+        if chunks is not None:
+            parts = (xxhash.xxh3_128(), xxhash.xxh3_128(), xxhash.xxh3_128())
+            start = 0
+            for chunk in chunks:
+                _hash_text_chunk(parts, chunk, start)
+                start += len(chunk)
+            for part in parts:
+                h.update(part.digest())
+        elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "biufcmM":
+            h.update(np.ascontiguousarray(col.to_numpy()).view(np.uint8).data)
+        else:
+            h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().data)
+        whole.update(h.digest())
+    return whole.hexdigest()
+
+
+def _arrow_text_chunks(array) -> list | None:
+    """The Arrow chunks of a pandas column of Arrow-backed text (no copy), else None."""
+    to_arrow = getattr(array, "__arrow_array__", None)
+    if to_arrow is None or getattr(array.dtype, "storage", None) != "pyarrow":
+        return None
+    import pyarrow as pa
+    try:
+        chunked = to_arrow()
+    except Exception:  # noqa: BLE001 - not convertible: hashed another way
+        return None
+    chunks = getattr(chunked, "chunks", [chunked])
+    if not all(pa.types.is_string(c.type) or pa.types.is_large_string(c.type)
+               for c in chunks):
+        return None
+    return chunks
+
+
+def _hash_text_chunk(hashers, chunk, start: int) -> None:
+    """Feed one Arrow string array's lengths, characters and null rows to three hashers.
+
+    ``start`` is the position of the chunk's first row in the column; three hashers, so
+    that how the column is chunked does not matter.
+    """
+    lengths, characters, nulls = hashers
+    import pyarrow as pa
+    width = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
+    _, offsets, data = chunk.buffers()
+    off = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1,
+                        offset=chunk.offset * np.dtype(width).itemsize)
+    lengths.update(np.diff(off).astype(np.int64).data)
+    if data is not None and off[-1] > off[0]:
+        characters.update(memoryview(data)[int(off[0]):int(off[-1])])
+    if chunk.null_count:
+        nulls.update((np.flatnonzero(chunk.is_null().to_numpy(zero_copy_only=False)) + start)
+                 .astype(np.int64).data)
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,9 +275,8 @@ class DataSource:
         skip = skip or {}
         if self._frames is not None:
             items = ((f"frame {i}", frame) for i, frame in enumerate(self._frames))
-            import pandas as pd
             for name, frame in items:
-                digest = fingerprint(pd.util.hash_pandas_object(frame).values.tobytes())
+                digest = frame_fingerprint(frame)
                 if not _skipped(name, digest, skip):
                     yield Batch(name, digest, frame)
             return
@@ -372,6 +442,111 @@ def string_labels(batch: Batch, column: str) -> np.ndarray:
         raise DataError("missing value", path=batch.name, column=column,
                         row=int(np.flatnonzero(missing)[0]) + 1)
     return col.astype(str).to_numpy(dtype=object)
+
+
+def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarray, list[str]]]:
+    """Columns of category labels as integer codes and the labels they stand for.
+
+    Each column is factorised once: ``codes[i]`` indexes ``labels`` (``-1`` for a missing
+    value), and each label is the value as text (``str`` of a frame's or a Parquet file's
+    value; a CSV cell as written when the batch reads text). A label may appear more than
+    once in ``labels`` (a CSV column read in chunks, or ``1`` and ``"1"`` in an object
+    column); callers map labels, not codes.
+
+    A text CSV is parsed with ``pyarrow.csv`` straight into dictionary-encoded columns (no
+    Python object per cell). When a label starts with a blank or holds a quote (pandas'
+    ``skipinitialspace`` reads those differently), or pyarrow cannot parse the file, the
+    pandas frame of the batch is used, with the same result as before.
+
+    Parameters
+    ----------
+    batch : Batch
+    columns : sequence of str
+        The columns, all present (check :attr:`Batch.columns` first).
+
+    Returns
+    -------
+    list of (numpy.ndarray, list of str)
+        One ``(codes, labels)`` pair per column; codes are ``int32`` or ``int64``.
+    """
+    if batch.content is not None and batch.kind == "csv" and batch.text \
+            and "frame" not in batch._cache:
+        out = _arrow_text_codes(batch, columns)
+        if out is not None:
+            return out
+    import pandas as pd
+    frame = batch.frame
+    out = []
+    for name in columns:
+        chunks = _arrow_text_chunks(frame[name].array)
+        if chunks is not None:
+            out.append(_chunked_text_codes(chunks))
+            continue
+        codes, uniques = pd.factorize(frame[name])
+        out.append((codes, [str(u) for u in uniques]))
+    return out
+
+
+def _chunked_text_codes(chunks) -> tuple[np.ndarray, list[str]]:
+    """:func:`_text_codes` of every chunk of a column, joined (labels may repeat)."""
+    parts, labels = [], []
+    for chunk in chunks:
+        codes, words = _text_codes(chunk, len(labels))
+        parts.append(codes)
+        labels.extend(words)
+    return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), labels
+
+
+def _arrow_text_codes(batch: Batch, columns: Sequence[str]):
+    """:func:`category_codes` of a text CSV read by pyarrow, or None to use pandas."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    if not columns:
+        return []
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(batch.content),
+            read_options=pcsv.ReadOptions(column_names=batch.columns, skip_rows=1),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=list(columns),
+                # dictionary-encoded while parsing, on pyarrow's threads
+                column_types={c: pa.dictionary(pa.int32(), pa.string()) for c in columns},
+                null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True))
+    except Exception:  # noqa: BLE001 - the pandas path reads it or words the error
+        return None
+    if table.num_rows == 0:
+        return None
+    out = []
+    for name in columns:
+        codes, labels = _chunked_text_codes(table.column(name).chunks)
+        if any(w[:1] in (" ", "\t") or '"' in w for w in labels):
+            return None
+        out.append((codes, labels))
+    return out
+
+
+def _text_codes(chunk, base: int = 0) -> tuple[np.ndarray, list[str]]:
+    """Codes and labels of an Arrow string (or dictionary) array.
+
+    Codes in order of first appearance, plus ``base``; -1 for null. Arrow's hash-based
+    dictionary encoding, in C++ with no Python object per value.
+    """
+    import pyarrow as pa
+    encoded = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
+    return _dictionary_indices(encoded, base), encoded.dictionary.to_pylist()
+
+
+def _dictionary_indices(chunk, base: int) -> np.ndarray:
+    """A dictionary array's indices plus ``base`` as int32, -1 where the value is null."""
+    indices = chunk.indices
+    values = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices),
+                           offset=indices.offset * 4)
+    out = values + np.int32(base)
+    if indices.null_count:
+        bits = np.unpackbits(np.frombuffer(indices.buffers()[0], dtype=np.uint8),
+                             bitorder="little")
+        out[bits[indices.offset:indices.offset + len(indices)] == 0] = -1
+    return out
 
 
 def numeric_columns(batch: Batch, columns: Sequence[str], *,

@@ -54,12 +54,15 @@ __all__ = [
     "NetworkCounts",
     "NetworkSchema",
     "cpt_posterior",
+    "count_tables",
     "d_separation",
     "dirichlet_prior",
     "find_cycle",
+    "grow_tables",
     "log_marginal_likelihood",
     "network_counts",
     "query",
+    "reorder_tables",
     "topological_order",
 ]
 
@@ -245,25 +248,109 @@ def network_counts(codes: np.ndarray, schema: NetworkSchema) -> NetworkCounts:
     ValueError
         On a shape mismatch, or a code out of range (naming the node and the 0-based row).
     """
+    return NetworkCounts(schema, count_tables(codes, schema.cardinality, schema.parents,
+                                              schema.nodes))
+
+
+def count_tables(codes: np.ndarray, cardinality: Sequence[int],
+                 parents: Sequence[Sequence[int]],
+                 names: Sequence[str] | None = None) -> tuple[np.ndarray, ...]:
+    """Every node's count table ``(q_v, r_v)`` of complete cases, from their codes alone.
+
+    The arrays behind :func:`network_counts`, for callers whose states are still growing
+    (a node may have no state yet: its tables are empty).
+
+    Parameters
+    ----------
+    codes : numpy.ndarray, shape (rows, nodes)
+        State codes, column ``v`` in ``0 .. r_v - 1`` (any integer type).
+    cardinality : sequence of int
+        ``r_v`` for every node.
+    parents : sequence of sequence of int
+        Parent indices of each node, in CPT row order.
+    names : sequence of str, optional
+        Node names for the error message.
+
+    Raises
+    ------
+    ValueError
+        On a shape mismatch, or a code out of range (naming the node and the 0-based row).
+    """
     codes = np.asarray(codes)
-    if codes.ndim != 2 or codes.shape[1] != len(schema.nodes):
-        raise ValueError(f"codes: expected shape (rows, {len(schema.nodes)}), received "
-                         f"{codes.shape}")
+    nodes = len(cardinality)
+    if codes.ndim != 2 or codes.shape[1] != nodes:
+        raise ValueError(f"codes: expected shape (rows, {nodes}), received {codes.shape}")
+    names = list(names) if names is not None else [str(v) for v in range(nodes)]
     # column-major: each node's column and its parents' are contiguous (about 10x faster
     # than striding through a row-major matrix)
-    codes = np.asfortranarray(codes, dtype=np.int64)
+    if not codes.flags.f_contiguous:
+        codes = np.asfortranarray(codes)
+    if codes.size and (codes.min() < 0 or (codes.max(axis=0) >= np.asarray(cardinality)).any()):
+        for v, r in enumerate(cardinality):
+            col = codes[:, v]
+            bad = (col < 0) | (col >= r)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"node {names[v]!r}, row {i}: code {int(col[i])} outside "
+                                 f"0..{r - 1}")
     tables = []
-    for v, r in enumerate(schema.cardinality):
-        col = codes[:, v]
-        bad = (col < 0) | (col >= r)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"node {schema.nodes[v]!r}, row {i}: code {int(col[i])} outside "
-                             f"0..{r - 1}")
-        q = schema.n_configs(v)
-        flat = schema.config_index(v, codes) * r + col
-        tables.append(np.bincount(flat, minlength=q * r).reshape(q, r).astype(np.int64))
-    return NetworkCounts(schema, tuple(tables))
+    for v, r in enumerate(cardinality):
+        shape = (math.prod(cardinality[p] for p in parents[v]), r)
+        if shape[0] * r == 0:
+            tables.append(np.zeros(shape, np.int64))
+            continue
+        flat = np.zeros(codes.shape[0], dtype=np.intp)
+        for p in parents[v]:
+            flat *= cardinality[p]
+            flat += codes[:, p]
+        flat *= r
+        flat += codes[:, v]
+        tables.append(np.bincount(flat, minlength=shape[0] * r).reshape(shape)
+                      .astype(np.int64, copy=False))
+    return tuple(tables)
+
+
+def _family_shape(v: int, cardinality: Sequence[int],
+                  parents: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    return (*(cardinality[p] for p in parents[v]), cardinality[v])
+
+
+def grow_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]],
+                old: Sequence[int], new: Sequence[int]) -> tuple[np.ndarray, ...]:
+    """Count tables re-shaped for nodes that gained states (appended after the old codes).
+
+    A state appended to node ``u`` adds zero columns to ``u``'s table and zero rows to each
+    child's (at the configurations holding the new state); every old count keeps its place
+    in the family's (parents..., node) array. ``new[u] >= old[u]`` for every node.
+    """
+    out = []
+    for v, t in enumerate(tables):
+        family = (*parents[v], v)
+        pad = [(0, new[u] - old[u]) for u in family]
+        if not any(b for _, b in pad):
+            out.append(t)
+            continue
+        grown = np.pad(t.reshape(_family_shape(v, old, parents)), pad)
+        out.append(grown.reshape(math.prod(new[p] for p in parents[v]), new[v]))
+    return tuple(out)
+
+
+def reorder_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]],
+                   cardinality: Sequence[int],
+                   orders: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Count tables with every node's codes renumbered: new code ``k`` is old ``orders[u][k]``.
+
+    ``orders[u]`` is a permutation of ``0 .. r_u - 1`` (for example the ``argsort`` of the
+    states in the order they were first seen, to number them in sorted order).
+    """
+    out = []
+    for v, t in enumerate(tables):
+        family = (*parents[v], v)
+        a = t.reshape(_family_shape(v, cardinality, parents))
+        for axis, u in enumerate(family):
+            a = np.take(a, orders[u], axis=axis)
+        out.append(np.ascontiguousarray(a).reshape(t.shape))
+    return tuple(out)
 
 
 def dirichlet_prior(schema: NetworkSchema, *, concentration: float | None = None,
