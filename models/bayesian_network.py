@@ -27,14 +27,17 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .data import Batch, DataSource, category_codes
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
+
+if TYPE_CHECKING:  # pandas is imported only where a frame is needed (fit reads with pyarrow)
+    import pandas as pd
 
 __all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
            "bayesian_network_spec", "MAX_ENUMERATED", "MISSING_CHECK"]

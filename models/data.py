@@ -170,7 +170,7 @@ class Batch:
         if self.given_frame is not None or "frame" in self._cache:
             return [str(c) for c in self.frame.columns]
         if self.kind == "csv":
-            return csv_header(self.content.split(b"\n", 1)[0], self.name)
+            return csv_header(_first_line(self.content), self.name)
         import pyarrow as pa
         import pyarrow.parquet as pq
         return list(pq.read_schema(pa.BufferReader(self.content)).names)
@@ -362,7 +362,7 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
     batch = Batch(str(path), fingerprint(content), content=content, kind=kind, text=text)
     if kind == "csv":
         batch.columns  # noqa: B018 - the header is checked now, as it always was
-        if not content.split(b"\n", 1)[1:] or not content.split(b"\n", 1)[1].strip():
+        if _only_header(content):
             raise DataError("file has a header but no rows", path=path)
     else:
         rows = _parquet_rows(content)
@@ -371,6 +371,26 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
         elif rows == 0:
             raise DataError("file has a header but no rows", path=path)
     return batch
+
+
+def _first_line(content: bytes) -> bytes:
+    """The bytes before the first newline (all of them without one), copying only those.
+
+    Splitting the content at the newline would copy the whole rest of the file (0.1 s a time for a
+    200 MB batch).
+    """
+    end = content.find(b"\n")
+    return content if end < 0 else content[:end]
+
+
+def _only_header(content: bytes) -> bool:
+    """True when nothing but blanks follows the first line (without copying the rows)."""
+    end = content.find(b"\n")
+    if end < 0:
+        return True
+    rest = memoryview(content)[end + 1:]
+    # blanks as bytes.strip() sees them; a non-blank byte is usually within the first few
+    return len(bytes(rest[:4096]).strip()) == 0 and len(bytes(rest).strip()) == 0
 
 
 def _parquet_rows(content: bytes) -> int | None:
@@ -389,7 +409,7 @@ def _parse_frame(content: bytes, kind: str, path: Path, *, text: bool = False) -
     ``text`` as in :func:`read_batch`.
     """
     import pandas as pd
-    names = None if kind == "parquet" else csv_header(content.split(b"\n", 1)[0], path)
+    names = None if kind == "parquet" else csv_header(_first_line(content), path)
     try:
         if kind == "parquet":
             frame = pd.read_parquet(io.BytesIO(content))
