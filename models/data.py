@@ -134,7 +134,8 @@ class Batch:
     name : str
         The file path, or a label for in-memory data.
     fingerprint : str
-        :func:`fingerprint` of the file's bytes (of the frame's values for in-memory data).
+        :func:`fingerprint` of the file's bytes (:func:`frame_fingerprint` for in-memory
+        data).
     frame : pandas.DataFrame
         The rows; for a file, parsed with pandas on first use (:func:`numeric_columns` does
         not need it).
