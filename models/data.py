@@ -515,6 +515,8 @@ def _chunked_text_codes(chunks) -> tuple[np.ndarray, list[str]]:
         codes, words = _text_codes(chunk, len(labels))
         parts.append(codes)
         labels.extend(words)
+    if len(parts) == 1:
+        return parts[0], labels
     return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), labels
 
 

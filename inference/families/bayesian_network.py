@@ -140,7 +140,10 @@ def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
                 labels[v].append(w)
             mapping[i] = k
         mapping[-1] = -1  # a missing cell: local code -1
-        codes[:, v] = mapping[local]
+        if np.array_equal(mapping[:-1], np.arange(len(words))):
+            codes[:, v] = local  # already the codes of the states as listed (-1 stays)
+        else:
+            codes[:, v] = mapping[local]
     card = [len(x) for x in labels]
     tables = tally.tables(parents)
     if card != old:
