@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .data import Batch, DataSource, batch_rows, label_values
+from .data import Batch, DataSource, category_codes
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported only where a frame is needed (fit reads with pyarrow)
     import pandas as pd
 
 __all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
@@ -258,12 +258,31 @@ class BayesianNetwork(Model, Calibratable):
         DataError
             A missing column.
         """
-        frame = batch.frame
-        if node not in frame.columns:
-            raise DataError(f"node {node!r} has no data: missing column; the file has: "
-                            f"{', '.join(map(str, frame.columns))}", path=batch.name,
-                            column=node)
-        return frame[node]
+        self._check_columns(batch)
+        return batch.frame[node]
+
+    def _check_columns(self, batch: Batch) -> None:
+        columns = batch.columns
+        present = set(columns)
+        for node in self.nodes:
+            if node not in present:
+                raise DataError(f"node {node!r} has no data: missing column; the file has: "
+                                f"{', '.join(map(str, columns))}", path=batch.name,
+                                column=node)
+
+    def batch_codes(self, batch: Batch) -> list[tuple[np.ndarray, list[str]]]:
+        """Every node's column factorised once: ``(codes, labels)`` per node, in node order.
+
+        ``codes`` index ``labels`` (-1 for a missing cell); see
+        :func:`models.data.category_codes`.
+
+        Raises
+        ------
+        DataError
+            A missing column.
+        """
+        self._check_columns(batch)
+        return category_codes(batch, self.nodes)
 
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
         """The sorted states of every node, from one pass over the data (missing cells apart).
@@ -277,20 +296,21 @@ class BayesianNetwork(Model, Calibratable):
             return {n: tuple(self.held_states[n]) for n in self.nodes}
         seen: dict[str, set[str]] = {n: set() for n in self.nodes}
         for batch in source.batches():
-            for n in self.nodes:
-                plain = label_values(batch, n)
-                if plain is not None:
-                    seen[n].update(u for u in plain if u is not None)
-                    continue
-                import pandas as pd
-                seen[n].update(str(u) for u in pd.unique(self.column(batch, n).dropna()))
+            for n, (codes, labels) in zip(self.nodes, self.batch_codes(batch), strict=True):
+                present = np.unique(codes)
+                seen[n].update(labels[int(k)] for k in present[present >= 0])
         for n, s in seen.items():
             if not s:
-                files = source.files()
-                raise DataError(f"node {n!r} has no observed value (every cell is empty); a "
-                                f"latent node is not supported",
-                                path=files[0] if len(files) == 1 else source.label, column=n)
+                raise self.no_observed_value(source, n)
         return {n: tuple(sorted(s)) for n, s in seen.items()}
+
+    @staticmethod
+    def no_observed_value(source: DataSource, node: str) -> DataError:
+        """The error for a node whose every cell is empty."""
+        files = source.files()
+        return DataError(f"node {node!r} has no observed value (every cell is empty); a "
+                         f"latent node is not supported",
+                         path=files[0] if len(files) == 1 else source.label, column=node)
 
     def state_problems(self, states: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
         """Evidence values never seen in the data, as ``(spec key, message)``."""
@@ -308,28 +328,31 @@ class BayesianNetwork(Model, Calibratable):
 
         A state not in ``states`` is a :class:`DataError` naming its row.
         """
-        out = np.empty((batch_rows(batch), len(self.nodes)), dtype=np.int64, order="F")
-        for v, n in enumerate(self.nodes):
-            index = {s: k for k, s in enumerate(states[n])}
-            plain = label_values(batch, n)  # a small plain file, without pandas
-            if plain is not None:
-                codes = np.array([-1 if u is None else index.get(u, -2) for u in plain],
-                                 dtype=np.int64)
-                value = plain.__getitem__
-            else:
-                import pandas as pd
-                col = self.column(batch, n)
-                local, uniques = pd.factorize(col)  # hashing the values; str() of uniques only
-                codes = np.append(np.array([index.get(str(u), -2) for u in uniques],
-                                           dtype=np.int64), -1)[local]  # NaN: local -1 -> -1
-                value = col.iloc.__getitem__
-            if (codes == -2).any():
-                r = int(np.flatnonzero(codes == -2)[0])
-                raise DataError(f"state {str(value(r))!r} not among the states read before "
-                                f"({', '.join(states[n])})", path=batch.name, column=n,
-                                row=r + 1)
-            out[:, v] = codes
+        parts = self.batch_codes(batch)
+        rows = len(parts[0][0]) if parts else 0
+        out = np.empty((rows, len(self.nodes)), dtype=np.int64, order="F")
+        for v, (n, (local, labels)) in enumerate(zip(self.nodes, parts, strict=True)):
+            out[:, v] = self.relabel(batch, n, states[n], local, labels)
         return out
+
+    @staticmethod
+    def relabel(batch: Batch, node: str, states: tuple[str, ...],
+                            local: np.ndarray, labels: list[str]) -> np.ndarray:
+        """``local`` codes of ``labels`` as codes of ``states`` (-1 stays missing).
+
+        Raises
+        ------
+        DataError
+            A label not among ``states``, naming its first row.
+        """
+        index = {s: k for k, s in enumerate(states)}
+        mapping = np.array([index.get(u, -2) for u in labels] + [-1], dtype=np.int64)
+        codes = mapping[local]  # a missing cell: local -1 -> the trailing -1
+        if (codes == -2).any():
+            r = int(np.flatnonzero(codes == -2)[0])
+            raise DataError(f"state {labels[int(local[r])]!r} not among the states read before "
+                            f"({', '.join(states)})", path=batch.name, column=node, row=r + 1)
+        return codes
 
     # ---- calibration -------------------------------------------------------------------
 

@@ -88,6 +88,18 @@ class MissingPatterns:
         return self._grouped(np.concatenate([self.rows, other.rows]),
                              np.concatenate([self.counts, other.counts]), self.rows.shape[1])
 
+    def recoded(self, maps: Sequence[np.ndarray]) -> MissingPatterns:
+        """The same rows with node ``v``'s code ``k`` replaced by ``maps[v][k]``, regrouped.
+
+        A missing cell stays ``-1``.
+        """
+        rows = self.rows.copy()
+        for v, m in enumerate(maps):
+            col = rows[:, v]
+            seen = col >= 0
+            col[seen] = np.asarray(m, np.int64)[col[seen]]
+        return self._grouped(rows, self.counts, self.rows.shape[1])
+
     @property
     def n(self) -> int:
         """Number of incomplete rows."""

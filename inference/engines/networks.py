@@ -54,12 +54,15 @@ __all__ = [
     "NetworkCounts",
     "NetworkSchema",
     "cpt_posterior",
+    "count_tables",
     "d_separation",
     "dirichlet_prior",
     "find_cycle",
+    "grow_tables",
     "log_marginal_likelihood",
     "network_counts",
     "query",
+    "reorder_tables",
     "topological_order",
 ]
 
@@ -245,25 +248,115 @@ def network_counts(codes: np.ndarray, schema: NetworkSchema) -> NetworkCounts:
     ValueError
         On a shape mismatch, or a code out of range (naming the node and the 0-based row).
     """
+    return NetworkCounts(schema, count_tables(codes, schema.cardinality, schema.parents,
+                                              schema.nodes))
+
+
+def count_tables(codes: np.ndarray, cardinality: Sequence[int],
+                 parents: Sequence[Sequence[int]],
+                 names: Sequence[str] | None = None) -> tuple[np.ndarray, ...]:
+    """Every node's count table ``(q_v, r_v)`` of complete cases, from their codes alone.
+
+    The arrays behind :func:`network_counts`, for callers whose states are still growing
+    (a node may have no state yet: its tables are empty).
+
+    Parameters
+    ----------
+    codes : numpy.ndarray, shape (rows, nodes)
+        State codes, column ``v`` in ``0 .. r_v - 1`` (any integer type).
+    cardinality : sequence of int
+        ``r_v`` for every node.
+    parents : sequence of sequence of int
+        Parent indices of each node, in CPT row order.
+    names : sequence of str, optional
+        Node names for the error message.
+
+    Raises
+    ------
+    ValueError
+        On a shape mismatch, or a code out of range (naming the node and the 0-based row).
+    """
     codes = np.asarray(codes)
-    if codes.ndim != 2 or codes.shape[1] != len(schema.nodes):
-        raise ValueError(f"codes: expected shape (rows, {len(schema.nodes)}), received "
-                         f"{codes.shape}")
+    nodes = len(cardinality)
+    if codes.ndim != 2 or codes.shape[1] != nodes:
+        raise ValueError(f"codes: expected shape (rows, {nodes}), received {codes.shape}")
+    names = list(names) if names is not None else [str(v) for v in range(nodes)]
     # column-major: each node's column and its parents' are contiguous (about 10x faster
     # than striding through a row-major matrix)
-    codes = np.asfortranarray(codes, dtype=np.int64)
+    if not codes.flags.f_contiguous:
+        codes = np.asfortranarray(codes)
+    if codes.size and (codes.min() < 0 or (codes.max(axis=0) >= np.asarray(cardinality)).any()):
+        for v, r in enumerate(cardinality):
+            col = codes[:, v]
+            bad = (col < 0) | (col >= r)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"node {names[v]!r}, row {i}: code {int(col[i])} outside "
+                                 f"0..{r - 1}")
     tables = []
-    for v, r in enumerate(schema.cardinality):
-        col = codes[:, v]
-        bad = (col < 0) | (col >= r)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"node {schema.nodes[v]!r}, row {i}: code {int(col[i])} outside "
-                             f"0..{r - 1}")
-        q = schema.n_configs(v)
-        flat = schema.config_index(v, codes) * r + col
-        tables.append(np.bincount(flat, minlength=q * r).reshape(q, r).astype(np.int64))
-    return NetworkCounts(schema, tuple(tables))
+    for v, r in enumerate(cardinality):
+        shape = (math.prod(cardinality[p] for p in parents[v]), r)
+        if shape[0] * r == 0:
+            tables.append(np.zeros(shape, np.int64))
+            continue
+        # the family's mixed-radix index, in 32-bit integers when it fits (half the memory
+        # traffic of 64-bit: counting a 1e6-row node with 3 parents 18 ms -> 8.5 ms)
+        dtype = np.int32 if shape[0] * r < 2**31 else np.int64
+        if parents[v]:
+            flat = codes[:, parents[v][0]].astype(dtype)
+            for p in parents[v][1:]:
+                flat *= cardinality[p]
+                flat += codes[:, p]
+            flat *= r
+            flat += codes[:, v]
+        else:
+            flat = codes[:, v]
+        tables.append(np.bincount(flat, minlength=shape[0] * r).reshape(shape)
+                      .astype(np.int64, copy=False))
+    return tuple(tables)
+
+
+def _family_shape(v: int, cardinality: Sequence[int],
+                  parents: Sequence[Sequence[int]]) -> tuple[int, ...]:
+    return (*(cardinality[p] for p in parents[v]), cardinality[v])
+
+
+def grow_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]],
+                old: Sequence[int], new: Sequence[int]) -> tuple[np.ndarray, ...]:
+    """Count tables re-shaped for nodes that gained states (appended after the old codes).
+
+    A state appended to node ``u`` adds zero columns to ``u``'s table and zero rows to each
+    child's (at the configurations holding the new state); every old count keeps its place
+    in the family's (parents..., node) array. ``new[u] >= old[u]`` for every node.
+    """
+    out = []
+    for v, t in enumerate(tables):
+        family = (*parents[v], v)
+        pad = [(0, new[u] - old[u]) for u in family]
+        if not any(b for _, b in pad):
+            out.append(t)
+            continue
+        grown = np.pad(t.reshape(_family_shape(v, old, parents)), pad)
+        out.append(grown.reshape(math.prod(new[p] for p in parents[v]), new[v]))
+    return tuple(out)
+
+
+def reorder_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]],
+                   cardinality: Sequence[int],
+                   orders: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Count tables with every node's codes renumbered: new code ``k`` is old ``orders[u][k]``.
+
+    ``orders[u]`` is a permutation of ``0 .. r_u - 1`` (for example the ``argsort`` of the
+    states in the order they were first seen, to number them in sorted order).
+    """
+    out = []
+    for v, t in enumerate(tables):
+        family = (*parents[v], v)
+        a = t.reshape(_family_shape(v, cardinality, parents))
+        for axis, u in enumerate(family):
+            a = np.take(a, orders[u], axis=axis)
+        out.append(np.ascontiguousarray(a).reshape(t.shape))
+    return tuple(out)
 
 
 def dirichlet_prior(schema: NetworkSchema, *, concentration: float | None = None,
@@ -349,7 +442,11 @@ def log_marginal_likelihood(counts: NetworkCounts, prior: Sequence[np.ndarray]) 
 
 
 def _multiply_sum(factors: list[tuple[np.ndarray, tuple[int, ...]]], keep: tuple[int, ...]):
-    """Product of ``factors`` (table, variables) summed onto the variables ``keep``."""
+    """Product of ``factors`` (table, variables) summed onto the variables ``keep``.
+
+    Two factors at a time: ``einsum``'s own path search costs more than these small
+    contractions (it was half of a query's time).
+    """
     local: dict[int, int] = {}
     for _, axes in factors:
         for x in axes:
@@ -359,11 +456,17 @@ def _multiply_sum(factors: list[tuple[np.ndarray, tuple[int, ...]]], keep: tuple
     if len(local) > 52:
         raise ValueError("a factor of more than 52 variables is too large for exact "
                          "elimination")
-    args: list = []
-    for table, axes in factors:
-        args += [table, [local[x] for x in axes]]
+    table, axes = factors[0]
+    for other, other_axes in factors[1:-1]:
+        union = tuple(dict.fromkeys((*axes, *other_axes)))
+        table = np.einsum(table, [local[x] for x in axes], other,
+                          [local[x] for x in other_axes], [local[x] for x in union])
+        axes = union
+    args: list = [table, [local[x] for x in axes]]
+    if len(factors) > 1:
+        args += [factors[-1][0], [local[x] for x in factors[-1][1]]]
     args.append([local[x] for x in keep])
-    return np.einsum(*args, optimize=len(factors) > 2), keep
+    return np.einsum(*args), keep
 
 
 def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
@@ -410,14 +513,33 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
         index = tuple(evidence.get(x, slice(None)) for x in axes)
         factors.append((table[index], tuple(x for x in axes if x not in evidence)))
     hidden = relevant - set(evidence) - {target}
+    # The interaction graph (variables sharing a factor), kept up to date with the fill-in
+    # of each elimination, so that a variable's cost (the size of the product that
+    # eliminates it) is recomputed only when its neighbours change.
+    neighbours: dict[int, set[int]] = {x: set() for x in relevant if x not in evidence}
+    for _, axes in factors:
+        for x in axes:
+            neighbours[x].update(axes)
+    for x, near in neighbours.items():
+        near.discard(x)
+
+    def cost(h: int) -> int:
+        return card[h] * math.prod(card[y] for y in neighbours[h])
+
+    costs = {h: cost(h) for h in hidden}
     while hidden:
-        x = min(sorted(hidden), key=lambda h, fs=factors: math.prod(
-            card[y] for y in {y for _, axes in fs if h in axes for y in axes}))
+        x = min(sorted(hidden), key=costs.__getitem__)
         involved = [f for f in factors if x in f[1]]
         rest = [f for f in factors if x not in f[1]]
         keep = tuple(sorted({y for _, axes in involved for y in axes} - {x}))
         factors = [*rest, _multiply_sum(involved, keep)]
         hidden.discard(x)
+        for y in keep:
+            neighbours[y].update(keep)
+            neighbours[y].discard(y)
+            neighbours[y].discard(x)
+            if y in hidden:
+                costs[y] = cost(y)
     joint, _ = _multiply_sum(factors, (target,))
     joint = np.asarray(joint, np.float64)
     return joint, float(joint.sum())

@@ -1,9 +1,12 @@
 """Connecting a :class:`models.BayesianNetwork` to the network engine.
 
-The batches stream through :func:`inference.streaming.run_stream`; the checkpointed state is
-:class:`NetworkStreamState`, every node's count table of the complete rows flattened side by
-side, and the distinct incomplete rows with their multiplicities (the schema, the node
-states, is rebuilt from the spec and one pass over the data). With complete data the fit
+The batches stream through :func:`inference.streaming.run_stream` in one pass; the
+checkpointed state is :class:`NetworkTally`: every node's states in the order first seen,
+its count table of the complete rows indexed by them, and the distinct incomplete rows with
+their multiplicities. Each batch's columns are factorised once
+(:meth:`models.BayesianNetwork.batch_codes`) and counted with one ``bincount`` per node on a
+mixed-radix index; at the end the states are sorted and the tables renumbered. With complete
+data the fit
 holds every CPT's Dirichlet posterior, each query's posterior predictive (variable
 elimination on the posterior-mean CPTs), each independence question's d-separation answer
 with a connecting path, and the BD / BDeu log marginal likelihood as ``log_evidence``.
@@ -15,6 +18,8 @@ queries are answered at those CPTs (plug-in, not the posterior predictive), ther
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,60 +36,162 @@ from ..engines.networks import (
     CPTPosterior,
     NetworkCounts,
     NetworkSchema,
+    count_tables,
     cpt_posterior,
     d_separation,
+    grow_tables,
     log_marginal_likelihood,
-    network_counts,
     query,
+    reorder_tables,
 )
 from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["NetworkStreamState", "exact_draws_bayesian_network", "fit_bayesian_network",
-           "network_oracles", "network_queries", "network_prior", "network_schema"]
+__all__ = ["NetworkTally", "absorb_batch", "exact_draws_bayesian_network",
+           "fit_bayesian_network", "network_oracles", "network_queries", "network_prior",
+           "network_schema", "tally_counts"]
 
 
 @dataclass(frozen=True)
-class NetworkStreamState:
-    """Every node's counts, flattened and concatenated in node order (a checkpointable state).
+class NetworkTally:
+    """Every node's states as first seen and counts indexed by them (a checkpointable state).
+
+    One pass over the data: each batch's columns are factorised once, new states are
+    appended to their node's list (so the codes already counted keep their meaning and the
+    tables only grow), and at the end the states are sorted and the tables renumbered
+    (:func:`tally_counts`).
 
     Attributes
     ----------
+    labels : str
+        JSON list, per node, of its states in the order first seen.
     counts : numpy.ndarray, shape (sum of q_v r_v,)
-        Counts of the complete rows.
+        Counts of the complete rows, every node's table flattened, in node order.
     patterns, pattern_counts : numpy.ndarray, shapes (m, nodes) and (m,)
-        The distinct incomplete rows (code -1 for a missing cell) and their multiplicities.
+        The distinct incomplete rows (first-seen codes, -1 for a missing cell) and their
+        multiplicities.
     """
 
+    labels: str
     counts: np.ndarray
     patterns: np.ndarray
     pattern_counts: np.ndarray
 
     @classmethod
-    def from_counts(cls, counts: NetworkCounts,
-                    missing: MissingPatterns | None = None) -> NetworkStreamState:
-        """Flatten engine counts (and keep the incomplete rows)."""
-        missing = missing or MissingPatterns.empty(len(counts.schema.nodes))
-        return cls(np.concatenate([t.ravel() for t in counts.tables]), missing.rows,
-                   missing.counts)
+    def start(cls, model: BayesianNetwork) -> NetworkTally:
+        """No rows yet; the model's held states, if any, already in place."""
+        labels = [list(model.held_states[n]) if model.held_states is not None else []
+                  for n in model.nodes]
+        tables = count_tables(np.zeros((0, len(model.nodes)), np.int64),
+                              [len(x) for x in labels], model.parents)
+        return cls.of(labels, tables, MissingPatterns.empty(len(model.nodes)))
+
+    @classmethod
+    def of(cls, labels: list[list[str]], tables, missing: MissingPatterns) -> NetworkTally:
+        """A tally of these states, tables and incomplete rows."""
+        return cls(json.dumps(labels), np.concatenate([t.ravel() for t in tables]),
+                   missing.rows, missing.counts)
+
+    def states(self) -> list[list[str]]:
+        """Every node's states, in the order first seen."""
+        return json.loads(self.labels)
+
+    def tables(self, parents) -> tuple[np.ndarray, ...]:
+        """The count tables, ``(q_v, r_v)`` each."""
+        card = [len(x) for x in self.states()]
+        shapes = [(math.prod(card[p] for p in pa), r) for pa, r in zip(parents, card,
+                                                                         strict=True)]
+        flat = np.asarray(self.counts, np.int64)
+        parts = np.split(flat, np.cumsum([q * r for q, r in shapes])[:-1])
+        return tuple(p.reshape(shape) for p, shape in zip(parts, shapes, strict=True))
 
     def missing(self) -> MissingPatterns:
         """The incomplete rows."""
         return MissingPatterns(np.asarray(self.patterns, np.int64),
                                np.asarray(self.pattern_counts, np.int64))
 
-    def to_counts(self, schema: NetworkSchema) -> NetworkCounts:
-        """Engine counts for ``schema`` (a checkpoint of another schema is refused)."""
-        shapes = [(schema.n_configs(v), r) for v, r in enumerate(schema.cardinality)]
-        sizes = [q * r for q, r in shapes]
-        flat = np.asarray(self.counts, np.int64)
-        if flat.shape != (sum(sizes),):
-            raise SpecError("the checkpoint's node states differ from the data's (a new state "
-                            "appeared); start afresh without --resume")
-        parts = np.split(flat, np.cumsum(sizes)[:-1])
-        return NetworkCounts(schema, tuple(p.reshape(s) for p, s in
-                                           zip(parts, shapes, strict=True)))
+
+def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
+                 ) -> tuple[NetworkTally, int]:
+    """Count one batch into a tally; returns the new tally and the complete rows counted.
+
+    Raises
+    ------
+    DataError
+        A missing column; with held states, a state not among them (naming the row).
+    """
+    parents = model.parents
+    labels = tally.states()
+    old = [len(x) for x in labels]
+    parts = model.batch_codes(batch)
+    rows = len(parts[0][0]) if parts else 0
+    codes = np.empty((rows, len(model.nodes)), dtype=np.int32, order="F")
+    for v, (node, (local, words)) in enumerate(zip(model.nodes, parts, strict=True)):
+        if model.held_states is not None:
+            codes[:, v] = model.relabel(batch, node, tuple(labels[v]), local, words)
+            continue
+        index = {s: k for k, s in enumerate(labels[v])}
+        mapping = np.empty(len(words) + 1, np.int32)
+        for i, w in enumerate(words):
+            k = index.get(w)
+            if k is None:
+                k = index[w] = len(labels[v])
+                labels[v].append(w)
+            mapping[i] = k
+        mapping[-1] = -1  # a missing cell: local code -1
+        if np.array_equal(mapping[:-1], np.arange(len(words))):
+            codes[:, v] = local  # already the codes of the states as listed (-1 stays)
+        else:
+            codes[:, v] = mapping[local]
+    card = [len(x) for x in labels]
+    tables = tally.tables(parents)
+    if card != old:
+        tables = grow_tables(tables, parents, old, card)
+    missing = tally.missing()
+    incomplete = codes.min(axis=1) < 0 if rows else np.zeros(0, bool)
+    if incomplete.any():
+        missing = missing + MissingPatterns.from_codes(codes[incomplete])
+        codes = np.asfortranarray(codes[~incomplete])
+    batch_tables = count_tables(codes, card, parents, model.nodes)
+    tables = tuple(a + b for a, b in zip(tables, batch_tables, strict=True))
+    return NetworkTally.of(labels, tables, missing), len(codes)
+
+
+def tally_counts(model: BayesianNetwork, tally: NetworkTally, source
+                 ) -> tuple[dict, NetworkCounts, MissingPatterns]:
+    """The sorted states, and the counts and incomplete rows renumbered to them.
+
+    Held states keep their given order.
+
+    Raises
+    ------
+    DataError
+        A node with no observed value at all.
+    """
+    labels = tally.states()
+    for n, words in zip(model.nodes, labels, strict=True):
+        if not words:
+            raise model.no_observed_value(source, n)
+    if model.held_states is not None:
+        orders = [np.arange(len(x)) for x in labels]
+    else:
+        orders = [np.array(sorted(range(len(x)), key=x.__getitem__), dtype=np.int64)
+                  for x in labels]
+    states = {n: tuple(words[k] for k in order)
+              for n, words, order in zip(model.nodes, labels, orders, strict=True)}
+    schema = network_schema(model, states)
+    tables = reorder_tables(tally.tables(model.parents), model.parents, schema.cardinality,
+                            orders)
+    inverse = []
+    for order in orders:
+        inv = np.empty(len(order), np.int64)
+        inv[order] = np.arange(len(order))
+        inverse.append(inv)
+    missing = tally.missing()
+    if missing.n:
+        missing = missing.recoded(inverse)
+    return states, NetworkCounts(schema, tables), missing
 
 
 def network_schema(model: BayesianNetwork, states: dict) -> NetworkSchema:
@@ -198,35 +305,26 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
     """
     model: BayesianNetwork = spec.model
     started = time.perf_counter()
-    states = model.states(spec.data)
-    problems = model.state_problems(states)
-    if problems:
-        key, message = problems[0]
-        raise SpecError(message, path=spec.path, key=key)
-    schema = network_schema(model, states)
 
-    def absorb(state: NetworkStreamState, batch: Batch):
-        codes = model.codes(batch, states)
-        incomplete = (codes < 0).any(axis=1)
-        missing = state.missing()
-        if incomplete.any():
-            missing = missing + MissingPatterns.from_codes(codes[incomplete])
-            codes = codes[~incomplete]
-        counts = state.to_counts(schema) + network_counts(codes, schema)
-        return NetworkStreamState.from_counts(counts, missing), len(codes)
+    def absorb(tally: NetworkTally, batch: Batch):
+        return absorb_batch(model, tally, batch)
 
-    def summarize(state: NetworkStreamState):
-        return {"rows": int(state.to_counts(schema).n) + state.missing().n}
+    def summarize(tally: NetworkTally):
+        tables = tally.tables(model.parents)
+        return {"rows": (int(tables[0].sum()) if tables else 0) + tally.missing().n}
 
     files = spec.data.files()
-    stream = run_stream(spec.data, initial_state=NetworkStreamState.from_counts(
-                            NetworkCounts.empty(schema)),
+    stream = run_stream(spec.data, initial_state=NetworkTally.start(model),
                         absorb=absorb, summarize=summarize,
                         checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME,
                         resume=resume, model_key=model_key(spec), total=len(files) or None,
                         progress=progress)
-    counts = stream.state.to_counts(schema)
-    missing = stream.state.missing()
+    states, counts, missing = tally_counts(model, stream.state, spec.data)
+    problems = model.state_problems(states)
+    if problems:
+        key, message = problems[0]
+        raise SpecError(message, path=spec.path, key=key)
+    schema = counts.schema
     prior = network_prior(model, schema, states)
     parameters = {
         "nodes": list(model.nodes),

@@ -153,6 +153,36 @@ def test_child_network_equals_pgmpy_with_bdeu(tmp_path, child):
     assert query_mismatches(result.parameters["query"], reference) == []
 
 
+def test_child_streamed_with_states_first_seen_late_equals_pgmpy(tmp_path, child):
+    """The one-pass counting (states appended as first seen, tables grown, sorted at the end)
+    on Child's rows in four CSV batches and as four in-memory frames, ordered so that many
+    states (and parent configurations) first appear in a later batch, equals pgmpy's BDeu
+    CPTs on all the rows; pgmpy is given the states of the data, as ours are read."""
+    from models.data import DataSource
+    from models.spec import Spec
+
+    spec, data = sampled_spec(tmp_path, child, 4000, 11, "equivalent_sample_size = 10.0")
+    # rows holding a rare state last: the first batches lack those states entirely
+    rare = {n: data[n].value_counts().index[-1] for n in data.columns}
+    rank = sum((data[n] == s).to_numpy().astype(int) for n, s in rare.items())
+    ordered = data.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
+    (tmp_path / "b").mkdir()
+    cuts = [0, *np.searchsorted(np.sort(rank), [1, 3, 5]), len(data)]
+    parts = [ordered.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    for i, part in enumerate(parts):
+        part.to_csv(tmp_path / "b" / f"{i}.csv", index=False)
+    late = [n for n in data.columns if set(parts[0][n]) != set(data[n])]
+    assert len(late) >= 10, late
+    (tmp_path / "stream.toml").write_text((tmp_path / "spec.toml").read_text().replace(
+        'path = "data.csv"', 'path = "b/*.csv"'))
+    streamed = fit(load_spec(tmp_path / "stream.toml"))
+    frames = fit(Spec(model=spec.model, data=DataSource.from_frame(*parts), raw=spec.raw))
+    reference = pgmpy_fit(child, data, prior_type="BDeu", equivalent_sample_size=10)
+    assert cpt_mismatches(streamed.parameters["cpts"], reference) == []
+    assert frames.parameters["cpts"] == streamed.parameters["cpts"]
+    assert frames.log_evidence == streamed.log_evidence
+
+
 @pytest.mark.parametrize("prior, score", [("concentration = 1.0", "K2"),
                                           ("equivalent_sample_size = 10.0", "BDeu")])
 def test_log_evidence_equals_pgmpy_structure_score(tmp_path, asia, prior, score):

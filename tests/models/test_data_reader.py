@@ -18,7 +18,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import models.data as data
-from models.data import _numeric_columns, fingerprint, numeric_columns, read_batch
+from models.data import (
+    Batch,
+    _numeric_columns,
+    category_codes,
+    fingerprint,
+    frame_fingerprint,
+    numeric_columns,
+    read_batch,
+)
 from models.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,3 +139,96 @@ def test_regression_fit_does_not_import_pandas_or_pyarrow():
     assert xxhash_loaded  # the probe sees a module the reader does load
     assert not pandas_loaded
     assert not pyarrow_loaded
+
+
+# ---- categorical columns and in-memory fingerprints --------------------------------------
+
+
+def _labels(pairs):
+    """Each row's label (None when missing), from category_codes' (codes, labels)."""
+    out = []
+    for codes, labels in pairs:
+        words = np.array([*labels, None], dtype=object)
+        out.append(words[np.asarray(codes)].tolist())  # code -1 -> the trailing None
+    return out
+
+
+def _text_rows(rng, n):
+    states = ["None", "NA", "null", "nan", "01", "1", "yes", "no", "\u00e9t\u00e9", "N/A"]
+    cols = []
+    for j in range(3):
+        col = rng.choice(states[j * 3:j * 3 + 5], size=n).astype(object)
+        col[rng.random(n) < 0.05] = ""  # empty cell: missing
+        cols.append(col)
+    return cols
+
+
+def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path):
+    rng = np.random.default_rng(0)
+    cols = _text_rows(rng, 120_000)  # about 1.5 MB: pyarrow reads it in several chunks
+    # a state seen only near the end (in a late chunk)
+    cols[0][-3:] = "late"
+    lines = ["a,b,c"] + [",".join(r) for r in zip(*cols, strict=True)]
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(lines) + "\n")
+    batch = read_batch(path, text=True)
+    fast = category_codes(batch, ["c", "a"])
+    assert "frame" not in batch._cache  # read by pyarrow, no pandas frame
+    assert len(fast[1][1]) > len(set(fast[1][1]))  # per-chunk dictionaries, labels repeat
+    slow_batch = read_batch(path, text=True)
+    slow_batch.frame  # noqa: B018 - a parsed frame sends category_codes to pandas
+    slow = category_codes(slow_batch, ["c", "a"])
+    expected = [[None if v == "" else v for v in cols[2]], [None if v == "" else v
+                                                             for v in cols[0]]]
+    assert _labels(fast) == _labels(slow) == expected
+    # every label stands for at least one row
+    for codes, labels in fast:
+        assert set(np.unique(codes[codes >= 0])) == set(range(len(labels)))
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("a,b\n x,1\ny,2\n", ["x", "y"]),            # pandas' skipinitialspace: " x" is x
+    ('a,b\n"p,q",1\nr,2\n', ["p,q", "r"]),        # a quoted comma
+    ('a,b\n "p,q",1\nr,2\n', ["p,q", "r"]),       # a blank, then a quoted field
+    ("a,b\nx,1\n,2\n", ["x", None]),              # an empty cell is missing
+])
+def test_category_codes_fall_back_to_pandas_where_pyarrow_reads_differently(tmp_path, body,
+                                                                             expected):
+    (tmp_path / "d.csv").write_text(body)
+    batch = read_batch(tmp_path / "d.csv", text=True)
+    assert _labels(category_codes(batch, ["a"])) == [expected]
+
+
+def test_category_codes_of_frames_keep_str_of_values():
+    frame = pd.DataFrame({"s": pd.array(["x", None, "y", "x"], dtype="str"),
+                          "o": pd.Series([1, "1", None, 2.5], dtype=object),
+                          "i": [3, 1, 3, 2], "f": [0.5, np.nan, 0.5, 1.0]})
+    got = _labels(category_codes(Batch("frame 0", "", frame), ["s", "o", "i", "f"]))
+    assert got == [["x", None, "y", "x"], ["1", "1", None, "2.5"], ["3", "1", "3", "2"],
+                   ["0.5", None, "0.5", "1.0"]]
+
+
+def test_frame_fingerprint_changes_with_any_cell_and_not_with_chunks_or_index():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.choice(["u", "v", "w"], 500), "b": rng.normal(size=500),
+                          "c": pd.Series(rng.choice(["x", "y"], 500), dtype=object)})
+    frame.loc[7, "a"] = None
+    base = frame_fingerprint(frame)
+    assert frame_fingerprint(frame.copy()) == base
+    assert frame_fingerprint(frame.set_index(np.arange(500) + 10)) == base
+    chunked = frame.copy()
+    chunked["a"] = pd.array(pa.chunked_array([pa.array(frame["a"][:123], pa.large_string()),
+                                              pa.array(frame["a"][123:], pa.large_string())]),
+                            dtype=frame["a"].dtype)
+    assert len(chunked["a"].array.__arrow_array__().chunks) == 2
+    assert frame_fingerprint(chunked) == base
+    changes = [("a", 3, "w" if frame.loc[3, "a"] != "w" else "u"), ("a", 7, ""),
+               ("a", 8, None), ("b", 499, 0.0), ("c", 0, "z")]
+    for column, row, value in changes:
+        other = frame.copy()
+        other.loc[row, column] = value
+        assert frame_fingerprint(other) != base, (column, row, value)
+    swapped = frame.copy()
+    swapped.loc[[1, 2], "a"] = frame.loc[[2, 1], "a"].to_numpy()
+    assert (frame.loc[1, "a"] == frame.loc[2, "a"]) or frame_fingerprint(swapped) != base
+    assert frame_fingerprint(frame.rename(columns={"a": "A"})) != base

@@ -228,3 +228,17 @@ def test_a_network_state_not_seen_before_is_named_with_its_row(tmp_path):
     with pytest.raises(DataError, match="state 'maybe' not among") as info:
         net.codes(read_batch(path, text=True), {"a": ("no", "yes"), "b": ("no",)})
     assert (info.value.column, info.value.row) == ("a", 2)
+
+
+def _decoded(pairs):
+    """Each column's codes as the labels they stand for (None for missing)."""
+    return [[None if k < 0 else labels[k] for k in codes] for codes, labels in pairs]
+
+
+def test_category_codes_of_a_plain_file_equal_pyarrows(tmp_path, monkeypatch):
+    text = "a,b,c\nx,1,None\ny,,None\nx,2,NA\n,1,z\n"
+    got, want = _both(tmp_path, monkeypatch, text,
+                      lambda b: data.category_codes(b, ["a", "b", "c"]), as_text=True)
+    assert _decoded(got) == _decoded(want)
+    assert _decoded(got)[2] == ["None", "None", "NA", "z"]  # text states stay states
+    assert _decoded(got)[0][3] is None

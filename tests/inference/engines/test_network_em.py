@@ -153,3 +153,15 @@ def test_a_row_with_every_cell_missing_changes_nothing():
         np.testing.assert_allclose(got, want, rtol=1e-12)
     for e in em.expected_counts:
         assert e.sum() == pytest.approx(counts.n + 5, rel=1e-12)
+
+
+def test_recoded_patterns_renumber_and_regroup():
+    rows = np.array([[0, -1, 1], [1, 2, -1], [1, -1, 1]])
+    m = MissingPatterns.from_codes(np.vstack([rows, rows[:1]]))
+    # node 0: 0 <-> 1 swapped; node 1: 2 -> 0; node 2 unchanged
+    out = m.recoded([np.array([1, 0]), np.array([1, 2, 0]), np.array([0, 1])])
+    expected = MissingPatterns.from_codes(np.array([[1, -1, 1], [0, 0, -1], [0, -1, 1],
+                                                    [1, -1, 1]]))
+    np.testing.assert_array_equal(out.rows, expected.rows)
+    np.testing.assert_array_equal(out.counts, expected.counts)
+    assert out.n == 4 and out.cells == m.cells

@@ -16,13 +16,16 @@ from inference.engines.networks import (
     CycleError,
     NetworkCounts,
     NetworkSchema,
+    count_tables,
     cpt_posterior,
     d_separation,
     dirichlet_prior,
     find_cycle,
+    grow_tables,
     log_marginal_likelihood,
     network_counts,
     query,
+    reorder_tables,
     topological_order,
 )
 
@@ -119,6 +122,50 @@ def test_counts_match_a_loop_and_merge_by_addition():
         bad = codes.copy()
         bad[7, 2] = s.cardinality[2]
         network_counts(bad, s)
+
+
+def test_states_appended_then_sorted_give_the_counts_of_the_final_states():
+    """The one-pass path: count batch 1 with the states seen so far, grow the tables when
+    batch 2 brings new states (appended), add its counts, renumber to the final order; this
+    equals counting everything at once with the final states (including never-seen parent
+    configurations, whose rows stay zero)."""
+    rng = np.random.default_rng(4)
+    s = random_schema(rng, 6, p_edge=0.5, max_card=4)
+    card = s.cardinality
+    codes = np.column_stack([rng.integers(0, r, size=400) for r in card])
+    first, second = codes[:250].copy(), codes[250:]
+    # the highest state of nodes 0, 2 and 4 appears only in the second batch
+    late = [0, 2, 4]
+    for v in late:
+        first[first[:, v] == card[v] - 1, v] = 0
+    old = [r - 1 if v in late else r for v, r in enumerate(card)]
+    tables = count_tables(np.asfortranarray(first), old, s.parents)
+    tables = grow_tables(tables, s.parents, old, card)
+    tables = [a + b for a, b in zip(tables, count_tables(second, card, s.parents), strict=True)]
+    expected = network_counts(np.vstack([first, second]), s).tables
+    assert all(np.array_equal(a, b) for a, b in zip(tables, expected, strict=True))
+    # renumbering: new code k is old code orders[v][k]
+    orders = [rng.permutation(r) for r in card]
+    inverse = [np.argsort(o) for o in orders]
+    recoded = np.column_stack([inverse[v][codes[:, v]] for v in range(len(card))])
+    renumbered = reorder_tables(network_counts(codes, s).tables, s.parents, card, orders)
+    direct = network_counts(recoded, s).tables
+    assert all(np.array_equal(a, b) for a, b in zip(renumbered, direct, strict=True))
+    # a wrong renumbering is caught by the same comparison
+    wrong = [o[::-1] if len(o) > 1 else o for o in orders]
+    assert not all(np.array_equal(a, b) for a, b in zip(
+        reorder_tables(network_counts(codes, s).tables, s.parents, card, wrong), direct,
+        strict=True))
+
+
+def test_count_tables_of_nodes_without_states_yet():
+    parents = ((), (0,))
+    empty = count_tables(np.zeros((0, 2), np.int32), [0, 0], parents)
+    assert [t.shape for t in empty] == [(1, 0), (0, 0)]
+    grown = grow_tables(empty, parents, [0, 0], [2, 3])
+    assert [t.shape for t in grown] == [(1, 2), (2, 3)] and not any(t.any() for t in grown)
+    with pytest.raises(ValueError, match="node 'b', row 1"):
+        count_tables(np.array([[0, 0], [1, 3]]), [2, 3], parents, ("a", "b"))
 
 
 def test_bdeu_prior_spreads_the_equivalent_sample_size():
