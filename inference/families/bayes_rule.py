@@ -6,14 +6,17 @@ import math
 import time
 from pathlib import Path
 
+import numpy as np
+
 from models.bayes_rule import BayesRule
 from models.errors import SpecError
 from models.spec import Spec
 
 from ..engines.decisions import bayes_rule
+from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 
-__all__ = ["fit_bayes_rule"]
+__all__ = ["exact_draws_bayes_rule", "fit_bayes_rule"]
 
 
 def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -47,3 +50,19 @@ def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
     return AnalyticFit(model=model.name, parameters=parameters, marginals=oracles,
                        log_evidence=math.log(r.evidence), n_rows=0,
                        seconds=time.perf_counter() - started, state=r)
+
+
+def exact_draws_bayes_rule(posterior: dict, *, draws: int, chains: int,
+                           rng: np.random.Generator) -> tuple[dict, dict]:
+    """Independent draws of the declaration's ``h`` and ``posterior`` from P(h | D).
+
+    ``h`` is the hypothesis' index (Categorical over P(h | D)); ``posterior`` (dims
+    ``hypothesis``) its indicator, whose mean is P(h | D). Returns
+    ``({"h": ((), ...), "posterior": (("hypothesis",), ...)}, {"hypothesis": names})``.
+    """
+    hypotheses = list(posterior_value(posterior, "posterior", "hypotheses"))
+    mean = posterior_value(posterior, "posterior", "mean")
+    p = np.array([mean[h] for h in hypotheses], dtype=float)
+    h = rng.choice(len(hypotheses), size=(chains, draws), p=p / p.sum())
+    indicator = (h[..., None] == np.arange(len(hypotheses))).astype(float)
+    return {"h": ((), h), "posterior": (("hypothesis",), indicator)}, {"hypothesis": hypotheses}

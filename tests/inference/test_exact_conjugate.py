@@ -101,3 +101,26 @@ def test_draws_from_a_wrong_concentration_are_caught():
     tree = exact_posterior(spec, wrong, draws=DRAWS, chains=CHAINS, seed=2)
     z = _z(tree, _closed_form(right.parameters))
     assert max(np.max(np.abs(v)) for v in z.values()) > 10
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_bayes_rule_draws_are_the_posterior_over_hypotheses(wrong):
+    """The indicator means are P(h | D) within 4 binomial standard errors; a wrong one fails.
+
+    Names and dims are the declaration's (``h`` scalar, ``posterior`` over ``hypothesis``).
+    """
+    spec = load_spec(EXAMPLES / "bayes_rule" / "disease.toml")
+    result = fit(spec)
+    tree = exact_posterior(spec, result, draws=DRAWS, chains=CHAINS)
+    post = tree["posterior"]
+    model = spec.model.declare()
+    assert post["posterior"].dims[2:] == tuple(model.named_vars_to_dims["posterior"])
+    assert post["h"].dims == ("chain", "draw")
+    p = np.array([result.parameters["posterior"]["mean"][h]
+                  for h in post["hypothesis"].values])
+    if wrong:
+        p = p[::-1]
+    means = post["posterior"].values.reshape(N, -1).mean(axis=0)
+    z = (means - p) / np.sqrt(p * (1 - p) / N)
+    assert (np.max(np.abs(z)) > 4) == wrong
+    assert np.array_equal(post["posterior"].values.argmax(-1), post["h"].values)
