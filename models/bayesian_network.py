@@ -295,13 +295,17 @@ class BayesianNetwork(Model, Calibratable):
                                 f"{', '.join(map(repr, states[node]))}"))
         return out
 
-    def codes(self, batch: Batch, states: dict[str, tuple[str, ...]]) -> np.ndarray:
+    def codes(self, batch: Batch, states: dict[str, tuple[str, ...]], *,
+              skip: frozenset[str] = frozenset()) -> np.ndarray:
         """State codes (rows, nodes) of a batch, -1 for a missing cell.
 
-        A state not in ``states`` is a :class:`DataError` naming its row.
+        A state not in ``states`` is a :class:`DataError` naming its row. Nodes in ``skip``
+        are not read (their column may be absent): every code is -1, unobserved.
         """
-        out = np.empty((len(batch.frame), len(self.nodes)), dtype=np.int64, order="F")
+        out = np.full((len(batch.frame), len(self.nodes)), -1, dtype=np.int64, order="F")
         for v, n in enumerate(self.nodes):
+            if n in skip:
+                continue
             col = self.column(batch, n)
             local, uniques = pd.factorize(col)  # hashing the values; str() of the uniques only
             index = {s: k for k, s in enumerate(states[n])}

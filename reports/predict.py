@@ -129,7 +129,7 @@ def require_predictions(spec: Spec) -> None:
 
 
 def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
-                     level: float = 0.9, loss: Path | None = None,
+                     level: float = 0.9, loss: Path | None = None, target=None,
                      where: str = "posterior.json") -> pd.DataFrame:
     """Predictions of a saved fit for new rows (or for the next outcome), as one table.
 
@@ -146,6 +146,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     loss : pathlib.Path, optional
         Naive and semi-naive Bayes only: the loss matrix CSV (default the spec's
         ``[decision]``).
+    target : str or sequence of str, optional
+        bayesian_network only: the node(s) to predict (default the spec's query targets).
     where : str
         Where ``posterior`` was read from, for error messages.
 
@@ -158,7 +160,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     ------
     BayescheckError
         A model without predictions, a fit of another model, bad new data (naming file,
-        column and row), ``--loss`` for a model other than naive or semi-naive Bayes.
+        column and row), ``--loss`` for a model other than naive or semi-naive Bayes,
+        ``--target`` for a model other than bayesian_network.
     """
     name = spec.model.name
     require_predictions(spec)
@@ -171,6 +174,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     if loss is not None and not (nb or semi):
         raise BayescheckError(f"--loss applies to naive_bayes and semi_naive_bayes only, not "
                               f"to {name!r}")
+    if target is not None and name != "bayesian_network":
+        raise BayescheckError(f"--target applies to bayesian_network only, not to {name!r}")
     if source is None:
         if nb:
             raise BayescheckError(f"predict for {name!r} needs --data NEW")
@@ -190,6 +195,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
         if semi and loss is not None:
             classes = tuple(posterior.get("parameters", {}).get("classes", ()))
             extra["loss"] = read_loss(loss, classes)
+        if target is not None:
+            extra["target"] = target
 
         def one(batch):
             if len(batch.frame) == 0:
