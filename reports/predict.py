@@ -167,6 +167,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     require_predictions(spec)
     predict = predictor(name)
     nb = isinstance(spec.model, NaiveBayes)  # decisions under a loss: its own table
+    if target is not None and name != "bayesian_network":
+        raise BayescheckError(f"--target applies to bayesian_network only, not to {name!r}")
     if posterior.get("model") != name:
         raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec is "
                               f"{name!r}")
@@ -174,8 +176,6 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     if loss is not None and not (nb or semi):
         raise BayescheckError(f"--loss applies to naive_bayes and semi_naive_bayes only, not "
                               f"to {name!r}")
-    if target is not None and name != "bayesian_network":
-        raise BayescheckError(f"--target applies to bayesian_network only, not to {name!r}")
     if source is None:
         if nb:
             raise BayescheckError(f"predict for {name!r} needs --data NEW")
