@@ -207,3 +207,32 @@ def test_target_without_queries_and_for_other_models(fitted, capsys, tmp_path):
     specs = sorted(coin.glob("*.toml"))
     err = _refuse(fitted, NEW, capsys, "--target", "lung", spec=specs[0])
     assert "--target applies to bayesian_network only, not to 'naive_bayes'" in err
+
+
+def test_after_em_the_plug_in_answer_equals_the_estimators(tmp_path):
+    pytest.importorskip("sklearn")
+    from bayescheck.estimators import BayesianNetworkClassifier
+
+    data = pd.read_csv(ASIA / "asia.csv", dtype=str)
+    holes = data.mask(np.random.default_rng(0).random(data.shape) < 0.05)
+    holes["lung"] = data["lung"]
+    holes.to_csv(tmp_path / "asia.csv", index=False)
+    (tmp_path / "asia.toml").write_text((ASIA / "asia.toml").read_text().split("[[query]]")[0])
+    assert main(["fit", str(tmp_path / "asia.toml"), "--out", str(tmp_path / "fit"),
+                 "--quiet"]) == 0
+    posterior = json.loads((tmp_path / "fit" / "posterior.json").read_text())
+    assert "em" in posterior["parameters"]  # the CPTs are EM estimates
+    table = _predict((tmp_path, tmp_path / "asia.toml", tmp_path / "fit"), NEW, "--target",
+                     "lung")
+    features = [n for n in NODES if n != "lung"]
+    code = {"no": 0.0, "yes": 1.0, "": np.nan}
+    est = BayesianNetworkClassifier.from_spec(tmp_path / "asia.toml", target="lung")
+    est.fit(holes[features].fillna("").replace(code).astype(float), holes["lung"])
+    proba = est.predict_proba(NEW[features].replace(code).astype(float))
+    # both run the same EM engine on the same cells (measured: 1.4e-15 apart)
+    np.testing.assert_allclose(table[["p_lung_no", "p_lung_yes"]].to_numpy(), proba,
+                               rtol=1e-12)
+    # and they are not the complete-data answer of the module's fit
+    assert not np.allclose(proba, est.fit(data[features].replace(code).astype(float),
+                                          data["lung"]).predict_proba(
+        NEW[features].replace(code).astype(float)), rtol=1e-6)
