@@ -379,9 +379,8 @@ def _saved_cpts(model: BayesianNetwork, posterior: dict, where: str):
                         f"({', '.join(model.nodes)}) written by 'bayescheck fit' of this "
                         f"version ({type(exc).__name__}: {exc})", path=where) from None
     if set(saved) != set(model.nodes) or not parents_ok:
-        raise SpecError(f"was fitted with nodes {sorted(saved)} and other edges or nodes than "
-                        f"the spec's ({', '.join(model.nodes)}); refit with 'bayescheck fit'",
-                        path=where)
+        raise SpecError(f"was fitted with other nodes or edges than the spec's (nodes "
+                        f"{', '.join(model.nodes)}); refit with 'bayescheck fit'", path=where)
     schema = network_schema(model, states)
     for v, n in enumerate(model.nodes):
         if cpts[v].shape != (schema.n_configs(v), len(states[n])):

@@ -236,3 +236,14 @@ def test_after_em_the_plug_in_answer_equals_the_estimators(tmp_path):
     assert not np.allclose(proba, est.fit(data[features].replace(code).astype(float),
                                           data["lung"]).predict_proba(
         NEW[features].replace(code).astype(float)), rtol=1e-6)
+
+
+def test_a_fit_of_other_edges_or_no_data_is_refused(fitted, capsys):
+    root, spec, fit_dir = fitted
+    other = root / "other.toml"
+    other.write_text(spec.read_text().replace('["bronc", "dysp"], ', ""))
+    err = _refuse(fitted, NEW, capsys, "--target", "lung", spec=other)
+    assert "posterior.json: was fitted with other nodes or edges" in err and "refit" in err
+    capsys.readouterr()
+    assert main(["predict", str(spec), "--model-from", str(fit_dir), "--target", "lung"]) == 2
+    assert "needs --data NEW" in capsys.readouterr().err
