@@ -284,3 +284,17 @@ def test_child_network_with_missing_cells_equals_pgmpy(tmp_path):
             for s in factor.state_names[t]:
                 np.testing.assert_allclose(float(table[f"p_{t}_{s}"].iloc[i]),
                                            factor.get_value(**{t: s}), rtol=1e-9, atol=1e-15)
+
+
+def test_the_python_predict_takes_target(fitted):
+    import bayescheck
+
+    root, spec, fit_dir = fitted
+    # in a frame a missing cell is NaN or None (an empty string would be a state)
+    table = bayescheck.predict(spec, fit_dir, NEW.replace("", np.nan), target="lung")
+    cli = _predict(fitted, NEW, "--target", "lung")
+    np.testing.assert_array_equal(table[["p_lung_no", "p_lung_yes"]].to_numpy(),
+                                  cli[["p_lung_no", "p_lung_yes"]].to_numpy())
+    other = bayescheck.predict(spec, fit_dir, NEW.replace("", None).assign(lung=None),
+                               target=["either"])
+    assert "p_lung_no" not in other and "p_either_no" in other
