@@ -298,3 +298,18 @@ def test_the_python_predict_takes_target(fitted):
     other = bayescheck.predict(spec, fit_dir, NEW.replace("", None).assign(lung=None),
                                target=["either"])
     assert "p_lung_no" not in other and "p_either_no" in other
+
+
+def test_a_row_of_probability_zero_is_refused_naming_it(fitted, capsys):
+    root, spec, fit_dir = fitted
+    posterior = json.loads((fit_dir / "posterior.json").read_text())
+    posterior["parameters"]["cpts"]["lung"]["mean"][1] = [1.0, 0.0]  # lung never, if smoke
+    (root / "zero").mkdir(exist_ok=True)
+    (root / "zero" / "posterior.json").write_text(json.dumps(posterior))
+    new = NEW.assign(lung=["no", "", "yes", "yes", ""])  # row 3: smoke = yes, lung = yes
+    new.to_csv(root / "zero.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", str(spec), "--model-from", str(root / "zero"), "--data",
+                 str(root / "zero.csv"), "--target", "either"]) == 2
+    assert "zero.csv, row 3: the row's observed cells have probability 0" in \
+        capsys.readouterr().err
