@@ -103,7 +103,7 @@ def calibrate(spec: Spec | str | Path, out: str | Path, **options: Any):
 
 
 def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
-            loss: str | Path | None = None) -> pd.DataFrame:
+            loss: str | Path | None = None, target=None) -> pd.DataFrame:
     """A fit's predictions for new rows, as ``bayescheck predict`` writes them.
 
     Parameters
@@ -120,6 +120,8 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
         Mass of the central predictive interval (regression, ARD).
     loss : str or pathlib.Path, optional
         Naive and semi-naive Bayes: a loss matrix CSV.
+    target : str or sequence of str, optional
+        bayesian_network: the node(s) to predict (default the spec's query targets).
 
     Returns
     -------
@@ -143,7 +145,8 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     else:
         source = DataSource(Path(data).resolve(), text=getattr(spec.data, "text", False))
     return prediction_table(spec, posterior, source, level=level,
-                            loss=None if loss is None else Path(loss), where=where)
+                            loss=None if loss is None else Path(loss), target=target,
+                            where=where)
 
 
 def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chains: int = 4,

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .data import Batch, DataSource, category_codes
+from .data import Batch, DataSource, batch_rows, category_codes
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
@@ -261,28 +262,30 @@ class BayesianNetwork(Model, Calibratable):
         self._check_columns(batch)
         return batch.frame[node]
 
-    def _check_columns(self, batch: Batch) -> None:
+    def _check_columns(self, batch: Batch, nodes: Sequence[str] | None = None) -> None:
         columns = batch.columns
         present = set(columns)
-        for node in self.nodes:
+        for node in self.nodes if nodes is None else nodes:
             if node not in present:
                 raise DataError(f"node {node!r} has no data: missing column; the file has: "
                                 f"{', '.join(map(str, columns))}", path=batch.name,
                                 column=node)
 
-    def batch_codes(self, batch: Batch) -> list[tuple[np.ndarray, list[str]]]:
+    def batch_codes(self, batch: Batch, nodes: Sequence[str] | None = None,
+                    ) -> list[tuple[np.ndarray, list[str]]]:
         """Every node's column factorised once: ``(codes, labels)`` per node, in node order.
 
         ``codes`` index ``labels`` (-1 for a missing cell); see
-        :func:`models.data.category_codes`.
+        :func:`models.data.category_codes`. ``nodes``: only these (default: every node).
 
         Raises
         ------
         DataError
             A missing column.
         """
-        self._check_columns(batch)
-        return category_codes(batch, self.nodes)
+        nodes = self.nodes if nodes is None else nodes
+        self._check_columns(batch, nodes)
+        return category_codes(batch, nodes)
 
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
         """The sorted states of every node, from one pass over the data (missing cells apart).
@@ -323,16 +326,21 @@ class BayesianNetwork(Model, Calibratable):
                                 f"{', '.join(map(repr, states[node]))}"))
         return out
 
-    def codes(self, batch: Batch, states: dict[str, tuple[str, ...]]) -> np.ndarray:
+    def codes(self, batch: Batch, states: dict[str, tuple[str, ...]], *,
+              skip: frozenset[str] = frozenset()) -> np.ndarray:
         """State codes (rows, nodes) of a batch, -1 for a missing cell.
 
-        A state not in ``states`` is a :class:`DataError` naming its row.
+        A state not in ``states`` is a :class:`DataError` naming its row. Nodes in ``skip``
+        are not read (their column may be absent): every code is -1, unobserved.
         """
-        parts = self.batch_codes(batch)
-        rows = len(parts[0][0]) if parts else 0
-        out = np.empty((rows, len(self.nodes)), dtype=np.int64, order="F")
-        for v, (n, (local, labels)) in enumerate(zip(self.nodes, parts, strict=True)):
-            out[:, v] = self.relabel(batch, n, states[n], local, labels)
+        read = [n for n in self.nodes if n not in skip]
+        parts = dict(zip(read, self.batch_codes(batch, read), strict=True))
+        rows = len(next(iter(parts.values()))[0]) if parts else batch_rows(batch)
+        out = np.full((rows, len(self.nodes)), -1, dtype=np.int64, order="F")
+        for v, n in enumerate(self.nodes):
+            if n in parts:
+                local, labels = parts[n]
+                out[:, v] = self.relabel(batch, n, states[n], local, labels)
         return out
 
     @staticmethod

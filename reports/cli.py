@@ -100,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("predict", help="predictions for new rows from a saved fit: the "
                                        "posterior predictive (regression, ARD, counts), "
-                                       "responsibilities (mixture), decisions (naive_bayes)")
+                                       "responsibilities (mixture), decisions (naive_bayes), "
+                                       "P(node | observed cells) (bayesian_network)")
     r.add_argument("spec", type=Path, help=_SPEC_HELP)
     r.add_argument("--model-from", type=Path, required=True, dest="model_from",
                    help="folder holding posterior.json written by 'bayescheck fit SPEC'")
@@ -112,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--loss", type=Path, help="naive and semi-naive Bayes: loss matrix CSV: header "
                                              "option,<class>,...; one row per option (default: "
                                              "the spec's [decision], else zero-one loss)")
+    r.add_argument("--target", action="append", metavar="NODE",
+                   help="bayesian_network: the node to predict from the other nodes' observed "
+                        "cells (repeat for several; default: the targets of the spec's "
+                        "[[query]] tables)")
     r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
 
     k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
@@ -266,7 +271,7 @@ def _cmd_predict(args) -> int:
     source = None if args.data is None else DataSource(args.data.resolve(),
                                                            text=getattr(spec.data, "text", False))
     table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
-                             where=str(where))
+                             target=args.target, where=str(where))
     if args.out is None:
         table.to_csv(sys.stdout, index=False)
     else:

@@ -129,7 +129,7 @@ def require_predictions(spec: Spec) -> None:
 
 
 def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
-                     level: float = 0.9, loss: Path | None = None,
+                     level: float = 0.9, loss: Path | None = None, target=None,
                      where: str = "posterior.json") -> pd.DataFrame:
     """Predictions of a saved fit for new rows (or for the next outcome), as one table.
 
@@ -146,6 +146,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     loss : pathlib.Path, optional
         Naive and semi-naive Bayes only: the loss matrix CSV (default the spec's
         ``[decision]``).
+    target : str or sequence of str, optional
+        bayesian_network only: the node(s) to predict (default the spec's query targets).
     where : str
         Where ``posterior`` was read from, for error messages.
 
@@ -158,12 +160,15 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     ------
     BayescheckError
         A model without predictions, a fit of another model, bad new data (naming file,
-        column and row), ``--loss`` for a model other than naive or semi-naive Bayes.
+        column and row), ``--loss`` for a model other than naive or semi-naive Bayes,
+        ``--target`` for a model other than bayesian_network.
     """
     name = spec.model.name
     require_predictions(spec)
     predict = predictor(name)
     nb = isinstance(spec.model, NaiveBayes)  # decisions under a loss: its own table
+    if target is not None and name != "bayesian_network":
+        raise BayescheckError(f"--target applies to bayesian_network only, not to {name!r}")
     if posterior.get("model") != name:
         raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec is "
                               f"{name!r}")
@@ -190,6 +195,8 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
         if semi and loss is not None:
             classes = tuple(posterior.get("parameters", {}).get("classes", ()))
             extra["loss"] = read_loss(loss, classes)
+        if target is not None:
+            extra["target"] = target
 
         def one(batch):
             if len(batch.frame) == 0:

@@ -50,7 +50,7 @@ from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
 __all__ = ["NetworkTally", "absorb_batch", "exact_draws_bayesian_network",
            "fit_bayesian_network", "network_oracles", "network_queries", "network_prior",
-           "network_schema", "tally_counts"]
+           "network_schema", "predict_bayesian_network", "predictive_proba", "tally_counts"]
 
 
 @dataclass(frozen=True)
@@ -422,3 +422,153 @@ def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema,
         seconds=time.perf_counter() - started, state=em,
         info={"em_log_likelihood": em.log_likelihood, "n_iter": em.iterations,
               "converged": em.converged})
+
+
+# ---- predict -----------------------------------------------------------------------------
+
+
+def predictive_proba(cpts, schema: NetworkSchema, target: int, codes: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``P(target = t | the row's observed cells)`` for every row, by variable elimination.
+
+    Parameters
+    ----------
+    cpts : sequence of numpy.ndarray
+        ``cpts[v][j, k]``: the posterior-mean CPTs (the posterior predictive of a new case),
+        or a point estimate (plug-in).
+    schema : NetworkSchema
+    target : int
+        The predicted node; its column of ``codes`` is ignored.
+    codes : numpy.ndarray of int, shape (rows, nodes)
+        State codes, -1 for an unobserved cell (summed out).
+
+    Returns
+    -------
+    proba : numpy.ndarray, shape (rows, r_target)
+    p_observed : numpy.ndarray, shape (rows,)
+        ``P(the row's observed cells other than the target)`` under ``cpts``.
+    """
+    evidence_codes = np.array(codes, dtype=np.int64, copy=True)
+    evidence_codes[:, target] = -1
+    rows, inverse = np.unique(evidence_codes, axis=0, return_inverse=True)
+    proba = np.empty((len(rows), schema.cardinality[target]))
+    p_obs = np.empty(len(rows))
+    for i, row in enumerate(rows):  # one elimination per distinct pattern of observed cells
+        evidence = {v: int(c) for v, c in enumerate(row) if c >= 0}
+        joint, p_e = query(cpts, schema, target, evidence)
+        proba[i] = joint / p_e if p_e > 0 else np.nan
+        p_obs[i] = p_e
+    inverse = inverse.ravel()
+    return proba[inverse], p_obs[inverse]
+
+
+def _saved_cpts(model: BayesianNetwork, posterior: dict, where: str):
+    """The states and the CPTs (posterior means, or the EM estimate) in ``posterior.json``."""
+    try:
+        saved = posterior["parameters"]["cpts"]
+        states = {n: tuple(saved[n]["states"]) for n in model.nodes}
+        parents_ok = all(list(saved[n]["parents"]) == [model.nodes[p] for p in model.parents[v]]
+                         for v, n in enumerate(model.nodes))
+        key = "estimate" if "em" in posterior["parameters"] else "mean"
+        cpts = tuple(np.asarray(saved[n][key], dtype=float) for n in model.nodes)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"not a bayesian_network posterior.json of these nodes "
+                        f"({', '.join(model.nodes)}) written by 'bayescheck fit' of this "
+                        f"version ({type(exc).__name__}: {exc})", path=where) from None
+    if set(saved) != set(model.nodes) or not parents_ok:
+        raise SpecError(f"was fitted with other nodes or edges than the spec's (nodes "
+                        f"{', '.join(model.nodes)}); refit with 'bayescheck fit'", path=where)
+    schema = network_schema(model, states)
+    for v, n in enumerate(model.nodes):
+        if cpts[v].shape != (schema.n_configs(v), len(states[n])):
+            raise SpecError(f"CPT of {n!r} has shape {cpts[v].shape}, expected "
+                            f"{(schema.n_configs(v), len(states[n]))}", path=where)
+    return states, schema, cpts
+
+
+def prediction_targets(model: BayesianNetwork, target=None, *, where=None) -> tuple[str, ...]:
+    """The nodes to predict: ``target`` (a name or names), else the spec's query targets."""
+    if target is None:
+        chosen = tuple(dict.fromkeys(q.target for q in model.queries))
+        if not chosen:
+            raise SpecError("the spec has no [[query]]: give the node to predict with "
+                            "--target NODE", path=where)
+        return chosen
+    chosen = (target,) if isinstance(target, str) else tuple(dict.fromkeys(target))
+    for t in chosen:
+        if t not in model.nodes:
+            raise BayescheckError(f"--target {t!r}: not a node of the spec; its nodes are "
+                                  f"{', '.join(model.nodes)}")
+    return chosen
+
+
+def predict_bayesian_network(spec: Spec, posterior: dict, batch: Batch | None, *,
+                             level: float = 0.9, where: str = "posterior.json",
+                             target=None, warn=None) -> dict[str, np.ndarray]:
+    """``P(target = each state | the row's observed cells)`` per new row, by exact inference.
+
+    Every target node is predicted from the observed cells of the non-target nodes, at the
+    CPTs ``fit`` wrote (posterior means: the posterior predictive of a new case; after EM,
+    the plug-in answer at the estimate). An empty cell is unobserved and summed out. A
+    target's own column may be absent; its values, when present, are not used (a warning
+    says so). ``level`` is unused.
+
+    Parameters
+    ----------
+    target : str or sequence of str, optional
+        The node(s) to predict (``--target``); default the targets of the spec's [[query]]
+        tables, in order.
+    warn : callable, optional
+        Receives the warning messages (default: printed to stderr).
+
+    Returns
+    -------
+    dict
+        The non-target node columns as read, then per target ``T``: ``p_<T>_<state>`` per
+        state and ``most_probable_<T>`` (the first state on a tie); and
+        ``log_p_observed``, the log posterior predictive probability of the row's observed
+        non-target cells.
+
+    Raises
+    ------
+    DataError
+        A missing node column, a state never seen in the fit (file, column, row); a row
+        whose observed cells have probability 0 under the CPTs (file, row).
+    """
+    import sys
+
+    model: BayesianNetwork = spec.model
+    if batch is None:
+        raise SpecError("predict for 'bayesian_network' needs --data NEW", path=where)
+    targets = prediction_targets(model, target, where=spec.path)
+    states, schema, cpts = _saved_cpts(model, posterior, where)
+    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
+    frame = batch.frame
+    for t in targets:
+        if t in frame.columns and frame[t].notna().any():
+            r = int(np.flatnonzero(frame[t].notna().to_numpy())[0])
+            warn(f"{batch.name}, column '{t}', row {r + 1}: the target's values are not used "
+                 f"({t!r} is predicted from the other nodes' cells)")
+    codes = model.codes(batch, states, skip=frozenset(targets))
+    if codes.shape[0] == 0:
+        raise DataError("no rows to predict", path=batch.name)
+    out: dict[str, np.ndarray] = {}
+    for n in model.nodes:
+        if n not in targets:
+            col = frame[n]
+            out[n] = np.where(col.isna().to_numpy(), "", col.astype(str).to_numpy(dtype=object))
+    log_p = None
+    for t in targets:
+        v = model.nodes.index(t)
+        proba, p_obs = predictive_proba(cpts, schema, v, codes)
+        if not (p_obs > 0).all():
+            r = int(np.flatnonzero(~(p_obs > 0))[0])
+            raise DataError("the row's observed cells have probability 0 under the fitted CPTs, "
+                            "so P(target | cells) = 0 / 0 is undefined", path=batch.name,
+                            row=r + 1)
+        for k, s in enumerate(states[t]):
+            out[f"p_{t}_{s}"] = proba[:, k]
+        out[f"most_probable_{t}"] = np.asarray(states[t], dtype=object)[proba.argmax(axis=1)]
+        log_p = np.log(p_obs)
+    out["log_p_observed"] = log_p
+    return out
