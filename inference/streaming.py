@@ -257,17 +257,8 @@ def checkpoint_interval() -> float:
     SpecError
         When the variable is set to something other than a non-negative number.
     """
-    raw = os.environ.get("BAYESCHECK_CHECKPOINT_SECONDS")
-    if raw is None or not raw.strip():
-        return CHECKPOINT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise SpecError(f"BAYESCHECK_CHECKPOINT_SECONDS must be a number of seconds >= 0, "
-                        f"got {raw!r}")
-    return value
+    return _env_number("BAYESCHECK_CHECKPOINT_SECONDS", float, CHECKPOINT_SECONDS,
+                       "a number of seconds >= 0")
 
 
 def read_ahead() -> int:
@@ -278,16 +269,21 @@ def read_ahead() -> int:
     SpecError
         When the variable is set to something other than a whole number >= 0.
     """
-    raw = os.environ.get("BAYESCHECK_READ_AHEAD")
+    return _env_number("BAYESCHECK_READ_AHEAD", int, READ_AHEAD,
+                       "a whole number of batches >= 0")
+
+
+def _env_number(name: str, kind, default, wanted: str):
+    """``kind(os.environ[name])`` when set and >= 0 (NaN refused), else ``default``."""
+    raw = os.environ.get(name)
     if raw is None or not raw.strip():
-        return READ_AHEAD
+        return default
     try:
-        value = int(raw)
+        value = kind(raw)
     except ValueError:
         value = -1
-    if value < 0:
-        raise SpecError(f"BAYESCHECK_READ_AHEAD must be a whole number of batches >= 0, "
-                        f"got {raw!r}")
+    if not value >= 0:
+        raise SpecError(f"{name} must be {wanted}, got {raw!r}")
     return value
 
 
