@@ -200,3 +200,28 @@ def test_an_interrupt_with_read_ahead_saves_the_batches_absorbed(tmp_path, monke
     resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
     np.testing.assert_array_equal(resumed.state.root, whole.state.root)
     assert resumed.trajectory == whole.trajectory
+
+
+@pytest.mark.parametrize("name, raw, wanted", [
+    ("BAYESCHECK_READ_AHEAD", "3", 3), ("BAYESCHECK_READ_AHEAD", " ", 2),
+    ("BAYESCHECK_CHECKPOINT_SECONDS", "0.5", 0.5), ("BAYESCHECK_CHECKPOINT_SECONDS", "0", 0.0)])
+def test_environment_settings_are_read(monkeypatch, name, raw, wanted):
+    from inference.streaming import READ_AHEAD, checkpoint_interval, read_ahead
+
+    assert READ_AHEAD == 2  # the default the blank value falls back to
+    monkeypatch.setenv(name, raw)
+    read = read_ahead if name == "BAYESCHECK_READ_AHEAD" else checkpoint_interval
+    assert read() == wanted
+
+
+@pytest.mark.parametrize("name, raw", [
+    ("BAYESCHECK_READ_AHEAD", "-1"), ("BAYESCHECK_READ_AHEAD", "1.5"),
+    ("BAYESCHECK_READ_AHEAD", "two"), ("BAYESCHECK_CHECKPOINT_SECONDS", "-0.1"),
+    ("BAYESCHECK_CHECKPOINT_SECONDS", "nan"), ("BAYESCHECK_CHECKPOINT_SECONDS", "soon")])
+def test_a_bad_environment_setting_is_refused_by_name(monkeypatch, name, raw):
+    from inference.streaming import checkpoint_interval, read_ahead
+
+    monkeypatch.setenv(name, raw)
+    read = read_ahead if name == "BAYESCHECK_READ_AHEAD" else checkpoint_interval
+    with pytest.raises(SpecError, match=f"{name} must be .*{raw!r}"):
+        read()
