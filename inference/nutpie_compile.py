@@ -25,8 +25,10 @@ import os
 import threading
 import weakref
 
+from models.errors import SpecError
+
 __all__ = ["C_BACKEND_MAX_NODES", "C_BACKEND_MAX_VARIABLES", "choose_backend",
-           "compile_for_nutpie"]
+           "compile_for_nutpie", "forced_backend"]
 
 #: Models with more free plus observed random variables than this go straight to Numba.
 C_BACKEND_MAX_VARIABLES = 3
@@ -41,17 +43,29 @@ C_BACKEND_MAX_NODES = 40
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def forced_backend() -> str | None:
+    """``BAYESCHECK_NUTS_BACKEND`` (``c`` or ``numba``) when set, else None.
+
+    Raises
+    ------
+    SpecError
+        When the variable holds anything else.
+    """
+    raw = os.environ.get("BAYESCHECK_NUTS_BACKEND", "").strip().lower()
+    if raw and raw not in ("c", "numba"):
+        raise SpecError(f"BAYESCHECK_NUTS_BACKEND must be 'c' or 'numba', got {raw!r}")
+    return raw or None
+
+
 def choose_backend(model) -> str:
     """The backend to try first for a PyMC model: ``"c"`` or ``"numba"``.
 
-    By its number of random variables; ``BAYESCHECK_NUTS_BACKEND`` (``c`` or ``numba``)
-    forces one (then the graph-size rule of :func:`compile_for_nutpie` does not apply).
+    The forced one (:func:`forced_backend`, then the graph-size rule of
+    :func:`compile_for_nutpie` does not apply), else by the number of random variables.
     """
-    forced = os.environ.get("BAYESCHECK_NUTS_BACKEND", "").strip().lower()
-    if forced in ("c", "numba"):
-        return forced
+    forced = forced_backend()
     if forced:
-        raise ValueError(f"BAYESCHECK_NUTS_BACKEND must be 'c' or 'numba', not {forced!r}")
+        return forced
     size = len(model.free_RVs) + len(model.observed_RVs)
     return "c" if size <= C_BACKEND_MAX_VARIABLES else "numba"
 
@@ -76,8 +90,7 @@ def compile_for_nutpie(model, *, initvals: dict | None = None):
            tuple(sorted((str(k), id(v)) for k, v in initvals.items())))
     per_model = _CACHE.setdefault(model, {})
     if key not in per_model:
-        backend = choose_backend(model)
-        forced = bool(os.environ.get("BAYESCHECK_NUTS_BACKEND", "").strip())
+        backend, forced = choose_backend(model), forced_backend() is not None
         kwargs = {}
         if initvals is not None:
             kwargs = {"initial_points": initvals, "jitter_rvs": set()}
