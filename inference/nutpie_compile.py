@@ -1,4 +1,4 @@
-"""Compiling a PyMC model for nutpie: PyTensor's C backend for small graphs, Numba otherwise.
+"""Compiling a PyMC model for nutpie: Numba by default, PyTensor's C backend on request.
 
 nutpie's own path (``nutpie.compile_pymc_model``) turns the whole log density and gradient
 into one Numba ``cfunc``. Numba cannot cache that function on disk, so every process pays
@@ -7,13 +7,13 @@ the LLVM compile again: 6-15 s of CPU for a one-parameter coin, 40 s for a 12-ta
 
 PyTensor's C backend (mode ``"CVM"``) caches each op's compiled module on disk, keyed by
 the op, so a warm compile of a small graph takes well under a second; the price is a Python
-call per log-density evaluation (nutpie's ``from_pyfunc``), tens of microseconds, which
-grows with the graph's size and with the number of leapfrog steps. It wins for graphs of a
-few nodes (the coin: 10 s of CPU for the whole check instead of 15.5 s) and loses for larger
-ones (AODE: 184 s of sampling instead of 9 s; the die, 69 nodes, breaks even). So a model
-of at most :data:`C_BACKEND_MAX_VARIABLES` random variables is compiled for the C backend
-first, and kept there if its optimised log-density graph has at most
-:data:`C_BACKEND_MAX_NODES` nodes; anything else goes to Numba.
+call per log-density evaluation (nutpie's ``from_pyfunc``), about 40 microseconds for a
+small regression, made once per leapfrog step and with the chains' threads queueing for the
+GIL. It wins when the sampler takes few steps (the coin: 10 s of CPU for the whole check
+instead of 15.5 s) and loses badly when it takes many: scikit-learn's diabetes data with
+unscaled features and a known noise, a 17-node graph like the small examples', sampled for
+197 s against Numba's 7 s. Nothing cheap predicts the number of steps before sampling, so
+Numba stays the default and ``BAYESCHECK_NUTS_BACKEND=c`` asks for the C path.
 
 Both paths evaluate the same PyTensor graph of the log density and its symbolic gradient,
 so the sampled distribution is the same; only the draws for a given seed differ.
@@ -27,15 +27,7 @@ import weakref
 
 from models.errors import SpecError
 
-__all__ = ["C_BACKEND_MAX_NODES", "C_BACKEND_MAX_VARIABLES", "choose_backend",
-           "compile_for_nutpie", "forced_backend"]
-
-#: Models with more free plus observed random variables than this go straight to Numba.
-C_BACKEND_MAX_VARIABLES = 3
-#: ... and so do smaller ones whose optimised C log-density graph has more nodes than this
-#: (coin 13, known-noise regression 17, ARD 8: C; die 69, unknown-noise regression 58:
-#: Numba). Measured in benchmarks/SUITE.md.
-C_BACKEND_MAX_NODES = 40
+__all__ = ["backend_setting", "compile_for_nutpie"]
 
 # One compiled model per (model object, start settings): a retry with more draws, or a
 # second sampling of the same declared model, does not compile again. Weak keys, so a
@@ -43,8 +35,8 @@ C_BACKEND_MAX_NODES = 40
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def forced_backend() -> str | None:
-    """``BAYESCHECK_NUTS_BACKEND`` (``c`` or ``numba``) when set, else None.
+def backend_setting() -> str:
+    """``BAYESCHECK_NUTS_BACKEND`` (``c`` or ``numba``), ``"numba"`` when unset.
 
     Raises
     ------
@@ -54,20 +46,7 @@ def forced_backend() -> str | None:
     raw = os.environ.get("BAYESCHECK_NUTS_BACKEND", "").strip().lower()
     if raw and raw not in ("c", "numba"):
         raise SpecError(f"BAYESCHECK_NUTS_BACKEND must be 'c' or 'numba', got {raw!r}")
-    return raw or None
-
-
-def choose_backend(model) -> str:
-    """The backend to try first for a PyMC model: ``"c"`` or ``"numba"``.
-
-    The forced one (:func:`forced_backend`, then the graph-size rule of
-    :func:`compile_for_nutpie` does not apply), else by the number of random variables.
-    """
-    forced = forced_backend()
-    if forced:
-        return forced
-    size = len(model.free_RVs) + len(model.observed_RVs)
-    return "c" if size <= C_BACKEND_MAX_VARIABLES else "numba"
+    return raw or "numba"
 
 
 def compile_for_nutpie(model, *, initvals: dict | None = None):
@@ -86,20 +65,17 @@ def compile_for_nutpie(model, *, initvals: dict | None = None):
     compiled : nutpie.compiled_pyfunc.PyFuncModel or nutpie.compile_pymc.CompiledPyMCModel
     backend : {"c", "numba"}
     """
-    key = (None if initvals is None else
+    backend = backend_setting()
+    key = (backend, None if initvals is None else
            tuple(sorted((str(k), id(v)) for k, v in initvals.items())))
     per_model = _CACHE.setdefault(model, {})
     if key not in per_model:
-        backend, forced = choose_backend(model), forced_backend() is not None
         kwargs = {}
         if initvals is not None:
             kwargs = {"initial_points": initvals, "jitter_rvs": set()}
-        compiled = None
         if backend == "c":
-            compiled, nodes = _compile_c(model, **kwargs)
-            if nodes > C_BACKEND_MAX_NODES and not forced:
-                compiled, backend = None, "numba"
-        if compiled is None:
+            compiled = _compile_c(model, **kwargs)
+        else:
             import nutpie
 
             compiled = nutpie.compile_pymc_model(model, **kwargs)
@@ -108,7 +84,7 @@ def compile_for_nutpie(model, *, initvals: dict | None = None):
 
 
 def _compile_c(model, *, initial_points=None, jitter_rvs=None):
-    """nutpie's ``from_pyfunc`` model over PyTensor C-backend functions, and its graph size.
+    """nutpie's ``from_pyfunc`` model over PyTensor C-backend functions.
 
     Mirrors what ``nutpie.compile_pymc_model`` does for its JAX backend (nutpie 0.16), with
     PyTensor's ``"CVM"`` mode instead of JAX. PyTensor functions keep their inputs and
@@ -160,9 +136,8 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
 
     dims, coords = nutpie_pymc._prepare_dims_and_coords(model, shape_info,
                                                         reparameterized_names)
-    compiled = from_pyfunc(ndim=n_dim, make_logp_fn=make_logp_fn, make_expand_fn=make_expand_fn,
-                           make_initial_point_fn=initial_points_fn,
-                           expanded_dtypes=[np.dtype("float64")] * len(names),
-                           expanded_shapes=shapes, expanded_names=list(names), dims=dims,
-                           coords=coords, reparameterized_names=reparameterized_names)
-    return compiled, len(logp_fn.maker.fgraph.apply_nodes)
+    return from_pyfunc(ndim=n_dim, make_logp_fn=make_logp_fn, make_expand_fn=make_expand_fn,
+                       make_initial_point_fn=initial_points_fn,
+                       expanded_dtypes=[np.dtype("float64")] * len(names),
+                       expanded_shapes=shapes, expanded_names=list(names), dims=dims,
+                       coords=coords, reparameterized_names=reparameterized_names)

@@ -16,51 +16,34 @@ def coin_model(heads=7, n=10):
     return model
 
 
-def wide_model(k=5):
-    with pm.Model() as model:
-        for j in range(k):
-            pm.Normal(f"x{j}", 0.0, 1.0, observed=float(j))
-    return model
-
-
-def test_small_models_try_c_and_large_ones_go_to_numba(monkeypatch):
+def test_numba_is_the_default_and_c_is_asked_for(monkeypatch):
     monkeypatch.delenv("BAYESCHECK_NUTS_BACKEND", raising=False)
-    assert nutpie_compile.choose_backend(coin_model()) == "c"
-    assert nutpie_compile.choose_backend(wide_model(nutpie_compile.C_BACKEND_MAX_VARIABLES + 1)) \
-        == "numba"
+    assert nutpie_compile.backend_setting() == "numba"
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", " C ")
+    assert nutpie_compile.backend_setting() == "c"
 
 
-def test_the_backend_can_be_forced_and_a_typo_is_refused(monkeypatch):
-    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
-    assert nutpie_compile.choose_backend(coin_model()) == "numba"
+def test_a_typo_in_the_backend_is_refused(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "cuda")
     with pytest.raises(SpecError, match="BAYESCHECK_NUTS_BACKEND must be .* got 'cuda'"):
-        nutpie_compile.choose_backend(coin_model())
+        nutpie_compile.backend_setting()
 
 
-def test_a_large_c_graph_falls_back_to_numba(monkeypatch):
-    """A model with few variables but a graph above C_BACKEND_MAX_NODES is given to Numba."""
+def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     import nutpie
 
-    monkeypatch.delenv("BAYESCHECK_NUTS_BACKEND", raising=False)
     calls = []
     monkeypatch.setattr(nutpie, "compile_pymc_model",
-                        lambda model, **kwargs: calls.append(model) or "numba-compiled")
+                        lambda model, **kwargs: calls.append(model) or object())
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "c")
     model = coin_model()
-    monkeypatch.setattr(nutpie_compile, "C_BACKEND_MAX_NODES", 1)
-    assert nutpie_compile.compile_for_nutpie(model) == ("numba-compiled", "numba")
-    assert calls == [model]
-    monkeypatch.setattr(nutpie_compile, "C_BACKEND_MAX_NODES", 10_000)
-    compiled, backend = nutpie_compile.compile_for_nutpie(coin_model())
-    assert backend == "c" and compiled != "numba-compiled"
-
-
-def test_the_same_model_is_compiled_once(monkeypatch):
-    monkeypatch.delenv("BAYESCHECK_NUTS_BACKEND", raising=False)
-    model = coin_model()
-    first = nutpie_compile.compile_for_nutpie(model)
-    assert nutpie_compile.compile_for_nutpie(model)[0] is first[0]
-    assert nutpie_compile.compile_for_nutpie(coin_model())[0] is not first[0]
+    first, backend = nutpie_compile.compile_for_nutpie(model)
+    assert backend == "c" and calls == []
+    assert nutpie_compile.compile_for_nutpie(model)[0] is first
+    assert nutpie_compile.compile_for_nutpie(coin_model())[0] is not first
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
+    numba_compiled, backend = nutpie_compile.compile_for_nutpie(model)
+    assert backend == "numba" and calls == [model] and numba_compiled is not first
 
 
 @pytest.mark.nuts
@@ -69,7 +52,7 @@ def test_c_backend_draws_match_the_exact_beta_posterior(monkeypatch, heads, wron
     """Beta(2 + 7, 2 + 3): the NUTS mean within 4 MCSE of the exact one; a wrong exact fails."""
     import arviz as az
 
-    monkeypatch.delenv("BAYESCHECK_NUTS_BACKEND", raising=False)
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "c")
     sampled = sample_nuts(coin_model(heads), draws=1000, tune=500, chains=4, cores=2, seed=3)
     assert sampled.backend == "c"
     assert sampled.idata.posterior["p"].shape == (4, 1000)
