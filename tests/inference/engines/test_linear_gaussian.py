@@ -308,3 +308,23 @@ def test_timestamp_scale_feature_is_identified():
     a, b = np.linalg.lstsq(np.column_stack([np.ones(100), t - 1e9]), y, rcond=None)[0]
     # The data carry t to 1e-7 absolute (its float spacing): about 7 digits of the slope.
     np.testing.assert_allclose(post.mean, [a - 1e9 * b, b], rtol=1e-6)
+
+
+@pytest.mark.parametrize("rows", [1024, 1025, 2048, 3001, 10_000])
+def test_row_blocked_root_equals_one_factorisation(rows, monkeypatch):
+    """The R of a tall block, factored in row blocks (dgeqrt, then dtpqrt per block), is the
+    R of one dgeqrt of the whole block (unique with a non-negative diagonal) to 1e-13, and
+    R'R = Z'Z; the last block may hold a single row."""
+    from inference.engines import linear_gaussian as lg
+
+    rng = np.random.default_rng(rows)
+    Z = np.asfortranarray(rng.normal(size=(rows, 51)) * rng.uniform(0.1, 10, size=51))
+    blocked = lg.triangular_root(Z)
+    monkeypatch.setattr(lg, "ROW_BLOCK", 10 ** 9)
+    whole = lg.triangular_root(Z)
+    np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-13 * np.abs(whole).max())
+    np.testing.assert_allclose(blocked.T @ blocked, Z.T @ Z, rtol=0,
+                               atol=1e-12 * np.abs(Z.T @ Z).max())
+    # Negative control: one row left out is seen at this tolerance.
+    short = lg.triangular_root(Z[1:])
+    assert not np.allclose(short, whole, rtol=0, atol=1e-13 * np.abs(whole).max())

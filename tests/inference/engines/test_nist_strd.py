@@ -188,3 +188,23 @@ def test_log_evidence_against_exact_arithmetic(name, prior_var, noise_var):
            - np.sum(np.log(np.diag(c[0]))))
     assert ours >= 10
     assert ours > lre(old, exact) + 1.0
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_tall_blocks_keep_the_digits(name):
+    """A data set repeated until it spans several of the QR's row blocks (the rows after the
+    first ``ROW_BLOCK`` are folded in by ``dtpqrt``): least squares of k copies of the rows is
+    the same problem, so the certified values still hold, and the posterior mean keeps
+    lstsq's digits on the same tall matrix, in one batch and cut into uneven batches."""
+    from inference.engines import linear_gaussian as lg
+
+    X, y, certified = DATASETS[name]()
+    copies = -(-3 * lg.ROW_BLOCK // len(y)) + 1  # past three blocks, with a short last one
+    X, y = np.tile(X, (copies, 1)), np.tile(y, copies)
+    d = X.shape[1]
+    assert len(y) > 3 * lg.ROW_BLOCK and len(y) % lg.ROW_BLOCK
+    reference = lre(lstsq(X, y), certified)
+    whole = GaussianPosterior.flat(d, noise_var=1.0).update(regression_stats(X, y))
+    cut = in_batches(GaussianPosterior.flat(d, noise_var=1.0), X, y, [5, 1500, 2600])
+    for post in (whole, cut):
+        assert lre(post.mean, certified) >= reference - 1.0
