@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_check_large_n.py [--rows 1000000] [--features 50]
                                                        [--files 100] [--gradients 20]
+                                                       [--check-only]
 
 Writes ``rows x features`` Gaussian regression data (unknown noise, proper prior) in ``files``
 Parquet files and runs the whole ``check`` (analytic fit, the PyMC declaration, NUTS with the
@@ -14,13 +15,16 @@ the row-wise declaration (``y ~ Normal(X theta, sigma)``, n rows) and of the suf
 of each compiled ``logp_dlogp`` function, and the ratio; and, apart, the time of the
 declaration (a second pass over the files) and of the analytic fit. The row-wise check is
 not run: its NUTS time is estimated as (gradients the sufficient run took) x (row-wise cost
-per gradient).
+per gradient). ``--check-only`` stops after the check (its timings and the machine's load
+before and after), skipping these side measurements (they hold the 1e6 x 50 matrix and
+compile the row-wise model).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -62,6 +66,7 @@ def main() -> None:
     parser.add_argument("--features", type=int, default=50)
     parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--gradients", type=int, default=20)
+    parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args()
 
     from inference.dispatch import fit
@@ -83,10 +88,23 @@ def main() -> None:
         (folder / "spec.toml").write_text(SPEC)
         spec = load_spec(folder / "spec.toml")
 
+        load_before = os.getloadavg()
         started = time.perf_counter()
+        cpu = time.process_time()
         result = run_check(spec, folder / "out")
         wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu
+        load_after = os.getloadavg()
         summary = json.loads((folder / "out" / "summary.json").read_text())
+        print(f"check of {n} x {d} (unknown noise): verdict {summary['verdict']}, "
+              f"{wall:.1f} s wall, {cpu:.1f} s CPU of this process; declaration observed "
+              f"{summary['observed']}; load average (1, 5, 15 min) before "
+              f"{', '.join(f'{x:.1f}' for x in load_before)}, after "
+              f"{', '.join(f'{x:.1f}' for x in load_after)}")
+        for k, v in summary["timings"].items():
+            print(f"  {k:<40} {v:8.2f} s")
+        if args.check_only:
+            return
         steps = int(np.asarray(result.sample.idata.sample_stats["n_steps"]).sum()) \
             if "n_steps" in result.sample.idata.sample_stats else None
 
@@ -106,10 +124,6 @@ def main() -> None:
         row_grad = _gradient_seconds(rowwise, args.gradients)
         row_compile = time.perf_counter() - t
 
-    print(f"check of {n} x {d} (unknown noise): verdict {summary['verdict']}, "
-          f"{wall:.1f} s wall; declaration observed {summary['observed']}")
-    for k, v in summary["timings"].items():
-        print(f"  {k:<40} {v:8.2f} s")
     print(f"apart, one after the other: the declaration (reads every file, QR per batch) "
           f"{declare:.1f} s; the analytic fit again {refit:.1f} s ({fit_again.n_rows} rows)")
     print(f"one gradient: row-wise {row_grad * 1e3:.2f} ms, sufficient {suff_grad * 1e6:.1f} us "
