@@ -31,12 +31,11 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from models.data import Batch, read_batch
+from models.data import Batch, data_file, read_batch
 from models.errors import BayescheckError, DataError, SpecError
 
 from .streaming import BatchRecord, StreamResult
@@ -123,7 +122,7 @@ def partition_files(source) -> list[str]:
 
 
 def _read(name: str) -> Batch:
-    return read_batch(Path(name))
+    return read_batch(data_file(name))
 
 
 def _partition(name: str, statistic: Callable[[Batch], Any]):

@@ -43,15 +43,112 @@ from .errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["MAX_MAGNITUDE", "PLAIN_INT", "SMALL_CSV", "Batch", "DataSource", "batch_column",
-           "batch_rows", "category_codes", "fingerprint", "frame_fingerprint", "is_plain_label",
-           "label_values", "numeric_columns", "plain_cells", "string_labels"]
+__all__ = ["MAX_MAGNITUDE", "PLAIN_INT", "SMALL_CSV", "Batch", "DataSource", "RemoteFile",
+           "batch_column", "batch_rows", "category_codes", "data_file", "fingerprint",
+           "frame_fingerprint", "is_plain_label", "is_url", "label_values", "numeric_columns",
+           "plain_cells", "string_labels"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def _natural_key(path: Path):
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
+
+
+def is_url(path) -> bool:
+    """True for an fsspec URL (``s3://bucket/key``, ``memory://...``), not for a local path."""
+    return _URL.match(str(path)) is not None
+
+
+class RemoteFile:
+    """A file named by an fsspec URL (``s3://bucket/part-0.parquet``), read through fsspec.
+
+    The few parts of :class:`pathlib.Path` the readers use: ``name``, ``suffix``,
+    ``read_bytes()``, ``stat().st_size``, ``exists()``, ``is_dir()``; ``str()`` is the URL.
+    fsspec and the protocol's package (``s3fs``, ``gcsfs``, ``adlfs``) are imported on first
+    use.
+    """
+
+    def __init__(self, url: str):
+        self.url = str(url)
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"RemoteFile({self.url!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, RemoteFile) and other.url == self.url
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    @property
+    def name(self) -> str:
+        """The last part of the URL."""
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def suffix(self) -> str:
+        """The file name's suffix (``.parquet``)."""
+        return Path(self.name).suffix
+
+    def _fs(self):
+        import fsspec.core
+        return fsspec.core.url_to_fs(self.url)
+
+    def read_bytes(self) -> bytes:
+        """The whole file."""
+        fs, path = self._fs()
+        return fs.cat_file(path)
+
+    def stat(self):
+        """A stat result of which only ``st_size`` is filled."""
+        fs, path = self._fs()
+        return os.stat_result((0, 0, 0, 0, 0, 0, int(fs.size(path) or 0), 0, 0, 0))
+
+    def exists(self) -> bool:
+        """True when the object exists."""
+        fs, path = self._fs()
+        return fs.exists(path)
+
+    def is_dir(self) -> bool:
+        """True for a directory (a prefix)."""
+        fs, path = self._fs()
+        return fs.isdir(path)
+
+
+def data_file(name: str | Path) -> Path | RemoteFile:
+    """A file of a stream from its name: a :class:`RemoteFile` for a URL, else a Path."""
+    return RemoteFile(name) if is_url(name) else Path(name)
+
+
+def _remote_files(pattern: str) -> list[RemoteFile]:
+    """The files an fsspec URL or URL glob names, in natural order (as :meth:`files`)."""
+    try:
+        import fsspec.core
+        fs, path = fsspec.core.url_to_fs(pattern)
+    except ImportError as exc:
+        raise DataError(f"reading URLs needs fsspec and the package of this protocol "
+                        f"({exc})", path=pattern) from None
+    except (ValueError, OSError) as exc:
+        raise DataError(f"cannot open this URL: {exc}", path=pattern) from None
+    try:
+        if glob.has_magic(path):
+            found = [p for p in fs.glob(path) if not fs.isdir(p)]
+            if not found:
+                raise DataError("no file matches this pattern", path=pattern)
+        elif fs.exists(path) and not fs.isdir(path):
+            found = [path]
+        else:
+            raise DataError("data file not found", path=pattern)
+    except OSError as exc:
+        raise DataError(f"cannot list: {exc}", path=pattern) from None
+    return sorted((RemoteFile(fs.unstrip_protocol(p)) for p in found), key=_natural_key)
 
 
 def fingerprint(content: bytes) -> str:
@@ -238,6 +335,13 @@ class DataSource:
         """
         if self._frames is not None:
             return []
+        if is_url(self.pattern):
+            files = _remote_files(self.pattern)
+            for f in files:
+                if f.suffix.lower() not in _SUFFIXES:
+                    raise DataError(f"unsupported file type {f.suffix!r}; expected .csv or "
+                                    f".parquet", path=f)
+            return files
         pattern = Path(self.pattern)
         if not pattern.is_absolute():
             pattern = self.base / pattern
@@ -261,6 +365,8 @@ class DataSource:
         if self._frames is not None:
             return [str(c) for c in self._frames[0].columns]
         first = self.files()[0]
+        if isinstance(first, RemoteFile):
+            return read_batch(first).columns
         if _SUFFIXES[first.suffix.lower()] == "parquet":
             import pyarrow.parquet as pq
             try:
@@ -303,9 +409,9 @@ class DataSource:
             return
         # The same file may be named differently from one run to the next (the spec named
         # by a relative path, an absolute one, a symbolic link): match on the real path.
-        real = {os.path.realpath(name): name for name in skip}
+        real = {_real_path(name): name for name in skip}
         for f in self.files():
-            name = real.get(os.path.realpath(f))
+            name = real.get(_real_path(f))
             if name is not None:
                 _skipped(name, fingerprint(_read_bytes(f)), skip)
                 continue
@@ -326,11 +432,16 @@ def _skipped(name: str, fingerprint: str, skip: Mapping[str, str]) -> bool:
     return True
 
 
-def _read_bytes(path: Path) -> bytes:
+def _real_path(name) -> str:
+    """A local file's real path (links resolved); a URL as it is."""
+    return str(name) if is_url(name) else os.path.realpath(name)
+
+
+def _read_bytes(path: Path | RemoteFile) -> bytes:
     try:
-        return Path(path).read_bytes()
+        return data_file(path).read_bytes() if isinstance(path, str) else path.read_bytes()
     except OSError as exc:
-        raise DataError(f"cannot read: {exc.strerror}", path=path) from None
+        raise DataError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
 
 def csv_header(line: bytes, path) -> list[str]:

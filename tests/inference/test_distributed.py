@@ -352,3 +352,26 @@ def test_public_data_sets_on_the_cluster(tmp_path, address):
     local, remote = fit(spec), fit(spec, scheduler=address)
     _close(remote.parameters["statistics"]["gaussian_m2"],
            local.parameters["statistics"]["gaussian_m2"])
+
+
+def test_a_url_glob_on_the_cluster_equals_the_stream(tmp_path, address):
+    """fsspec URLs in [data] path: the workers read the partitions through fsspec (memory://
+    here, shared by this in-process cluster's thread workers; s3:// on a real cluster)."""
+    import uuid
+
+    import fsspec
+
+    fs, root = fsspec.filesystem("memory"), f"/parts-{uuid.uuid4().hex}"
+    for i, frame in enumerate(_regression_frames(np.random.default_rng(4))):
+        with fs.open(f"{root}/{i}.parquet", "wb") as fh:
+            frame.to_parquet(fh, index=False)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LINEAR_UNKNOWN.replace("PATH", f"memory://{root}/*.parquet"))
+    try:
+        local = fit(load_spec(spec))
+        remote = fit(load_spec(spec), scheduler=address)
+    finally:
+        fs.rm(root, recursive=True)
+    _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
+    _close(remote.log_evidence, local.log_evidence)
+    assert remote.batches == local.batches and remote.n_rows == 518
