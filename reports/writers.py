@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 from models.errors import BayescheckError
 
-__all__ = ["clean_json", "first_non_finite", "read_json", "rows_and_batches", "write_json",
-           "write_text_atomic"]
+__all__ = ["clean_json", "first_non_finite", "json_text", "read_json", "rows_and_batches",
+           "write_json", "write_text_atomic"]
 
 
 def clean_json(value):
@@ -63,7 +64,55 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def write_json(path: Path, content: dict) -> None:
     """Write ``content`` as strict JSON (NaN and inf become null), atomically."""
-    write_text_atomic(path, json.dumps(clean_json(content), indent=2, allow_nan=False) + "\n")
+    write_text_atomic(path, json_text(content) + "\n")
+
+
+#: Lists of at least this many objects are written one compact object per line.
+LONG_LIST = 20
+
+
+def json_text(content) -> str:
+    """``content`` as strict JSON, indented by 2, NaN and inf written as null.
+
+    As ``json.dumps(clean_json(content), indent=2)``, except that a list of
+    :data:`LONG_LIST` or more objects (a stream's trajectory: one record per batch) has one
+    object per line, written compactly. json's indenting encoder is pure Python: 0.5 s for the
+    trajectory of 1000 batches of 50 coefficients, against about 0.1 s this way.
+    """
+    lists: list[list] = []
+    # Each long list is first written as a string holding this run's random token, then
+    # replaced by its lines; no string in the content can hold the token by chance.
+    token = os.urandom(8).hex()
+
+    def skeleton(value):
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: skeleton(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            if len(value) >= LONG_LIST and all(isinstance(v, dict) for v in value):
+                lists.append(value)
+                return f"\0{token}:{len(lists) - 1}\0"
+            return [skeleton(v) for v in value]
+        return value
+
+    text = json.dumps(skeleton(content), indent=2, allow_nan=False)
+    if not lists:
+        return text
+
+    def one_line(item) -> str:
+        try:
+            return json.dumps(item, allow_nan=False)
+        except ValueError:  # a NaN or an infinity: null, as everywhere else
+            return json.dumps(clean_json(item), allow_nan=False)
+
+    def expand(match) -> str:
+        indent, before, index = match.group(1), match.group(2), int(match.group(3))
+        inner = ",\n".join(f"{indent}  {one_line(item)}" for item in lists[index])
+        return f"{indent}{before}[\n{inner}\n{indent}]"
+
+    placeholder = re.compile(rf'^( *)(.*)"\\u0000{token}:(\d+)\\u0000"', re.MULTILINE)
+    return placeholder.sub(expand, text)
 
 
 def read_json(path: Path) -> dict | None:
