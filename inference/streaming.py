@@ -113,21 +113,28 @@ def _is_array_tuple(value: Any) -> bool:
 
 
 def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajectory: list[dict],
-                    model_key: str) -> None:
+                    model_key: str, *, encoded: list[str] | None = None) -> None:
     """Write a checkpoint atomically (temporary file, fsync, rename, fsync of the folder).
 
     ``state`` must be a dataclass (an engine's statistics, as they are) whose fields are
     arrays, numbers, tuples of labels, None, tuples of arrays (saved one array each), or
     dataclasses describing the statistics (a schema: saved as JSON, to be checked on resume,
     see :func:`load_checkpoint`).
+
+    ``encoded``, optional: a list of the JSON texts of the trajectory's first records, which
+    is extended here to all of them. A stream passes the same list to every checkpoint, so
+    each record is encoded once, not once per checkpoint (1000 batches' records took 0.27 s
+    to encode, at every checkpoint).
     """
     path = Path(path)
+    if encoded is None:
+        encoded = []
+    encoded.extend(json.dumps(step) for step in trajectory[len(encoded):])
     meta = {
         "version": CHECKPOINT_VERSION,
         "state_type": type(state).__name__,
         "model_key": model_key,
         "records": [dataclasses.asdict(r) for r in records],
-        "trajectory": trajectory,
         "none_fields": [],
         "tuple_fields": {},
         "described_fields": {},
@@ -145,8 +152,10 @@ def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajecto
                 arrays[f"state__{f.name}__{i}"] = item
         else:
             arrays[f"state__{f.name}"] = np.asarray(value)
+    # The meta's JSON with the trajectory's encoded records spliced in as its last member.
+    text = f'{json.dumps(meta)[:-1]}, "trajectory": [{", ".join(encoded)}]}}'
     buffer = io.BytesIO()
-    np.savez(buffer, meta=np.array(json.dumps(meta)), **arrays)
+    np.savez(buffer, meta=np.array(text), **arrays)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         fh.write(buffer.getvalue())
@@ -417,12 +426,13 @@ def run_stream(source: DataSource, *, initial_state: Any,
     rows = sum(r.rows for r in result.records)
     saved = len(result.records)
     last_save = time.monotonic()
+    encoded: list[str] = []  # the trajectory's records as JSON, each encoded once
 
     def save():
         nonlocal saved, last_save
         if checkpoint is not None and saved != len(result.records):
             save_checkpoint(checkpoint, result.state, result.records, result.trajectory,
-                            model_key)
+                            model_key, encoded=encoded)
             saved, last_save = len(result.records), time.monotonic()
 
     def read(load):

@@ -228,3 +228,29 @@ def test_checkpoint_interval_must_be_a_number(tmp_path, monkeypatch):
     monkeypatch.setenv("BAYESCHECK_CHECKPOINT_SECONDS", "soon")
     with pytest.raises(SpecError, match="BAYESCHECK_CHECKPOINT_SECONDS.*'soon'"):
         fit(load_spec(spec_path), out=tmp_path / "out")
+
+
+def test_checkpoints_sharing_encoded_records_load_the_same_trajectory(tmp_path):
+    """A stream passes one list of encoded trajectory records to every checkpoint (each
+    record encoded once); what loads back is the trajectory, as when every checkpoint
+    encodes it whole, NaN included; a record left out of the list would be seen."""
+    import inference.streaming as streaming
+    from inference.engines.linear_gaussian import GaussianPosterior
+
+    state = GaussianPosterior.flat(2, noise_var=1.0)
+    steps = [{"batch": f"b{i}", "rows": i, "mean": {"x": i / 7}} for i in range(5)]
+    steps[2]["mean"]["x"] = float("nan")
+    records = [streaming.BatchRecord(s["batch"], f"{i:032x}", i) for i, s in enumerate(steps)]
+    shared, fresh = tmp_path / "shared.npz", tmp_path / "fresh.npz"
+    encoded: list[str] = []
+    for k in (1, 3, 5):  # checkpoints after 1, 3 and 5 batches
+        streaming.save_checkpoint(shared, state, records[:k], steps[:k], "key", encoded=encoded)
+        streaming.save_checkpoint(fresh, state, records[:k], steps[:k], "key")
+        a = streaming.load_checkpoint(shared, GaussianPosterior, "key")
+        b = streaming.load_checkpoint(fresh, GaussianPosterior, "key")
+        assert json.dumps(a.trajectory) == json.dumps(b.trajectory) == json.dumps(steps[:k])
+        assert a.records == b.records == records[:k]
+    assert len(encoded) == 5
+    encoded.pop(1)  # negative control: a list that lost a record gives another trajectory
+    streaming.save_checkpoint(shared, state, records, steps, "key", encoded=encoded)
+    assert streaming.load_checkpoint(shared, GaussianPosterior, "key").trajectory != steps
