@@ -1,7 +1,7 @@
 """The stream at disk speed: ``bayescheck fit`` over Parquet batches against its floor, in one run.
 
     .venv/bin/python benchmarks/bench_stream.py [--rows 1e6] [--files 100] [--repeat 3]
-        [--data DIR] [--csv]
+        [--data DIR] [--csv] [--no-sklearn] [--sklearn-max-rows N] [--methods M ...]
 
 Data: n x 50 Gaussian features and a response in ``--files`` Parquet files (or CSV with
 ``--csv``), written once to ``--data`` (default ``bench-output/stream-data``) and reused.
@@ -195,10 +195,15 @@ def main(argv=None) -> int:
     parser.add_argument("--sklearn-max-rows", type=float, default=float("inf"),
                         help="skip BayesianRidge above this many rows (it holds the whole "
                              "matrix in memory: about 13 GB at 1e7 x 50)")
+    parser.add_argument("--methods", nargs="+",
+                        choices=["xtx", "qr", "fit_sequential", "fit", "bayesian_ridge"],
+                        help="run only these (the floor, xtx, is always run)")
     args = parser.parse_args(argv)
 
     methods = (["xtx", "qr", "fit_sequential", "fit"]
                + ([] if args.no_sklearn else ["bayesian_ridge"]))
+    if args.methods:
+        methods = [m for m in methods if m == "xtx" or m in args.methods]
     names = {"xtx": "pyarrow read + X'X", "qr": "pyarrow read + per-batch QR (TSQR)",
              "fit_sequential": "bayescheck fit, BAYESCHECK_READ_AHEAD=0",
              "fit": "**bayescheck fit** (read-ahead 2, default)",
