@@ -328,3 +328,33 @@ def test_row_blocked_root_equals_one_factorisation(rows, monkeypatch):
     # Negative control: one row left out is seen at this tolerance.
     short = lg.triangular_root(Z[1:])
     assert not np.allclose(short, whole, rtol=0, atol=1e-13 * np.abs(whole).max())
+
+
+def test_row_blocked_root_restores_the_threads_blas_setting(monkeypatch):
+    """The blocked QR runs its BLAS on one thread in the calling thread and puts back the
+    setting it found; without OpenBLAS's thread-local setter it factors in one call, with
+    the same R to 1e-13."""
+    from inference.engines import linear_gaussian as lg
+
+    setter = lg._SET_LOCAL_THREADS
+    if setter is None:
+        pytest.skip("scipy's OpenBLAS has no thread-local setting here")
+    Z = np.asfortranarray(np.random.default_rng(1).normal(size=(5000, 20)))
+    found = setter(2)
+    try:
+        blocked = lg.triangular_root(Z)
+        assert setter(2) == 2  # what the QR found is what it left
+    finally:
+        setter(found)
+    calls = []
+    geqrt, tpqrt = lg._LAPACK
+
+    def counted(*args):
+        calls.append(args[0].value)
+        return geqrt(*args)
+
+    monkeypatch.setattr(lg, "_SET_LOCAL_THREADS", None)
+    monkeypatch.setattr(lg, "_LAPACK", (counted, tpqrt))
+    whole = lg.triangular_root(Z)
+    assert calls == [5000]  # one dgeqrt over all the rows
+    np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-13 * np.abs(whole).max())
