@@ -107,12 +107,11 @@ def _gil_free_lapack():
 _LAPACK = _gil_free_lapack()
 
 
-def _thread_local_blas_threads():
-    """OpenBLAS's ``openblas_set_num_threads_local`` of scipy's OpenBLAS, or None.
+def _blas_threads_getter():
+    """``openblas_get_num_threads`` of scipy's OpenBLAS (the one LAPACK here calls), or None.
 
-    It sets the number of BLAS threads of the calling thread only and returns the previous
-    one (OpenBLAS 0.3.27 or later). Only found in scipy's Linux wheels (``scipy.libs``);
-    elsewhere None, and :func:`_qr_in_place` factors in one call.
+    Only found in scipy's Linux wheels (``scipy.libs``); elsewhere None, and
+    :func:`_qr_in_place` factors in one call.
     """
     import glob
     import os
@@ -122,15 +121,15 @@ def _thread_local_blas_threads():
     folder = os.path.join(os.path.dirname(scipy.__file__), os.pardir, "scipy.libs")
     for path in glob.glob(os.path.join(folder, "libscipy_openblas*.so")):
         try:
-            setter = ctypes.CDLL(path).openblas_set_num_threads_local
+            getter = ctypes.CDLL(path).scipy_openblas_get_num_threads
         except (OSError, AttributeError):  # pragma: no cover - another build
             continue
-        setter.restype, setter.argtypes = ctypes.c_int, [ctypes.c_int]
-        return setter
+        getter.restype, getter.argtypes = ctypes.c_int, []
+        return getter
     return None  # pragma: no cover - not a scipy wheel with its own OpenBLAS
 
 
-_SET_LOCAL_THREADS = _thread_local_blas_threads()
+_BLAS_THREADS = _blas_threads_getter()
 
 #: Rows factored at a time by :func:`triangular_root` on a tall block, and LAPACK's block
 #: size (columns per compact-WY reflector block) there. Measured on 10,000 x 51 (one thread):
@@ -147,8 +146,8 @@ def _qr_in_place(a: np.ndarray) -> None:
     (more than ``ROW_BLOCK`` rows, at least 4 times as many rows per block as columns) is
     factored in row blocks in place: ``dgeqrt`` on the first ``ROW_BLOCK`` rows, then each
     next block is folded into that R by ``dtpqrt`` (the QR of R stacked on the block: a
-    sequential TSQR, as LAPACK's ``dlatsqr``), with BLAS on one thread in this thread.
-    Otherwise (or where OpenBLAS's thread-local setting cannot be had) one ``dgeqrt`` call.
+    sequential TSQR, as LAPACK's ``dlatsqr``) when scipy's OpenBLAS runs on one thread (as
+    in a big stream, :func:`inference.streaming.run_stream`). Otherwise one ``dgeqrt`` call.
     """
     m, n = a.shape
     nb = min(COLUMN_BLOCK, m, n)
@@ -158,27 +157,24 @@ def _qr_in_place(a: np.ndarray) -> None:
             raise ValueError(f"dgeqrt failed with info = {info}")
         return
     geqrt, tpqrt = _LAPACK
-    blocked = m > ROW_BLOCK and 4 * n <= ROW_BLOCK and _SET_LOCAL_THREADS is not None
+    # The row blocks' BLAS calls are too small for threads: with OpenBLAS's 2 threads on
+    # this shared 2-core machine, 200,000 x 51 took 3.1 s blocked, 1.1-2.0 s in one call,
+    # 0.23-0.27 s blocked on one thread. Blocks only when BLAS already runs on one thread
+    # (a big stream sets it); changing the setting here would change it for every thread.
+    blocked = (m > ROW_BLOCK and 4 * n <= ROW_BLOCK and _BLAS_THREADS is not None
+               and _BLAS_THREADS() == 1)
     first = ROW_BLOCK if blocked else m
     t, work = np.empty((nb, n), order="F"), np.empty(nb * n)
     c = ctypes.c_int
     info = c(0)
-    # The row blocks' BLAS calls are too small for threads: with OpenBLAS's 2 threads on
-    # this shared 2-core machine, 200,000 x 51 took 3.1 s instead of 0.23 (one thread). Set
-    # for this thread only, so read-ahead threads and other callers keep their setting.
-    previous = _SET_LOCAL_THREADS(1) if blocked else None
-    try:
-        geqrt(c(first), c(n), c(nb), a.ctypes.data, c(m), t.ctypes.data, c(nb),
-              work.ctypes.data, info)
-        row = first
-        while info.value == 0 and row < m:
-            rows = min(ROW_BLOCK, m - row)
-            tpqrt(c(rows), c(n), c(0), c(nb), a.ctypes.data, c(m), a.ctypes.data + 8 * row,
-                  c(m), t.ctypes.data, c(nb), work.ctypes.data, info)
-            row += rows
-    finally:
-        if previous is not None:
-            _SET_LOCAL_THREADS(previous)
+    geqrt(c(first), c(n), c(nb), a.ctypes.data, c(m), t.ctypes.data, c(nb), work.ctypes.data,
+          info)
+    row = first
+    while info.value == 0 and row < m:
+        rows = min(ROW_BLOCK, m - row)
+        tpqrt(c(rows), c(n), c(0), c(nb), a.ctypes.data, c(m), a.ctypes.data + 8 * row, c(m),
+              t.ctypes.data, c(nb), work.ctypes.data, info)
+        row += rows
     if info.value != 0:  # pragma: no cover - LAPACK reports illegal arguments only
         raise ValueError(f"LAPACK QR failed with info = {info.value}")
 

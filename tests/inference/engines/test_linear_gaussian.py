@@ -315,37 +315,34 @@ def test_row_blocked_root_equals_one_factorisation(rows, monkeypatch):
     """The R of a tall block, factored in row blocks (dgeqrt, then dtpqrt per block), is the
     R of one dgeqrt of the whole block (unique with a non-negative diagonal) to 1e-13, and
     R'R = Z'Z; the last block may hold a single row."""
+    from threadpoolctl import threadpool_limits
+
     from inference.engines import linear_gaussian as lg
 
     rng = np.random.default_rng(rows)
     Z = np.asfortranarray(rng.normal(size=(rows, 51)) * rng.uniform(0.1, 10, size=51))
-    blocked = lg.triangular_root(Z)
-    monkeypatch.setattr(lg, "ROW_BLOCK", 10 ** 9)
-    whole = lg.triangular_root(Z)
+    with threadpool_limits(1, user_api="blas"):  # the blocked path needs BLAS on one thread
+        blocked = lg.triangular_root(Z)
+        short = lg.triangular_root(Z[1:])
+        monkeypatch.setattr(lg, "ROW_BLOCK", 10 ** 9)
+        whole = lg.triangular_root(Z)
     np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-13 * np.abs(whole).max())
     np.testing.assert_allclose(blocked.T @ blocked, Z.T @ Z, rtol=0,
                                atol=1e-12 * np.abs(Z.T @ Z).max())
     # Negative control: one row left out is seen at this tolerance.
-    short = lg.triangular_root(Z[1:])
     assert not np.allclose(short, whole, rtol=0, atol=1e-13 * np.abs(whole).max())
 
 
-def test_row_blocked_root_restores_the_threads_blas_setting(monkeypatch):
-    """The blocked QR runs its BLAS on one thread in the calling thread and puts back the
-    setting it found; without OpenBLAS's thread-local setter it factors in one call, with
-    the same R to 1e-13."""
+def test_rows_are_blocked_only_with_blas_on_one_thread(monkeypatch):
+    """With BLAS on one thread the QR folds row blocks in; with more, one dgeqrt call over
+    all the rows (the small blocked calls spin threads); the same R either way."""
+    from threadpoolctl import threadpool_limits
+
     from inference.engines import linear_gaussian as lg
 
-    setter = lg._SET_LOCAL_THREADS
-    if setter is None:
-        pytest.skip("scipy's OpenBLAS has no thread-local setting here")
+    if lg._BLAS_THREADS is None:
+        pytest.skip("scipy's OpenBLAS thread count cannot be read here")
     Z = np.asfortranarray(np.random.default_rng(1).normal(size=(5000, 20)))
-    found = setter(2)
-    try:
-        blocked = lg.triangular_root(Z)
-        assert setter(2) == 2  # what the QR found is what it left
-    finally:
-        setter(found)
     calls = []
     geqrt, tpqrt = lg._LAPACK
 
@@ -353,8 +350,10 @@ def test_row_blocked_root_restores_the_threads_blas_setting(monkeypatch):
         calls.append(args[0].value)
         return geqrt(*args)
 
-    monkeypatch.setattr(lg, "_SET_LOCAL_THREADS", None)
     monkeypatch.setattr(lg, "_LAPACK", (counted, tpqrt))
-    whole = lg.triangular_root(Z)
-    assert calls == [5000]  # one dgeqrt over all the rows
+    with threadpool_limits(1, user_api="blas"):
+        blocked = lg.triangular_root(Z)
+    with threadpool_limits(2, user_api="blas"):
+        whole = lg.triangular_root(Z)
+    assert calls == [lg.ROW_BLOCK, 5000]
     np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-13 * np.abs(whole).max())

@@ -196,6 +196,8 @@ def test_tall_blocks_keep_the_digits(name):
     first ``ROW_BLOCK`` are folded in by ``dtpqrt``): least squares of k copies of the rows is
     the same problem, so the certified values still hold, and the posterior mean keeps
     lstsq's digits on the same tall matrix, in one batch and cut into uneven batches."""
+    from threadpoolctl import threadpool_limits
+
     from inference.engines import linear_gaussian as lg
 
     X, y, certified = DATASETS[name]()
@@ -204,7 +206,8 @@ def test_tall_blocks_keep_the_digits(name):
     d = X.shape[1]
     assert len(y) > 3 * lg.ROW_BLOCK and len(y) % lg.ROW_BLOCK
     reference = lre(lstsq(X, y), certified)
-    whole = GaussianPosterior.flat(d, noise_var=1.0).update(regression_stats(X, y))
-    cut = in_batches(GaussianPosterior.flat(d, noise_var=1.0), X, y, [5, 1500, 2600])
+    with threadpool_limits(1, user_api="blas"):  # as in a big stream: the blocked path
+        whole = GaussianPosterior.flat(d, noise_var=1.0).update(regression_stats(X, y))
+        cut = in_batches(GaussianPosterior.flat(d, noise_var=1.0), X, y, [5, 1500, 2600])
     for post in (whole, cut):
         assert lre(post.mean, certified) >= reference - 1.0
