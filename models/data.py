@@ -526,15 +526,35 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
             return out
     import pandas as pd
     frame = batch.frame
-    out = []
-    for name in columns:
-        chunks = _arrow_text_chunks(frame[name].array)
-        if chunks is not None:
-            out.append(_chunked_text_codes(chunks))
-            continue
-        codes, uniques = pd.factorize(frame[name])
-        out.append((codes, [str(u) for u in uniques]))
+    arrow = [_arrow_text_chunks(frame[name].array) for name in columns]
+    out: list = [None] * len(columns)
+    text = [i for i, chunks in enumerate(arrow) if chunks is not None]
+    for i, codes in zip(text, _map_columns(_chunked_text_codes, [arrow[i] for i in text],
+                                           len(frame)), strict=True):
+        out[i] = codes
+    for i, name in enumerate(columns):
+        if arrow[i] is None:
+            codes, uniques = pd.factorize(frame[name])
+            out[i] = (codes, [str(u) for u in uniques])
     return out
+
+
+#: Cells below which columns are factorised on the calling thread alone.
+_THREADED_CELLS = 2_000_000
+
+
+def _map_columns(f, items: list, rows: int) -> list:
+    """``[f(x) for x in items]``, on two threads when there is enough work.
+
+    Arrow's hashing releases the GIL, so two columns are encoded at once on two cores;
+    small batches stay on the calling thread (a pool costs more than it saves there).
+    """
+    workers = min(2, os.cpu_count() or 1, len(items))
+    if workers < 2 or rows * len(items) < _THREADED_CELLS:
+        return [f(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(f, items))
 
 
 def _plain_codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -598,10 +618,15 @@ def _text_codes(chunk, base: int = 0) -> tuple[np.ndarray, list[str]]:
 
 
 def _dictionary_indices(chunk, base: int) -> np.ndarray:
-    """A dictionary array's indices plus ``base`` as int32, -1 where the value is null."""
+    """A dictionary array's indices plus ``base`` as int32, -1 where the value is null.
+
+    With ``base`` 0 and no null, a read-only view of Arrow's buffer.
+    """
     indices = chunk.indices
     values = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices),
                            offset=indices.offset * 4)
+    if not base and not indices.null_count:
+        return values  # a read-only view of Arrow's buffer: no copy
     out = values + np.int32(base)
     if indices.null_count:
         bits = np.unpackbits(np.frombuffer(indices.buffers()[0], dtype=np.uint8),

@@ -25,6 +25,14 @@ Queries
     the target's states and ``P(e)``; their ratio is the posterior predictive
     ``P(t | e, data)`` of a new case.
 
+Predicting a node from many rows
+    When every node other than the target is observed, ``P(t, x_rest)`` is the product of
+    all CPT entries, and only the target's own CPT and its children's depend on ``t``: the
+    answer for every row at once is a few numpy gathers (:func:`predict_target`). Unobserved
+    nodes with no observed descendant (barren) sum out to 1 and change nothing, so rows
+    whose unobserved cells are all barren take the same path; the other rows are answered by
+    variable elimination, once per distinct pattern of observed cells.
+
 d-separation
     ``X`` and ``Y`` are d-separated by ``Z`` iff they are disconnected, after removing ``Z``,
     in the moral graph of the **ancestral** subgraph of ``X u Y u Z`` (Lauritzen et al.,
@@ -61,6 +69,7 @@ __all__ = [
     "grow_tables",
     "log_marginal_likelihood",
     "network_counts",
+    "predict_target",
     "query",
     "reorder_tables",
     "topological_order",
@@ -254,7 +263,8 @@ def network_counts(codes: np.ndarray, schema: NetworkSchema) -> NetworkCounts:
 
 def count_tables(codes: np.ndarray, cardinality: Sequence[int],
                  parents: Sequence[Sequence[int]],
-                 names: Sequence[str] | None = None) -> tuple[np.ndarray, ...]:
+                 names: Sequence[str] | None = None, *, validate: bool = True
+                 ) -> tuple[np.ndarray, ...]:
     """Every node's count table ``(q_v, r_v)`` of complete cases, from their codes alone.
 
     The arrays behind :func:`network_counts`, for callers whose states are still growing
@@ -270,6 +280,9 @@ def count_tables(codes: np.ndarray, cardinality: Sequence[int],
         Parent indices of each node, in CPT row order.
     names : sequence of str, optional
         Node names for the error message.
+    validate : bool
+        Check that every code is in range (False: the caller built them so; saves a pass
+        over the codes).
 
     Raises
     ------
@@ -285,7 +298,8 @@ def count_tables(codes: np.ndarray, cardinality: Sequence[int],
     # than striding through a row-major matrix)
     if not codes.flags.f_contiguous:
         codes = np.asfortranarray(codes)
-    if codes.size and (codes.min() < 0 or (codes.max(axis=0) >= np.asarray(cardinality)).any()):
+    if validate and codes.size and (codes.min() < 0 or
+                                    (codes.max(axis=0) >= np.asarray(cardinality)).any()):
         for v, r in enumerate(cardinality):
             col = codes[:, v]
             bad = (col < 0) | (col >= r)
@@ -543,6 +557,121 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
     joint, _ = _multiply_sum(factors, (target,))
     joint = np.asarray(joint, np.float64)
     return joint, float(joint.sum())
+
+
+def _barren(schema: NetworkSchema, kept: np.ndarray) -> bool:
+    """Whether every node not ``kept`` is barren (has no kept descendant).
+
+    That is: every kept node's parents are kept (an unkept node with a kept descendant has
+    an unkept node with a kept child on the way).
+    """
+    return all(kept[p] for v, pa in enumerate(schema.parents) if kept[v] for p in pa)
+
+
+def _blanket_logs(logs: Sequence[np.ndarray], schema: NetworkSchema, target: int,
+                  codes: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log weights ``log P(t, x_kept)`` up to a per-row constant, and that constant.
+
+    ``kept``: the observed nodes (every other node but the target is barren). The weights
+    hold the target's CPT column and its kept children's entries; the constant, every other
+    kept node's entry.
+    """
+    card = schema.cardinality
+    rows, r = codes.shape[0], card[target]
+    rest = np.zeros(rows)
+    weights = logs[target][schema.config_index(target, codes)]  # (rows, r), a copy
+    for v, pa in enumerate(schema.parents):
+        if v == target or not kept[v]:
+            continue
+        table = logs[v]
+        if target not in pa:
+            rest += table.ravel()[schema.config_index(v, codes) * card[v] + codes[:, v]]
+            continue
+        # the child's row index with the target at 0, and the stride of the target's code
+        base = np.zeros(rows, np.int64)
+        stride = 1
+        for p in pa:
+            base *= card[p]
+            stride *= card[p]
+            if p == target:
+                stride = 1
+            else:
+                base += codes[:, p]
+        flat = (base[:, None] + stride * np.arange(r)) * card[v] + codes[:, v][:, None]
+        weights += table.ravel()[flat]
+    return weights, rest
+
+
+def predict_target(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
+                   codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P(target = t | the row's observed cells)`` for every row, and their log probability.
+
+    Rows whose unobserved cells (other than the target's) are all barren -- no observed
+    descendant; complete rows in particular -- are answered together by numpy gathers over
+    the target's CPT and its observed children's (the other factors cancel); each other
+    distinct pattern of observed cells by one :func:`query`.
+
+    Parameters
+    ----------
+    cpts : sequence of numpy.ndarray
+        ``cpts[v][j, k]``.
+    schema : NetworkSchema
+    target : int
+        The predicted node; its column of ``codes`` is ignored.
+    codes : numpy.ndarray of int, shape (rows, nodes)
+        State codes, -1 for an unobserved cell.
+
+    Returns
+    -------
+    proba : numpy.ndarray, shape (rows, r_target)
+        NaN on a row whose observed cells have probability 0.
+    log_p_observed : numpy.ndarray, shape (rows,)
+        ``log P(the row's observed cells other than the target)``; ``-inf`` when 0.
+    """
+    codes = np.asarray(codes)
+    card = schema.cardinality
+    rows, r = codes.shape[0], card[target]
+    observed = codes >= 0
+    observed[:, target] = True
+    proba = np.full((rows, r), np.nan)
+    log_p = np.full(rows, -np.inf)
+    # group the rows by which cells they observe (usually a few patterns)
+    masks, which = np.unique(np.packbits(observed, axis=1), axis=0, return_inverse=True)
+    which = which.ravel()
+    logs = None
+    for m, packed in enumerate(masks):
+        kept = np.unpackbits(packed, count=len(card)).astype(bool)
+        sel = np.flatnonzero(which == m)
+        part = codes[sel]
+        if _barren(schema, kept):
+            if logs is None:
+                with np.errstate(divide="ignore"):
+                    logs = [np.log(np.asarray(t, np.float64)) for t in cpts]
+            part = np.where(part < 0, 0, part)  # barren cells: never read
+            part[:, target] = 0
+            weights, rest = _blanket_logs(logs, schema, target, part, kept)
+            top = weights.max(axis=1)
+            finite = np.isfinite(top) & np.isfinite(rest)
+            w = np.exp(weights[finite] - top[finite, None])
+            total = w.sum(axis=1)
+            proba[sel[finite]] = w / total[:, None]
+            log_p[sel[finite]] = rest[finite] + top[finite] + np.log(total)
+            continue
+        evidence_codes = np.array(part, dtype=np.int64)
+        evidence_codes[:, target] = -1
+        patterns, inverse = np.unique(evidence_codes, axis=0, return_inverse=True)
+        answers = np.full((len(patterns), r), np.nan)
+        logs_e = np.full(len(patterns), -np.inf)
+        for i, row in enumerate(patterns):
+            joint, p_e = query(cpts, schema, target,
+                               {v: int(c) for v, c in enumerate(row) if c >= 0})
+            if p_e > 0:
+                answers[i] = joint / p_e
+                logs_e[i] = math.log(p_e)
+        inverse = inverse.ravel()
+        proba[sel] = answers[inverse]
+        log_p[sel] = logs_e[inverse]
+    return proba, log_p
 
 
 # ---- d-separation ----------------------------------------------------------------------
