@@ -48,7 +48,7 @@ import itertools
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
@@ -61,6 +61,7 @@ __all__ = [
     "DSeparation",
     "NetworkCounts",
     "NetworkSchema",
+    "clear_query_plans",
     "cpt_posterior",
     "count_tables",
     "d_separation",
@@ -455,40 +456,199 @@ def log_marginal_likelihood(counts: NetworkCounts, prior: Sequence[np.ndarray]) 
 # ---- exact inference -------------------------------------------------------------------
 
 
-def _multiply_sum(factors: list[tuple[np.ndarray, tuple[int, ...]]], keep: tuple[int, ...]):
-    """Product of ``factors`` (table, variables) summed onto the variables ``keep``.
+@dataclass(frozen=True)
+class _Plan:
+    """What every query on one schema shares (computed once per schema).
 
-    Two factors at a time: ``einsum``'s own path search costs more than these small
-    contractions (it was half of a query's time).
+    ``rank``: each node's place in one elimination order of the whole network (greedy, the
+    smallest product first, on the moral graph). A query eliminates its hidden nodes in this
+    order restricted to them: the moral graph of a query's ancestral set, with the evidence
+    removed, is a subgraph of the whole moral graph, so the restricted order never makes a
+    larger factor than the whole order does, and choosing it costs nothing per query.
     """
-    local: dict[int, int] = {}
-    for _, axes in factors:
+
+    card: tuple[int, ...]
+    family: tuple[tuple[int, ...], ...]
+    ancestors: tuple[int, ...]  # bit masks: the node and its ancestors
+    rank: tuple[int, ...]
+    node_at: tuple[int, ...]  # the node of each rank
+    letters: str | None  # einsum's letter of each node (None: more than 52 nodes)
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # of _steps
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_PLANS: dict[int, tuple[NetworkSchema, _Plan]] = {}
+_TABLES: list = [None, None, None]  # the last (cpts, their ids, reshaped tables)
+
+
+def clear_query_plans() -> None:
+    """Forget the elimination orders and steps kept for the schemas and queries seen."""
+    _PLANS.clear()
+    _TABLES[:] = [None, None, None]
+
+
+def _plan(schema: NetworkSchema) -> _Plan:
+    cached = _PLANS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    card = schema.cardinality
+    n = len(card)
+    family = tuple((*schema.parents[v], v) for v in range(n))
+    ancestors = []
+    for v in range(n):
+        mask = 0
+        for a in schema.ancestors([v]):
+            mask |= 1 << a
+        ancestors.append(mask)
+    neighbours: dict[int, set[int]] = {v: set() for v in range(n)}
+    for axes in family:
         for x in axes:
-            local.setdefault(x, len(local))
-    for x in keep:
-        local.setdefault(x, len(local))
-    if len(local) > 52:
-        raise ValueError("a factor of more than 52 variables is too large for exact "
-                         "elimination")
-    table, axes = factors[0]
-    for other, other_axes in factors[1:-1]:
-        union = tuple(dict.fromkeys((*axes, *other_axes)))
-        table = np.einsum(table, [local[x] for x in axes], other,
-                          [local[x] for x in other_axes], [local[x] for x in union])
-        axes = union
-    args: list = [table, [local[x] for x in axes]]
-    if len(factors) > 1:
-        args += [factors[-1][0], [local[x] for x in factors[-1][1]]]
-    args.append([local[x] for x in keep])
-    return np.einsum(*args), keep
+            neighbours[x].update(axes)
+    for x, near in neighbours.items():
+        near.discard(x)
+    rank = [0] * n
+    left = set(range(n))
+    for r in range(n):
+        x = min(sorted(left), key=lambda h: (card[h] * math.prod(card[y] for y in neighbours[h]),
+                                             len(neighbours[h])))
+        rank[x] = r
+        left.discard(x)
+        near = neighbours.pop(x)
+        for y in near:
+            neighbours[y].update(near)
+            neighbours[y].discard(y)
+            neighbours[y].discard(x)
+    node_at = [0] * n
+    for v, r in enumerate(rank):
+        node_at[r] = v
+    plan = _Plan(card, family, tuple(ancestors), tuple(rank), tuple(node_at),
+                 _LETTERS[:n] if n <= len(_LETTERS) else None)
+    if len(_PLANS) > 8:
+        _PLANS.clear()
+    _PLANS[id(schema)] = (schema, plan)  # the schema is held, so its id is not reused
+    return plan
+
+
+def _tables(cpts: Sequence[np.ndarray], plan: _Plan) -> list[np.ndarray]:
+    """Every CPT as a float array with one axis per variable of its family.
+
+    Cached for the last ``cpts`` seen, by identity: a stream of queries reshapes them once.
+    """
+    ids = [id(t) for t in cpts]
+    if _TABLES[0] is cpts and _TABLES[1] == ids:
+        return _TABLES[2]
+    tables = [np.asarray(t, np.float64).reshape([plan.card[x] for x in axes])
+              for t, axes in zip(cpts, plan.family, strict=True)]
+    _TABLES[:] = [cpts, ids, tables]  # held, so the ids stay theirs
+    return tables
+
+
+def _subscripts(operands: Sequence[tuple[int, ...]], keep: tuple[int, ...],
+                letters: str | None) -> str:
+    """The ``einsum`` subscripts of a product of factors summed onto ``keep``.
+
+    ``operands`` are the factors' variables; ``letters`` one letter per node when the
+    network has at most 52 nodes, else the letters are given per product.
+    """
+    if letters is None:
+        local: dict[int, str] = {}
+        for axes in operands:
+            for x in axes:
+                if x not in local:
+                    if len(local) == len(_LETTERS):
+                        raise ValueError("a factor of more than 52 variables is too large "
+                                         "for exact elimination")
+                    local[x] = _LETTERS[len(local)]
+        letters = local
+    return ",".join(["".join([letters[x] for x in axes]) for axes in operands]) + "->" + \
+        "".join([letters[x] for x in keep])
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """A query's elimination, without the numbers: which CPTs, sliced where, multiplied how.
+
+    The same for every query with this target and these evidence nodes (whatever their
+    states), so it is worked out once and kept (:func:`_steps`).
+    """
+
+    inputs: tuple[tuple[int, tuple], ...]  # (node, index: evidence node or None per axis)
+    steps: tuple[tuple[tuple[int, ...], str], ...]  # (slots multiplied, subscripts)
+    scalars: tuple[int, ...]  # slots of factors with no variable left
+    final: tuple[tuple[int, ...], str]  # the target's bucket
+
+
+def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
+    key = (target, observed)
+    cached = plan.cache.get(key)
+    if cached is not None:
+        return cached
+    last = len(plan.card)  # the target's bucket comes after every hidden node's
+    rank = list(plan.rank)
+    rank[target] = last
+    letters = plan.letters
+    evidence = set(observed)
+    mask = plan.ancestors[target]
+    for v in observed:
+        mask |= plan.ancestors[v]
+    inputs, buckets, scalars, hidden = [], {}, [], []
+    while mask:
+        low = mask & -mask
+        mask ^= low
+        v = low.bit_length() - 1
+        axes = plan.family[v]
+        index = ()
+        if v in evidence:
+            index = tuple(x if x in evidence else None for x in axes)
+            axes = tuple(x for x in axes if x not in evidence)
+        else:
+            if v != target:
+                hidden.append(rank[v])
+            if not evidence.isdisjoint(axes):
+                index = tuple(x if x in evidence else None for x in axes)
+                axes = tuple(x for x in axes if x not in evidence)
+        inputs.append((v, index))
+        if axes:
+            buckets.setdefault(min([rank[x] for x in axes]), []).append((len(inputs) - 1, axes))
+        else:
+            scalars.append(len(inputs) - 1)
+    slots = len(inputs)
+    steps = []
+    node_at = plan.node_at
+    hidden.sort()
+    for r in hidden:
+        factors = buckets.pop(r, None)
+        if factors is None:
+            continue
+        x = node_at[r]
+        keep = tuple(dict.fromkeys([y for _, axes in factors for y in axes if y != x]))
+        steps.append((tuple([f for f, _ in factors]),
+                      _subscripts([axes for _, axes in factors], keep, letters)))
+        if keep:
+            buckets.setdefault(min([rank[y] for y in keep]), []).append((slots, keep))
+        else:
+            scalars.append(slots)
+        slots += 1
+    factors = buckets.get(last, [])
+    final = (tuple([f for f, _ in factors]),
+             _subscripts([axes for _, axes in factors], (target,), letters) if factors else "")
+    out = _Steps(tuple(inputs), tuple(steps), tuple(scalars), final)
+    if len(plan.cache) >= 4096:
+        plan.cache.clear()
+    plan.cache[key] = out
+    return out
 
 
 def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
           evidence: Mapping[int, int] | None = None) -> tuple[np.ndarray, float]:
     """``P(target = t, evidence)`` for every state ``t``, and ``P(evidence)``.
 
-    Exact variable elimination over the ancestors of the target and the evidence (the other
-    nodes sum out to 1), eliminating at each step the variable whose product is smallest.
+    Exact variable elimination (bucket elimination) over the ancestors of the target and
+    the evidence (the other nodes sum out to 1), in one order fixed per schema (see
+    :class:`_Plan`): each hidden node's bucket holds the factors it is the first to leave;
+    their product, summed over the node, goes to the bucket of its next variable. The
+    steps depend only on the target and which nodes are evidence, and are kept for the
+    next query of the same kind.
 
     Parameters
     ----------
@@ -513,49 +673,27 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
         When the target is also evidence, or a code is out of range.
     """
     evidence = dict(evidence or {})
-    card = schema.cardinality
+    plan = _plan(schema)
+    card = plan.card
     if target in evidence:
         raise ValueError(f"node {schema.nodes[target]!r} is both the target and evidence")
     for v, k in evidence.items():
         if not 0 <= k < card[v]:
             raise ValueError(f"evidence on {schema.nodes[v]!r}: code {k} outside 0..{card[v] - 1}")
-    relevant = schema.ancestors([target, *evidence])
-    factors: list[tuple[np.ndarray, tuple[int, ...]]] = []
-    for v in sorted(relevant):
-        axes = (*schema.parents[v], v)
-        table = np.asarray(cpts[v], np.float64).reshape(*(card[x] for x in axes))
-        index = tuple(evidence.get(x, slice(None)) for x in axes)
-        factors.append((table[index], tuple(x for x in axes if x not in evidence)))
-    hidden = relevant - set(evidence) - {target}
-    # The interaction graph (variables sharing a factor), kept up to date with the fill-in
-    # of each elimination, so that a variable's cost (the size of the product that
-    # eliminates it) is recomputed only when its neighbours change.
-    neighbours: dict[int, set[int]] = {x: set() for x in relevant if x not in evidence}
-    for _, axes in factors:
-        for x in axes:
-            neighbours[x].update(axes)
-    for x, near in neighbours.items():
-        near.discard(x)
-
-    def cost(h: int) -> int:
-        return card[h] * math.prod(card[y] for y in neighbours[h])
-
-    costs = {h: cost(h) for h in hidden}
-    while hidden:
-        x = min(sorted(hidden), key=costs.__getitem__)
-        involved = [f for f in factors if x in f[1]]
-        rest = [f for f in factors if x not in f[1]]
-        keep = tuple(sorted({y for _, axes in involved for y in axes} - {x}))
-        factors = [*rest, _multiply_sum(involved, keep)]
-        hidden.discard(x)
-        for y in keep:
-            neighbours[y].update(keep)
-            neighbours[y].discard(y)
-            neighbours[y].discard(x)
-            if y in hidden:
-                costs[y] = cost(y)
-    joint, _ = _multiply_sum(factors, (target,))
+    tables = _tables(cpts, plan)
+    todo = _steps(plan, target, tuple(sorted(evidence)))
+    work = []
+    for v, index in todo.inputs:
+        work.append(tables[v][tuple(slice(None) if x is None else evidence[x] for x in index)]
+                    if index else tables[v])
+    for operands, subscripts in todo.steps:
+        work.append(np.einsum(subscripts, *[work[i] for i in operands]))
+    operands, subscripts = todo.final
+    joint = (np.einsum(subscripts, *[work[i] for i in operands]) if operands
+             else np.ones(card[target]))
     joint = np.asarray(joint, np.float64)
+    for i in todo.scalars:
+        joint = joint * float(work[i])
     return joint, float(joint.sum())
 
 

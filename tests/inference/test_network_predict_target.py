@@ -81,3 +81,49 @@ def test_a_row_of_probability_zero_is_nan_and_minus_infinity():
     assert np.isnan(proba[0]).all() and log_p[0] == -np.inf
     np.testing.assert_allclose(proba[1], [0.5, 0.5])
     assert log_p[1] == 0.0
+
+
+def _enumerate(cpts, schema, target, evidence):
+    """P(target = t, evidence) by summing the full joint (the exact reference)."""
+    card = schema.cardinality
+    args = []
+    for v, pa in enumerate(schema.parents):
+        args += [np.asarray(cpts[v]).reshape([card[x] for x in (*pa, v)]), [*pa, v]]
+    joint = np.einsum(*args, list(range(len(card))))  # axes in node order
+    sliced = joint[tuple(evidence.get(x, slice(None)) for x in range(len(card)))]
+    kept = [x for x in range(len(card)) if x not in evidence]
+    return sliced.sum(axis=tuple(i for i, x in enumerate(kept) if x != target))
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_query_equals_the_summed_joint_when_its_steps_are_reused(seed):
+    """Queries with the same target and evidence nodes reuse one elimination plan: each
+    must still answer for its own evidence values."""
+    rng, schema, cpts, _ = _network(seed, n=7)
+    engine.clear_query_plans()
+    for _ in range(3):
+        for target in range(7):
+            others = [v for v in range(7) if v != target]
+            ev_nodes = rng.choice(others, size=2, replace=False)
+            for _ in range(3):  # the same nodes, other values
+                evidence = {int(v): int(rng.integers(schema.cardinality[v])) for v in ev_nodes}
+                joint, p_e = query(cpts, schema, target, evidence)
+                want = _enumerate(cpts, schema, target, evidence)
+                np.testing.assert_allclose(joint, want, rtol=1e-12, atol=0)
+                assert p_e == pytest.approx(want.sum(), rel=1e-12)
+
+
+def test_query_on_a_chain_of_more_than_52_nodes():
+    """Past 52 nodes einsum's letters are given per product (the chain's answer is the
+    matrix product of its CPTs)."""
+    rng = np.random.default_rng(7)
+    n = 60
+    schema = NetworkSchema(tuple(f"n{v}" for v in range(n)), (("a", "b"),) * n,
+                           ((),) + tuple((v - 1,) for v in range(1, n)))
+    cpts = [rng.dirichlet(np.ones(2), size=1 if v == 0 else 2) for v in range(n)]
+    want = cpts[0][0]
+    for v in range(1, n):
+        want = want @ cpts[v]
+    joint, p_e = query(cpts, schema, n - 1)
+    np.testing.assert_allclose(joint, want, rtol=1e-12)
+    assert p_e == pytest.approx(1.0)
