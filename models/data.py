@@ -377,7 +377,8 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
         When the file cannot be read, is empty or has a header but no rows.
     """
     content = _read_bytes(path)
-    if not content.strip():
+    # bytes.strip() copies the whole file when it ends in a newline: look at the head first
+    if not content[:4096].strip() and not content.strip():
         raise DataError("file is empty (no header, no rows)", path=path)
     kind = _SUFFIXES[path.suffix.lower()]
     batch = Batch(str(path), fingerprint(content), content=content, kind=kind, text=text)
