@@ -478,13 +478,15 @@ class _Plan:
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _PLANS: dict[int, tuple[NetworkSchema, _Plan]] = {}
-_TABLES: list = [None, None, None]  # the last (cpts, their ids, reshaped tables)
+# the last (cpts, their ids, reshaped tables): one tuple, replaced whole, so a thread never
+# sees the tables of other cpts
+_TABLES: list = [(None, None, None)]
 
 
 def clear_query_plans() -> None:
     """Forget the elimination orders and steps kept for the schemas and queries seen."""
     _PLANS.clear()
-    _TABLES[:] = [None, None, None]
+    _TABLES[0] = (None, None, None)
 
 
 def _plan(schema: NetworkSchema) -> _Plan:
@@ -532,14 +534,19 @@ def _plan(schema: NetworkSchema) -> _Plan:
 def _tables(cpts: Sequence[np.ndarray], plan: _Plan) -> list[np.ndarray]:
     """Every CPT as a float array with one axis per variable of its family.
 
-    Cached for the last ``cpts`` seen, by identity: a stream of queries reshapes them once.
+    Cached for the last ``cpts`` seen, by identity, when they are float64 arrays (the
+    tables are then views of them): a stream of queries reshapes them once.
     """
     ids = [id(t) for t in cpts]
-    if _TABLES[0] is cpts and _TABLES[1] == ids:
-        return _TABLES[2]
+    last, last_ids, tables = _TABLES[0]
+    if last is cpts and last_ids == ids:
+        return tables
     tables = [np.asarray(t, np.float64).reshape([plan.card[x] for x in axes])
               for t, axes in zip(cpts, plan.family, strict=True)]
-    _TABLES[:] = [cpts, ids, tables]  # held, so the ids stay theirs
+    if all(isinstance(t, np.ndarray) and t.dtype == np.float64 for t in cpts):
+        # views of the caller's arrays (a change in place is seen); held, so the ids stay
+        # theirs
+        _TABLES[0] = (cpts, ids, tables)
     return tables
 
 

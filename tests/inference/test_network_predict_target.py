@@ -127,3 +127,19 @@ def test_query_on_a_chain_of_more_than_52_nodes():
     joint, p_e = query(cpts, schema, n - 1)
     np.testing.assert_allclose(joint, want, rtol=1e-12)
     assert p_e == pytest.approx(1.0)
+
+
+def test_kept_tables_follow_a_cpt_changed_in_place():
+    """The reshaped CPTs are kept between queries: a CPT changed in place, or replaced, must
+    still change the next answer."""
+    _, schema, cpts, _ = _network(8, n=5)
+    cpts = [np.array(t, dtype=np.float64) for t in cpts]
+    target = 4
+    first, _ = query(cpts, schema, target)
+    cpts[target][:] = np.roll(cpts[target], 1, axis=1)
+    np.testing.assert_allclose(query(cpts, schema, target)[0],
+                               _enumerate(cpts, schema, target, {}), rtol=1e-12)
+    assert np.abs(query(cpts, schema, target)[0] - first).max() > 1e-6
+    cpts[target] = np.roll(cpts[target], 1, axis=1)  # a new array in the same list
+    np.testing.assert_allclose(query(cpts, schema, target)[0],
+                               _enumerate(cpts, schema, target, {}), rtol=1e-12)
