@@ -224,7 +224,7 @@ def _hash_text_chunk(hashers, chunk, start: int) -> None:
     _, offsets, data = chunk.buffers()
     off = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1,
                         offset=chunk.offset * np.dtype(width).itemsize)
-    lengths.update(np.diff(off).astype(np.int64).data)
+    lengths.update(np.diff(off).astype(np.int64, copy=False).data)  # same bytes, no copy
     if data is not None and off[-1] > off[0]:
         characters.update(memoryview(data)[int(off[0]):int(off[-1])])
     if chunk.null_count:
@@ -488,7 +488,8 @@ def read_batch(path: Path, *, text: bool = False) -> Batch:
         When the file cannot be read, is empty or has a header but no rows.
     """
     content = _read_bytes(path)
-    if not content.strip():
+    # bytes.strip() copies the whole file when it ends in a newline: look at the head first
+    if not content[:4096].strip() and not content.strip():
         raise DataError("file is empty (no header, no rows)", path=path)
     kind = _SUFFIXES[path.suffix.lower()]
     batch = Batch(str(path), fingerprint(content), content=content, kind=kind, text=text)
@@ -637,15 +638,35 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
             return out
     import pandas as pd
     frame = batch.frame
-    out = []
-    for name in columns:
-        chunks = _arrow_text_chunks(frame[name].array)
-        if chunks is not None:
-            out.append(_chunked_text_codes(chunks))
-            continue
-        codes, uniques = pd.factorize(frame[name])
-        out.append((codes, [str(u) for u in uniques]))
+    arrow = [_arrow_text_chunks(frame[name].array) for name in columns]
+    out: list = [None] * len(columns)
+    text = [i for i, chunks in enumerate(arrow) if chunks is not None]
+    for i, codes in zip(text, _map_columns(_chunked_text_codes, [arrow[i] for i in text],
+                                           len(frame)), strict=True):
+        out[i] = codes
+    for i, name in enumerate(columns):
+        if arrow[i] is None:
+            codes, uniques = pd.factorize(frame[name])
+            out[i] = (codes, [str(u) for u in uniques])
     return out
+
+
+#: Cells below which columns are factorised on the calling thread alone.
+_THREADED_CELLS = 2_000_000
+
+
+def _map_columns(f, items: list, rows: int) -> list:
+    """``[f(x) for x in items]``, on two threads when there is enough work.
+
+    Arrow's hashing releases the GIL, so two columns are encoded at once on two cores;
+    small batches stay on the calling thread (a pool costs more than it saves there).
+    """
+    workers = min(2, os.cpu_count() or 1, len(items))
+    if workers < 2 or rows * len(items) < _THREADED_CELLS:
+        return [f(x) for x in items]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(f, items))
 
 
 def _plain_codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -709,10 +730,15 @@ def _text_codes(chunk, base: int = 0) -> tuple[np.ndarray, list[str]]:
 
 
 def _dictionary_indices(chunk, base: int) -> np.ndarray:
-    """A dictionary array's indices plus ``base`` as int32, -1 where the value is null."""
+    """A dictionary array's indices plus ``base`` as int32, -1 where the value is null.
+
+    With ``base`` 0 and no null, a read-only view of Arrow's buffer.
+    """
     indices = chunk.indices
     values = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices),
                            offset=indices.offset * 4)
+    if not base and not indices.null_count:
+        return values  # a read-only view of Arrow's buffer: no copy
     out = values + np.int32(base)
     if indices.null_count:
         bits = np.unpackbits(np.frombuffer(indices.buffers()[0], dtype=np.uint8),

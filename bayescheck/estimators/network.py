@@ -143,40 +143,20 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
             return np.log(self.predict_proba(X))
 
     def predict_proba(self, X):
-        """``P(target | observed cells)`` per row (columns in ``classes_`` order)."""
-        from inference.engines.networks import query
+        """``P(target | observed cells)`` per row (columns in ``classes_`` order).
+
+        Complete rows at once by numpy gathers over the target's CPT and its children's;
+        rows with missing cells by variable elimination, once per distinct pattern
+        (:func:`inference.engines.networks.predict_target`).
+        """
+        from inference.engines.networks import predict_target
 
         check_is_fitted(self, "cpts_")
         X = known_codes(category_codes(self, X, reset=False, allow_nan=True),
                         self.n_categories_)
-        K = len(self.classes_)
-        out = np.empty((X.shape[0], K))
-        complete = (X >= 0).all(axis=1)
-        if complete.any():
-            out[complete] = self._complete_proba(X[complete])
-        if (~complete).any():
-            rows, inverse = np.unique(X[~complete], axis=0, return_inverse=True)
-            answers = np.empty((len(rows), K))
-            for i, row in enumerate(rows):
-                evidence = {j + 1: int(c) for j, c in enumerate(row) if c >= 0}
-                joint, p_e = query(self.cpts_, self.schema_, 0, evidence)
-                answers[i] = joint / p_e
-            out[~complete] = answers[inverse.ravel()]
-        return out
-
-    def _complete_proba(self, X: np.ndarray) -> np.ndarray:
-        """Every node observed but the target: ``prod_v P(x_v | pa_v)`` per class, normalised."""
-        K = len(self.classes_)
         codes = np.column_stack([np.zeros(len(X), np.int64), X])
-        logs = np.zeros((len(X), K))
-        tables = [np.log(t) for t in self.cpts_]
-        for k in range(K):
-            codes[:, 0] = k
-            for v, table in enumerate(tables):
-                logs[:, k] += table[self.schema_.config_index(v, codes), codes[:, v]]
-        top = logs.max(axis=1, keepdims=True)
-        p = np.exp(logs - top)
-        return p / p.sum(axis=1, keepdims=True)
+        proba, _ = predict_target(self.cpts_, self.schema_, 0, codes)
+        return proba
 
     def predict(self, X):
         """The most probable target state of each row."""

@@ -25,6 +25,14 @@ Queries
     the target's states and ``P(e)``; their ratio is the posterior predictive
     ``P(t | e, data)`` of a new case.
 
+Predicting a node from many rows
+    When every node other than the target is observed, ``P(t, x_rest)`` is the product of
+    all CPT entries, and only the target's own CPT and its children's depend on ``t``: the
+    answer for every row at once is a few numpy gathers (:func:`predict_target`). Unobserved
+    nodes with no observed descendant (barren) sum out to 1 and change nothing, so rows
+    whose unobserved cells are all barren take the same path; the other rows are answered by
+    variable elimination, once per distinct pattern of observed cells.
+
 d-separation
     ``X`` and ``Y`` are d-separated by ``Z`` iff they are disconnected, after removing ``Z``,
     in the moral graph of the **ancestral** subgraph of ``X u Y u Z`` (Lauritzen et al.,
@@ -40,7 +48,7 @@ import itertools
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
@@ -53,6 +61,7 @@ __all__ = [
     "DSeparation",
     "NetworkCounts",
     "NetworkSchema",
+    "clear_query_plans",
     "cpt_posterior",
     "count_tables",
     "d_separation",
@@ -61,6 +70,7 @@ __all__ = [
     "grow_tables",
     "log_marginal_likelihood",
     "network_counts",
+    "predict_target",
     "query",
     "reorder_tables",
     "topological_order",
@@ -254,7 +264,8 @@ def network_counts(codes: np.ndarray, schema: NetworkSchema) -> NetworkCounts:
 
 def count_tables(codes: np.ndarray, cardinality: Sequence[int],
                  parents: Sequence[Sequence[int]],
-                 names: Sequence[str] | None = None) -> tuple[np.ndarray, ...]:
+                 names: Sequence[str] | None = None, *, validate: bool = True
+                 ) -> tuple[np.ndarray, ...]:
     """Every node's count table ``(q_v, r_v)`` of complete cases, from their codes alone.
 
     The arrays behind :func:`network_counts`, for callers whose states are still growing
@@ -270,6 +281,9 @@ def count_tables(codes: np.ndarray, cardinality: Sequence[int],
         Parent indices of each node, in CPT row order.
     names : sequence of str, optional
         Node names for the error message.
+    validate : bool
+        Check that every code is in range (False: the caller built them so; saves a pass
+        over the codes).
 
     Raises
     ------
@@ -285,7 +299,8 @@ def count_tables(codes: np.ndarray, cardinality: Sequence[int],
     # than striding through a row-major matrix)
     if not codes.flags.f_contiguous:
         codes = np.asfortranarray(codes)
-    if codes.size and (codes.min() < 0 or (codes.max(axis=0) >= np.asarray(cardinality)).any()):
+    if validate and codes.size and (codes.min() < 0 or
+                                    (codes.max(axis=0) >= np.asarray(cardinality)).any()):
         for v, r in enumerate(cardinality):
             col = codes[:, v]
             bad = (col < 0) | (col >= r)
@@ -441,40 +456,206 @@ def log_marginal_likelihood(counts: NetworkCounts, prior: Sequence[np.ndarray]) 
 # ---- exact inference -------------------------------------------------------------------
 
 
-def _multiply_sum(factors: list[tuple[np.ndarray, tuple[int, ...]]], keep: tuple[int, ...]):
-    """Product of ``factors`` (table, variables) summed onto the variables ``keep``.
+@dataclass(frozen=True)
+class _Plan:
+    """What every query on one schema shares (computed once per schema).
 
-    Two factors at a time: ``einsum``'s own path search costs more than these small
-    contractions (it was half of a query's time).
+    ``rank``: each node's place in one elimination order of the whole network (greedy, the
+    smallest product first, on the moral graph). A query eliminates its hidden nodes in this
+    order restricted to them: the moral graph of a query's ancestral set, with the evidence
+    removed, is a subgraph of the whole moral graph, so the restricted order never makes a
+    larger factor than the whole order does, and choosing it costs nothing per query.
     """
-    local: dict[int, int] = {}
-    for _, axes in factors:
+
+    card: tuple[int, ...]
+    family: tuple[tuple[int, ...], ...]
+    ancestors: tuple[int, ...]  # bit masks: the node and its ancestors
+    rank: tuple[int, ...]
+    node_at: tuple[int, ...]  # the node of each rank
+    letters: str | None  # einsum's letter of each node (None: more than 52 nodes)
+    cache: dict = field(default_factory=dict, compare=False, repr=False)  # of _steps
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_PLANS: dict[int, tuple[NetworkSchema, _Plan]] = {}
+# the last (cpts, their ids, reshaped tables): one tuple, replaced whole, so a thread never
+# sees the tables of other cpts
+_TABLES: list = [(None, None, None)]
+
+
+def clear_query_plans() -> None:
+    """Forget the elimination orders and steps kept for the schemas and queries seen."""
+    _PLANS.clear()
+    _TABLES[0] = (None, None, None)
+
+
+def _plan(schema: NetworkSchema) -> _Plan:
+    cached = _PLANS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    card = schema.cardinality
+    n = len(card)
+    family = tuple((*schema.parents[v], v) for v in range(n))
+    ancestors = []
+    for v in range(n):
+        mask = 0
+        for a in schema.ancestors([v]):
+            mask |= 1 << a
+        ancestors.append(mask)
+    neighbours: dict[int, set[int]] = {v: set() for v in range(n)}
+    for axes in family:
         for x in axes:
-            local.setdefault(x, len(local))
-    for x in keep:
-        local.setdefault(x, len(local))
-    if len(local) > 52:
-        raise ValueError("a factor of more than 52 variables is too large for exact "
-                         "elimination")
-    table, axes = factors[0]
-    for other, other_axes in factors[1:-1]:
-        union = tuple(dict.fromkeys((*axes, *other_axes)))
-        table = np.einsum(table, [local[x] for x in axes], other,
-                          [local[x] for x in other_axes], [local[x] for x in union])
-        axes = union
-    args: list = [table, [local[x] for x in axes]]
-    if len(factors) > 1:
-        args += [factors[-1][0], [local[x] for x in factors[-1][1]]]
-    args.append([local[x] for x in keep])
-    return np.einsum(*args), keep
+            neighbours[x].update(axes)
+    for x, near in neighbours.items():
+        near.discard(x)
+    rank = [0] * n
+    left = set(range(n))
+    for r in range(n):
+        x = min(sorted(left), key=lambda h: (card[h] * math.prod(card[y] for y in neighbours[h]),
+                                             len(neighbours[h])))
+        rank[x] = r
+        left.discard(x)
+        near = neighbours.pop(x)
+        for y in near:
+            neighbours[y].update(near)
+            neighbours[y].discard(y)
+            neighbours[y].discard(x)
+    node_at = [0] * n
+    for v, r in enumerate(rank):
+        node_at[r] = v
+    plan = _Plan(card, family, tuple(ancestors), tuple(rank), tuple(node_at),
+                 _LETTERS[:n] if n <= len(_LETTERS) else None)
+    if len(_PLANS) > 8:
+        _PLANS.clear()
+    _PLANS[id(schema)] = (schema, plan)  # the schema is held, so its id is not reused
+    return plan
+
+
+def _tables(cpts: Sequence[np.ndarray], plan: _Plan) -> list[np.ndarray]:
+    """Every CPT as a float array with one axis per variable of its family.
+
+    Cached for the last ``cpts`` seen, by identity, when they are float64 arrays (the
+    tables are then views of them): a stream of queries reshapes them once.
+    """
+    ids = [id(t) for t in cpts]
+    last, last_ids, tables = _TABLES[0]
+    if last is cpts and last_ids == ids:
+        return tables
+    tables = [np.asarray(t, np.float64).reshape([plan.card[x] for x in axes])
+              for t, axes in zip(cpts, plan.family, strict=True)]
+    if all(isinstance(t, np.ndarray) and t.dtype == np.float64 for t in cpts):
+        # views of the caller's arrays (a change in place is seen); held, so the ids stay
+        # theirs
+        _TABLES[0] = (cpts, ids, tables)
+    return tables
+
+
+def _subscripts(operands: Sequence[tuple[int, ...]], keep: tuple[int, ...],
+                letters: str | None) -> str:
+    """The ``einsum`` subscripts of a product of factors summed onto ``keep``.
+
+    ``operands`` are the factors' variables; ``letters`` one letter per node when the
+    network has at most 52 nodes, else the letters are given per product.
+    """
+    if letters is None:
+        local: dict[int, str] = {}
+        for axes in operands:
+            for x in axes:
+                if x not in local:
+                    if len(local) == len(_LETTERS):
+                        raise ValueError("a factor of more than 52 variables is too large "
+                                         "for exact elimination")
+                    local[x] = _LETTERS[len(local)]
+        letters = local
+    return ",".join(["".join([letters[x] for x in axes]) for axes in operands]) + "->" + \
+        "".join([letters[x] for x in keep])
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """A query's elimination, without the numbers: which CPTs, sliced where, multiplied how.
+
+    The same for every query with this target and these evidence nodes (whatever their
+    states), so it is worked out once and kept (:func:`_steps`).
+    """
+
+    inputs: tuple[tuple[int, tuple], ...]  # (node, index: evidence node or None per axis)
+    steps: tuple[tuple[tuple[int, ...], str], ...]  # (slots multiplied, subscripts)
+    scalars: tuple[int, ...]  # slots of factors with no variable left
+    final: tuple[tuple[int, ...], str]  # the target's bucket
+
+
+def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
+    key = (target, observed)
+    cached = plan.cache.get(key)
+    if cached is not None:
+        return cached
+    last = len(plan.card)  # the target's bucket comes after every hidden node's
+    rank = list(plan.rank)
+    rank[target] = last
+    letters = plan.letters
+    evidence = set(observed)
+    mask = plan.ancestors[target]
+    for v in observed:
+        mask |= plan.ancestors[v]
+    inputs, buckets, scalars, hidden = [], {}, [], []
+    while mask:
+        low = mask & -mask
+        mask ^= low
+        v = low.bit_length() - 1
+        axes = plan.family[v]
+        index = ()
+        if v in evidence:
+            index = tuple(x if x in evidence else None for x in axes)
+            axes = tuple(x for x in axes if x not in evidence)
+        else:
+            if v != target:
+                hidden.append(rank[v])
+            if not evidence.isdisjoint(axes):
+                index = tuple(x if x in evidence else None for x in axes)
+                axes = tuple(x for x in axes if x not in evidence)
+        inputs.append((v, index))
+        if axes:
+            buckets.setdefault(min([rank[x] for x in axes]), []).append((len(inputs) - 1, axes))
+        else:
+            scalars.append(len(inputs) - 1)
+    slots = len(inputs)
+    steps = []
+    node_at = plan.node_at
+    hidden.sort()
+    for r in hidden:
+        factors = buckets.pop(r, None)
+        if factors is None:
+            continue
+        x = node_at[r]
+        keep = tuple(dict.fromkeys([y for _, axes in factors for y in axes if y != x]))
+        steps.append((tuple([f for f, _ in factors]),
+                      _subscripts([axes for _, axes in factors], keep, letters)))
+        if keep:
+            buckets.setdefault(min([rank[y] for y in keep]), []).append((slots, keep))
+        else:
+            scalars.append(slots)
+        slots += 1
+    factors = buckets.get(last, [])
+    final = (tuple([f for f, _ in factors]),
+             _subscripts([axes for _, axes in factors], (target,), letters) if factors else "")
+    out = _Steps(tuple(inputs), tuple(steps), tuple(scalars), final)
+    if len(plan.cache) >= 4096:
+        plan.cache.clear()
+    plan.cache[key] = out
+    return out
 
 
 def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
           evidence: Mapping[int, int] | None = None) -> tuple[np.ndarray, float]:
     """``P(target = t, evidence)`` for every state ``t``, and ``P(evidence)``.
 
-    Exact variable elimination over the ancestors of the target and the evidence (the other
-    nodes sum out to 1), eliminating at each step the variable whose product is smallest.
+    Exact variable elimination (bucket elimination) over the ancestors of the target and
+    the evidence (the other nodes sum out to 1), in one order fixed per schema (see
+    :class:`_Plan`): each hidden node's bucket holds the factors it is the first to leave;
+    their product, summed over the node, goes to the bucket of its next variable. The
+    steps depend only on the target and which nodes are evidence, and are kept for the
+    next query of the same kind.
 
     Parameters
     ----------
@@ -499,50 +680,143 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
         When the target is also evidence, or a code is out of range.
     """
     evidence = dict(evidence or {})
-    card = schema.cardinality
+    plan = _plan(schema)
+    card = plan.card
     if target in evidence:
         raise ValueError(f"node {schema.nodes[target]!r} is both the target and evidence")
     for v, k in evidence.items():
         if not 0 <= k < card[v]:
             raise ValueError(f"evidence on {schema.nodes[v]!r}: code {k} outside 0..{card[v] - 1}")
-    relevant = schema.ancestors([target, *evidence])
-    factors: list[tuple[np.ndarray, tuple[int, ...]]] = []
-    for v in sorted(relevant):
-        axes = (*schema.parents[v], v)
-        table = np.asarray(cpts[v], np.float64).reshape(*(card[x] for x in axes))
-        index = tuple(evidence.get(x, slice(None)) for x in axes)
-        factors.append((table[index], tuple(x for x in axes if x not in evidence)))
-    hidden = relevant - set(evidence) - {target}
-    # The interaction graph (variables sharing a factor), kept up to date with the fill-in
-    # of each elimination, so that a variable's cost (the size of the product that
-    # eliminates it) is recomputed only when its neighbours change.
-    neighbours: dict[int, set[int]] = {x: set() for x in relevant if x not in evidence}
-    for _, axes in factors:
-        for x in axes:
-            neighbours[x].update(axes)
-    for x, near in neighbours.items():
-        near.discard(x)
-
-    def cost(h: int) -> int:
-        return card[h] * math.prod(card[y] for y in neighbours[h])
-
-    costs = {h: cost(h) for h in hidden}
-    while hidden:
-        x = min(sorted(hidden), key=costs.__getitem__)
-        involved = [f for f in factors if x in f[1]]
-        rest = [f for f in factors if x not in f[1]]
-        keep = tuple(sorted({y for _, axes in involved for y in axes} - {x}))
-        factors = [*rest, _multiply_sum(involved, keep)]
-        hidden.discard(x)
-        for y in keep:
-            neighbours[y].update(keep)
-            neighbours[y].discard(y)
-            neighbours[y].discard(x)
-            if y in hidden:
-                costs[y] = cost(y)
-    joint, _ = _multiply_sum(factors, (target,))
+    tables = _tables(cpts, plan)
+    todo = _steps(plan, target, tuple(sorted(evidence)))
+    work = []
+    for v, index in todo.inputs:
+        work.append(tables[v][tuple(slice(None) if x is None else evidence[x] for x in index)]
+                    if index else tables[v])
+    for operands, subscripts in todo.steps:
+        work.append(np.einsum(subscripts, *[work[i] for i in operands]))
+    operands, subscripts = todo.final
+    joint = (np.einsum(subscripts, *[work[i] for i in operands]) if operands
+             else np.ones(card[target]))
     joint = np.asarray(joint, np.float64)
+    for i in todo.scalars:
+        joint = joint * float(work[i])
     return joint, float(joint.sum())
+
+
+def _barren(schema: NetworkSchema, kept: np.ndarray) -> bool:
+    """Whether every node not ``kept`` is barren (has no kept descendant).
+
+    That is: every kept node's parents are kept (an unkept node with a kept descendant has
+    an unkept node with a kept child on the way).
+    """
+    return all(kept[p] for v, pa in enumerate(schema.parents) if kept[v] for p in pa)
+
+
+def _blanket_logs(logs: Sequence[np.ndarray], schema: NetworkSchema, target: int,
+                  codes: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log weights ``log P(t, x_kept)`` up to a per-row constant, and that constant.
+
+    ``kept``: the observed nodes (every other node but the target is barren). The weights
+    hold the target's CPT column and its kept children's entries; the constant, every other
+    kept node's entry.
+    """
+    card = schema.cardinality
+    rows, r = codes.shape[0], card[target]
+    rest = np.zeros(rows)
+    weights = logs[target][schema.config_index(target, codes)]  # (rows, r), a copy
+    for v, pa in enumerate(schema.parents):
+        if v == target or not kept[v]:
+            continue
+        table = logs[v]
+        if target not in pa:
+            rest += table.ravel()[schema.config_index(v, codes) * card[v] + codes[:, v]]
+            continue
+        # the child's row index with the target at 0, and the stride of the target's code
+        base = np.zeros(rows, np.int64)
+        stride = 1
+        for p in pa:
+            base *= card[p]
+            stride *= card[p]
+            if p == target:
+                stride = 1
+            else:
+                base += codes[:, p]
+        flat = (base[:, None] + stride * np.arange(r)) * card[v] + codes[:, v][:, None]
+        weights += table.ravel()[flat]
+    return weights, rest
+
+
+def predict_target(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
+                   codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``P(target = t | the row's observed cells)`` for every row, and their log probability.
+
+    Rows whose unobserved cells (other than the target's) are all barren -- no observed
+    descendant; complete rows in particular -- are answered together by numpy gathers over
+    the target's CPT and its observed children's (the other factors cancel); each other
+    distinct pattern of observed cells by one :func:`query`.
+
+    Parameters
+    ----------
+    cpts : sequence of numpy.ndarray
+        ``cpts[v][j, k]``.
+    schema : NetworkSchema
+    target : int
+        The predicted node; its column of ``codes`` is ignored.
+    codes : numpy.ndarray of int, shape (rows, nodes)
+        State codes, -1 for an unobserved cell.
+
+    Returns
+    -------
+    proba : numpy.ndarray, shape (rows, r_target)
+        NaN on a row whose observed cells have probability 0.
+    log_p_observed : numpy.ndarray, shape (rows,)
+        ``log P(the row's observed cells other than the target)``; ``-inf`` when 0.
+    """
+    codes = np.asarray(codes)
+    card = schema.cardinality
+    rows, r = codes.shape[0], card[target]
+    observed = codes >= 0
+    observed[:, target] = True
+    proba = np.full((rows, r), np.nan)
+    log_p = np.full(rows, -np.inf)
+    # group the rows by which cells they observe (usually a few patterns)
+    masks, which = np.unique(np.packbits(observed, axis=1), axis=0, return_inverse=True)
+    which = which.ravel()
+    logs = None
+    for m, packed in enumerate(masks):
+        kept = np.unpackbits(packed, count=len(card)).astype(bool)
+        sel = np.flatnonzero(which == m)
+        part = codes[sel]
+        if _barren(schema, kept):
+            if logs is None:
+                with np.errstate(divide="ignore"):
+                    logs = [np.log(np.asarray(t, np.float64)) for t in cpts]
+            part = np.where(part < 0, 0, part)  # barren cells: never read
+            part[:, target] = 0
+            weights, rest = _blanket_logs(logs, schema, target, part, kept)
+            top = weights.max(axis=1)
+            finite = np.isfinite(top) & np.isfinite(rest)
+            w = np.exp(weights[finite] - top[finite, None])
+            total = w.sum(axis=1)
+            proba[sel[finite]] = w / total[:, None]
+            log_p[sel[finite]] = rest[finite] + top[finite] + np.log(total)
+            continue
+        evidence_codes = np.array(part, dtype=np.int64)
+        evidence_codes[:, target] = -1
+        patterns, inverse = np.unique(evidence_codes, axis=0, return_inverse=True)
+        answers = np.full((len(patterns), r), np.nan)
+        logs_e = np.full(len(patterns), -np.inf)
+        for i, row in enumerate(patterns):
+            joint, p_e = query(cpts, schema, target,
+                               {v: int(c) for v, c in enumerate(row) if c >= 0})
+            if p_e > 0:
+                answers[i] = joint / p_e
+                logs_e[i] = math.log(p_e)
+        inverse = inverse.ravel()
+        proba[sel] = answers[inverse]
+        log_p[sel] = logs_e[inverse]
+    return proba, log_p
 
 
 # ---- d-separation ----------------------------------------------------------------------

@@ -41,6 +41,7 @@ from ..engines.networks import (
     d_separation,
     grow_tables,
     log_marginal_likelihood,
+    predict_target,
     query,
     reorder_tables,
 )
@@ -127,7 +128,10 @@ def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
     parts = model.batch_codes(batch)
     rows = len(parts[0][0]) if parts else 0
     codes = np.empty((rows, len(model.nodes)), dtype=np.int32, order="F")
+    gaps = []  # the nodes with a missing cell in this batch
     for v, (node, (local, words)) in enumerate(zip(model.nodes, parts, strict=True)):
+        if rows and local.min() < 0:
+            gaps.append(v)
         if model.held_states is not None:
             codes[:, v] = model.relabel(batch, node, tuple(labels[v]), local, words)
             continue
@@ -149,11 +153,12 @@ def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
     if card != old:
         tables = grow_tables(tables, parents, old, card)
     missing = tally.missing()
-    incomplete = codes.min(axis=1) < 0 if rows else np.zeros(0, bool)
-    if incomplete.any():
+    if gaps:
+        incomplete = codes[:, gaps].min(axis=1) < 0
         missing = missing + MissingPatterns.from_codes(codes[incomplete])
         codes = np.asfortranarray(codes[~incomplete])
-    batch_tables = count_tables(codes, card, parents, model.nodes)
+    # every code indexes its node's states by construction: no range check
+    batch_tables = count_tables(codes, card, parents, model.nodes, validate=False)
     tables = tuple(a + b for a, b in zip(tables, batch_tables, strict=True))
     return NetworkTally.of(labels, tables, missing), len(codes)
 
@@ -429,7 +434,11 @@ def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema,
 
 def predictive_proba(cpts, schema: NetworkSchema, target: int, codes: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """``P(target = t | the row's observed cells)`` for every row, by variable elimination.
+    """``P(target = t | the row's observed cells)`` for every row, by exact inference.
+
+    Complete rows (and rows whose empty cells are barren) at once by numpy gathers, the
+    others by variable elimination once per distinct pattern of observed cells
+    (:func:`inference.engines.networks.predict_target`).
 
     Parameters
     ----------
@@ -445,21 +454,11 @@ def predictive_proba(cpts, schema: NetworkSchema, target: int, codes: np.ndarray
     Returns
     -------
     proba : numpy.ndarray, shape (rows, r_target)
-    p_observed : numpy.ndarray, shape (rows,)
-        ``P(the row's observed cells other than the target)`` under ``cpts``.
+        NaN where the observed cells have probability 0.
+    log_p_observed : numpy.ndarray, shape (rows,)
+        ``log P(the row's observed cells other than the target)`` under ``cpts``.
     """
-    evidence_codes = np.array(codes, dtype=np.int64, copy=True)
-    evidence_codes[:, target] = -1
-    rows, inverse = np.unique(evidence_codes, axis=0, return_inverse=True)
-    proba = np.empty((len(rows), schema.cardinality[target]))
-    p_obs = np.empty(len(rows))
-    for i, row in enumerate(rows):  # one elimination per distinct pattern of observed cells
-        evidence = {v: int(c) for v, c in enumerate(row) if c >= 0}
-        joint, p_e = query(cpts, schema, target, evidence)
-        proba[i] = joint / p_e if p_e > 0 else np.nan
-        p_obs[i] = p_e
-    inverse = inverse.ravel()
-    return proba[inverse], p_obs[inverse]
+    return predict_target(cpts, schema, target, codes)
 
 
 def _saved_cpts(model: BayesianNetwork, posterior: dict, where: str):
@@ -560,15 +559,15 @@ def predict_bayesian_network(spec: Spec, posterior: dict, batch: Batch | None, *
     log_p = None
     for t in targets:
         v = model.nodes.index(t)
-        proba, p_obs = predictive_proba(cpts, schema, v, codes)
-        if not (p_obs > 0).all():
-            r = int(np.flatnonzero(~(p_obs > 0))[0])
+        proba, log_p_obs = predictive_proba(cpts, schema, v, codes)
+        if not np.isfinite(log_p_obs).all():
+            r = int(np.flatnonzero(~np.isfinite(log_p_obs))[0])
             raise DataError("the row's observed cells have probability 0 under the fitted CPTs, "
                             "so P(target | cells) = 0 / 0 is undefined", path=batch.name,
                             row=r + 1)
         for k, s in enumerate(states[t]):
             out[f"p_{t}_{s}"] = proba[:, k]
         out[f"most_probable_{t}"] = np.asarray(states[t], dtype=object)[proba.argmax(axis=1)]
-        log_p = np.log(p_obs)
+        log_p = log_p_obs
     out["log_p_observed"] = log_p
     return out
