@@ -194,8 +194,8 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout, taken turn about")
     parser.add_argument("--only", nargs="*", default=[],
                         help="examples to time (family/name), default every run")
-    parser.add_argument("--max-rows", type=int, default=24,
-                        help="skip runs whose cross-check table has more rows (default 24)")
+    parser.add_argument("--max-rows", type=int, default=None,
+                        help="skip runs whose cross-check table has more rows")
     parser.add_argument("--quick", action="store_true",
                         help=f"{', '.join(QUICK)}; --repeat 2 --cold 1")
     args = parser.parse_args()
@@ -204,7 +204,7 @@ def main() -> int:
     runs = sorted(p.parent.resolve() for p in args.runs.glob("*/*/report.json"))
     if args.only:
         runs = [r for r in runs if _name(r) in args.only]
-    skipped = [r for r in runs if _rows(r) > args.max_rows]
+    skipped = [r for r in runs if args.max_rows is not None and _rows(r) > args.max_rows]
     runs = [r for r in runs if r not in skipped]
     if not runs:
         print(f"{args.runs}: no run folders (*/*/report.json); run 'bayescheck demo' first")
