@@ -339,6 +339,7 @@ def test_report_draws_the_class_label_as_a_rootogram_apart_from_the_features(mon
     assert plots.is_discrete(idata, "y") and not plots.is_discrete(idata, "x_gaussian")
 
 
+@pytest.mark.filterwarnings("ignore:Found chain dimension:UserWarning")  # arviz' own table
 def test_rootogram_counts_match_arviz_stats_and_a_hand_count():
     import arviz_base as azb
     from arviz_stats.helper_stats import point_interval_unique, point_unique
