@@ -498,7 +498,7 @@ def render_run(out: str | Path, posteriors: dict | None = None) -> str:
 def _calibration(out: Path, calibration: dict, keys: dict) -> dict:
     """The calibration section, its figure from the cache when the inputs are unchanged."""
     cached = figure_cache.load(out, keys["calibration"])
-    if cached is not None:
+    if cached and isinstance(cached.get("figure"), str):
         return calibration_section(calibration, figure=cached["figure"])
     _import_arviz_stats()
     section = calibration_section(calibration)
@@ -515,7 +515,7 @@ def _check_context(out: Path, data: dict, keys: dict, posteriors: dict) -> dict:
     files by this code (:mod:`reports.figure_cache`); otherwise they are drawn and stored.
     """
     cached = figure_cache.load(out, keys["check"])
-    if cached is None:
+    if not (cached and isinstance(cached.get("figures"), list)):
         cached = _draw_check_figures(out, data, posteriors)
         if not any(f.get("failed") for f in cached["figures"]):
             figure_cache.store(out, keys["check"], cached,
