@@ -1,24 +1,29 @@
 """Report render time: seconds to draw each example's report.html from its run folder.
 
-    .venv/bin/python benchmarks/bench_reports.py DEMO_DIR [--repeat N] [--baseline CHECKOUT]
+    .venv/bin/python benchmarks/bench_reports.py RUNS [--repeat N] [--cold N] [--baseline CHECKOUT]
+    .venv/bin/python benchmarks/bench_reports.py RUNS --quick --baseline CHECKOUT   # < 3 min idle
 
-DEMO_DIR is the output of ``bayescheck demo --out DEMO_DIR`` (the runs are not redone here:
-rendering never samples). Each report is rendered N times (default 3) in one warm process,
-after a warm-up render that pays the imports (matplotlib, ArviZ) and the font cache; the
-median and the fastest render are reported, with the figure count and the page size.
+RUNS holds finished check folders as ``RUNS/family/name`` (``bayescheck demo --out RUNS``, or
+``bayescheck check examples/F/N.toml --out RUNS/F/N``); nothing is sampled here.
 
-``--baseline CHECKOUT`` renders the same reports with the code of another checkout of the
-project (for example ``git worktree add /tmp/base HEAD~4``) in a second warm process,
-alternately with this one, so that both see the same machine: on a shared machine the
-speed of one process varies by up to 2x within minutes, which sequential runs cannot tell
-from a change of the code; a CPU probe (a fixed pure-Python loop) at the start and the end
-says how fast the machine was. One cold ``bayescheck report`` (a fresh process, imports
-included) is timed as well. Prints a Markdown table.
+**Warm table** (what ``check`` spends on the page, imports already paid): each report is
+drawn in one warm process per checkout, after a warm-up render, N times, the two checkouts
+taken turn about. The figure cache (``report_figures.json``) is removed before every render,
+so every figure is drawn. ``check`` hands the posterior it has just written to the report;
+a checkout whose ``render_run`` takes ``posteriors=`` gets it read into memory before the
+clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` itself).
 
-``--cold N`` adds a second table: ``python -m reports report RUN`` in a fresh process
-(imports, reading, figures, page: what a user waits for), N times per example and
-checkout, alternately, with its wall and CPU seconds (the process and its forked figure
-worker).
+**Cold table** (what ``bayescheck report RUN`` costs a user: a new process, imports,
+reading, figures, page): ``python -m reports report RUN`` N times per example, turn about:
+this checkout with its figure cache removed (``miss``: every figure drawn), the same right
+after (``hit``: the run folder is unchanged, the figures come from the cache), and the
+baseline. Wall and CPU seconds (the process and its forked figure worker).
+
+A CPU probe (10^7 squares in pure Python; about 1.2 s of wall and CPU on the idle build
+machine) and the load average are printed at the start and the end: on a shared machine
+wall seconds move by 2x within minutes, which is why the checkouts are taken turn about and
+CPU is given.
+``--quick``: four examples (one parameter to 24), 2 warm renders and 1 cold command each.
 """
 
 from __future__ import annotations
@@ -34,18 +39,29 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
+CACHE = "report_figures.json"
+QUICK = ["beta_bernoulli/coin", "dirichlet_categorical/die", "naive_bayes/cells_decision",
+         "naive_bayes/play_tennis"]
 
 WORKER = """
-import json, sys, time, warnings
+import inspect, json, os, sys, time, warnings
+from pathlib import Path
 warnings.filterwarnings("ignore")
 from reports.report import render_run
-import os
+in_memory = "posteriors" in inspect.signature(render_run).parameters
 def cpu():
     t = os.times()  # this process and its joined children (forked figure workers)
     return t.user + t.system + t.children_user + t.children_system
 for line in sys.stdin:
+    run = Path(line.strip())
+    (run / "report_figures.json").unlink(missing_ok=True)
+    kwargs = {}
+    if in_memory:  # as check has them: the posteriors it has just written
+        import xarray as xr
+        kwargs["posteriors"] = {f.name: xr.load_datatree(f, engine="h5netcdf")
+                                for f in sorted(run.glob("posterior*.nc"))}
     started, cpu0 = time.perf_counter(), cpu()
-    html = render_run(line.strip())
+    html = render_run(run, **kwargs)
     print(json.dumps({"seconds": time.perf_counter() - started, "cpu": cpu() - cpu0,
                       "figures": html.count("<img "), "mb": len(html.encode()) / 1e6}),
           flush=True)
@@ -56,7 +72,7 @@ class Renderer:
     """A warm process that renders reports with the code of one checkout."""
 
     def __init__(self, checkout: Path):
-        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        env = {**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg"}
         self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True)
@@ -76,113 +92,135 @@ class Renderer:
         self.process.wait()
 
 
-def _probe() -> float:
-    """Seconds for a fixed pure-Python loop: how fast the machine is right now."""
-    started = time.perf_counter()
+def _probe() -> tuple[float, float]:
+    """Wall and CPU seconds of a fixed pure-Python loop: how fast the machine is now."""
+    started, cpu = time.perf_counter(), time.process_time()
     sum(i * i for i in range(10**7))
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
 
 
-def _cold(checkout: Path, run: Path) -> tuple[float, float]:
+def _state() -> str:
+    wall, cpu = _probe()
+    return f"load average {os.getloadavg()[0]:.1f}, CPU probe {wall:.2f} s wall / {cpu:.2f} s CPU"
+
+
+def _cold(checkout: Path, run: Path, *, keep_cache: bool) -> tuple[float, float]:
     """Wall and CPU seconds of ``python -m reports report RUN`` in a new process."""
+    if not keep_cache:
+        (run / CACHE).unlink(missing_ok=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "reports", "report", str(run)], cwd=checkout,
-                   env={**os.environ, "PYTHONPATH": str(checkout)}, check=False,
-                   capture_output=True)
+    done = subprocess.run([sys.executable, "-m", "reports", "report", str(run)], cwd=checkout,
+                          env={**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg"},
+                          check=False, capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1, 3):
+        raise RuntimeError(f"report {run} failed: {done.stderr[-2000:]}")
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
-    """Median wall and CPU of cold ``bayescheck report`` per example and checkout."""
-    names = list(checkouts)
-    print(f"\nCold `python -m reports report RUN` (new process; median of {repeat}, "
-          f"alternately; load average {os.getloadavg()[0]:.1f}, CPU probe {_probe():.2f} s):\n")
-    cols = " | ".join(f"{n}: wall s | {n}: CPU s" for n in names)
-    ratios = " speed-up (CPU) | speed-up (wall) |" if len(names) > 1 else ""
-    print(f"| example | {cols} |{ratios}")
-    print("|---|" + "---|---|" * len(names) + ("---|---|" if len(names) > 1 else ""))
+def _name(run: Path) -> str:
+    return f"{run.parent.name}/{run.name}"
+
+
+def _rows(run: Path) -> int:
+    data = json.loads((run / "report.json").read_text())
+    return len((data["exact"] or data["estimates"])["rows"])
+
+
+def _med(values) -> float:
+    return statistics.median(values)
+
+
+def _warm_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
+    renderers = {name: Renderer(path) for name, path in checkouts.items()}
+    for renderer in renderers.values():
+        renderer.render(runs[0])  # warm-up: imports and font cache
+    base = "baseline" in renderers
+    print(f"\nWarm render, figures drawn (median of {repeat}, turn about; {_state()}):\n")
+    head = "| example | rows | figures | report.html | this: wall s | this: CPU s |"
+    print(head + (" baseline: wall s | baseline: CPU s | speed-up wall | speed-up CPU |"
+                  if base else ""))
+    print("|---|---|---|---|---|---|" + ("---|---|---|---|" if base else ""))
     for run in runs:
-        times = {n: [] for n in names}
+        got = {name: [] for name in renderers}
         for _ in range(repeat):
-            for n in names:
-                times[n].append(_cold(checkouts[n], run))
-        med = {n: (statistics.median(w for w, _ in t), statistics.median(c for _, c in t))
-               for n, t in times.items()}
-        cells = [f"{run.parent.name}/{run.name}"]
-        cells += [f"{med[n][0]:.2f} | {med[n][1]:.2f}" for n in names]
-        if len(names) > 1:
-            cells += [f"{med[names[1]][1] / med[names[0]][1]:.2f}x",
-                      f"{med[names[1]][0] / med[names[0]][0]:.2f}x"]
+            for name, renderer in renderers.items():
+                got[name].append(renderer.render(run))
+        last = got["this"][-1]
+        wall = {n: _med(r["seconds"] for r in g) for n, g in got.items()}
+        cpu = {n: _med(r["cpu"] for r in g) for n, g in got.items()}
+        cells = [_name(run), str(_rows(run)), str(last["figures"]), f"{last['mb']:.2f} MB",
+                 f"{wall['this']:.2f}", f"{cpu['this']:.2f}"]
+        if base:
+            cells += [f"{wall['baseline']:.2f}", f"{cpu['baseline']:.2f}",
+                      f"{wall['baseline'] / wall['this']:.2f}x",
+                      f"{cpu['baseline'] / cpu['this']:.2f}x"]
         print("| " + " | ".join(cells) + " |", flush=True)
+    for renderer in renderers.values():
+        renderer.close()
 
 
-def _times(renders: list[dict]) -> str:
-    seconds = [r["seconds"] for r in renders]
-    cpu = statistics.median(r["cpu"] for r in renders)
-    return f"{statistics.median(seconds):.2f} | {min(seconds):.2f} | {cpu:.2f}"
+def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
+    base = "baseline" in checkouts
+    print(f"\nCold `python -m reports report RUN` (a new process; median of {repeat}, turn "
+          f"about; {_state()}):\n")
+    print("| example | this, cache hit: wall s / CPU s | this, figures drawn: wall s / CPU s |"
+          + (" baseline: wall s / CPU s | speed-up CPU (hit, drawn) |" if base else ""))
+    print("|---|---|---|" + ("---|---|" if base else ""))
+    for run in runs:
+        got = {"miss": [], "hit": [], "baseline": []}
+        for _ in range(repeat):
+            got["miss"].append(_cold(checkouts["this"], run, keep_cache=False))
+            got["hit"].append(_cold(checkouts["this"], run, keep_cache=True))
+            if base:
+                got["baseline"].append(_cold(checkouts["baseline"], run, keep_cache=True))
+        med = {k: (_med(w for w, _ in v), _med(c for _, c in v)) for k, v in got.items() if v}
+        cells = [_name(run)] + [f"{med[k][0]:.2f} / {med[k][1]:.2f}" for k in ("hit", "miss")]
+        if base:
+            cells += [f"{med['baseline'][0]:.2f} / {med['baseline'][1]:.2f}",
+                      f"{med['baseline'][1] / med['hit'][1]:.1f}x, "
+                      f"{med['baseline'][1] / med['miss'][1]:.2f}x"]
+        print("| " + " | ".join(cells) + " |", flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("demo", type=Path)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("runs", type=Path)
+    parser.add_argument("--repeat", type=int, default=3, help="warm renders per example")
     parser.add_argument("--cold", type=int, default=0, metavar="N",
                         help="also time N cold 'report' commands per example and checkout")
+    parser.add_argument("--baseline", type=Path, help="another checkout, taken turn about")
     parser.add_argument("--only", nargs="*", default=[],
                         help="examples to time (family/name), default every run")
+    parser.add_argument("--max-rows", type=int, default=None,
+                        help="skip runs whose cross-check table has more rows")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"{', '.join(QUICK)}; --repeat 2 --cold 1")
     args = parser.parse_args()
-    runs = sorted(p.parent.resolve() for p in args.demo.glob("*/*/report.json"))
+    if args.quick:
+        args.only, args.repeat, args.cold = args.only or QUICK, 2, max(args.cold, 1)
+    runs = sorted(p.parent.resolve() for p in args.runs.glob("*/*/report.json"))
     if args.only:
-        runs = [r for r in runs if f"{r.parent.name}/{r.name}" in args.only]
+        runs = [r for r in runs if _name(r) in args.only]
+    skipped = [r for r in runs if args.max_rows is not None and _rows(r) > args.max_rows]
+    runs = [r for r in runs if r not in skipped]
     if not runs:
-        print(f"{args.demo}: no run folders (*/*/report.json); run 'bayescheck demo' first")
+        print(f"{args.runs}: no run folders (*/*/report.json); run 'bayescheck demo' first")
         return 2
-    renderers = {"this": Renderer(HERE)}
+    checkouts = {"this": HERE}
     if args.baseline:
-        renderers["baseline"] = Renderer(args.baseline.resolve())
-    for renderer in renderers.values():
-        renderer.render(runs[0])  # warm-up: imports and font cache
-    header = f"s (median of {args.repeat}) | s (fastest) | CPU s (median)"
-    extra = (f" | baseline {header.replace(' | ', ' | baseline ')} | speed-up (median wall)"
-             if args.baseline else "")
-    print(f"Load average at the start: {os.getloadavg()[0]:.1f}; CPU probe (10^7 squares in "
-          f"pure Python): {_probe():.2f} s.\n")
-    print(f"| example | parameters | figures | report.html | {header}{extra} |")
-    print("|---|---|---|---|---|---|---|" + ("---|---|---|---|" if args.baseline else ""))
-    for run in runs:
-        renders = {name: [] for name in renderers}
-        for _ in range(args.repeat):
-            for name, renderer in renderers.items():
-                renders[name].append(renderer.render(run))
-        data = json.loads((run / "report.json").read_text())
-        n = len((data["exact"] or data["estimates"])["rows"])
-        last = renders["this"][-1]
-        cells = [f"{run.parent.name}/{run.name}", str(n), str(last["figures"]),
-                 f"{last['mb']:.2f} MB", _times(renders["this"])]
-        if args.baseline:
-            cells.append(_times(renders["baseline"]))
-            ratio = (statistics.median(r["seconds"] for r in renders["baseline"])
-                     / statistics.median(r["seconds"] for r in renders["this"]))
-            cells.append(f"{ratio:.2f}x")
-        print("| " + " | ".join(cells) + " |", flush=True)
-    for renderer in renderers.values():
-        renderer.close()
+        checkouts["baseline"] = args.baseline.resolve()
+    print(f"Start: {_state()}; {os.cpu_count()} cores.")
+    if skipped:
+        print("Skipped (more than --max-rows rows): "
+              + ", ".join(f"{_name(r)} ({_rows(r)})" for r in skipped))
+    if args.repeat:
+        _warm_table(runs, checkouts, args.repeat)
     if args.cold:
-        checkouts = {"this": HERE}
-        if args.baseline:
-            checkouts["baseline"] = args.baseline.resolve()
         _cold_table(runs, checkouts, args.cold)
-    exe = Path(sys.executable).with_name("bayescheck")
-    started = time.perf_counter()
-    subprocess.run([str(exe), "report", str(runs[0])], check=False, capture_output=True,
-                   env={**os.environ, "PYTHONPATH": str(HERE)})
-    print(f"\nCold `bayescheck report {runs[0].parent.name}/{runs[0].name}` (new process, "
-          f"imports included): {time.perf_counter() - started:.2f} s. "
-          f"Load average at the end: {os.getloadavg()[0]:.1f}; CPU probe: {_probe():.2f} s.")
+    print(f"\nEnd: {_state()}.")
     return 0
 
 

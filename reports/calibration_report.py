@@ -65,6 +65,8 @@ def calibration_figure(calibration: dict) -> str:
     ----------
     calibration : dict
         The content of ``calibration.json``.
+    figure : str, optional
+        The figure (a PNG data URI) drawn already from this very file; drawn when None.
 
     Returns
     -------
@@ -142,13 +144,15 @@ def calibration_only_context(calibration: dict) -> dict:
             "spec_text": calibration.get("spec_text", "")}
 
 
-def calibration_section(calibration: dict) -> dict:
+def calibration_section(calibration: dict, figure: str | None = None) -> dict:
     """What the report's calibration section shows: ``calibration.json`` with its figure.
 
     Parameters
     ----------
     calibration : dict
         The content of ``calibration.json``.
+    figure : str, optional
+        The figure (a PNG data URI) drawn already from this very file; drawn when None.
 
     Returns
     -------
@@ -163,6 +167,9 @@ def calibration_section(calibration: dict) -> dict:
     calibration = {**calibration, "parameters": parameters}
     section = {**calibration, "figure": None, "figure_error": None,
                "shown": len(shown_parameters(calibration))}
+    if figure is not None:
+        section["figure"] = figure
+        return section
     try:
         section["figure"] = calibration_figure(calibration)
     except Exception as exc:  # noqa: BLE001 - a figure that fails must not lose the report

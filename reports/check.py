@@ -247,7 +247,10 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     rendering = time.perf_counter()
     write_report_data(out, report_data(check, spec, sampling, spec_text))
     if report:
-        render_run(out)
+        written = {"posterior.nc": first.idata}
+        if estimates is not None and sample is not None:
+            written["posterior_full.nc"] = est_sample.idata
+        render_run(out, posteriors=written)
     timings["report"] = time.perf_counter() - rendering
     timings["total"] = time.perf_counter() - started
     write_json(out / "summary.json", summary)

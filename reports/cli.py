@@ -22,7 +22,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 #: What a check writes: removed before a new check into the same folder, so that a check
 #: that fails half-way leaves no older result that looks current.
 CHECK_RESULTS = ("posterior.json", "summary.json", "report.json", "report.html",
-                 "comparison.csv", "estimates.csv", "posterior.nc", "posterior_full.nc")
+                 "comparison.csv", "estimates.csv", "posterior.nc", "posterior_full.nc",
+                 "report_figures.json")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -39,7 +39,8 @@ def _draw_one(job: dict) -> dict:
     try:
         entry["uri"] = job["draw"](*job["args"])
     except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the report
-        entry.update(uri=None, error=f"not drawn: {type(exc).__name__}: {exc}")
+        # ``failed``: an exception, perhaps passing, so the figure cache keeps no copy
+        entry.update(uri=None, error=f"not drawn: {type(exc).__name__}: {exc}", failed=True)
     return entry
 
 

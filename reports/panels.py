@@ -64,9 +64,15 @@ class Panel:
     ylabel: str = ""
     xlim: tuple[float, float] | None = None
     ylim: tuple[float, float] | None = None
-    xticks: bool = True
+    #: True: a few round ticks; a sequence: ticks at these values (category codes)
+    xticks: bool | tuple = True
     yticks: bool = False
     note: str = ""
+    #: y is drawn on a square-root scale (a rootogram): the items' y and ``ylim`` are given
+    #: as square roots, the ticks are labelled in the original units
+    ysqrt: bool = False
+    #: light horizontal lines at the y ticks
+    ygrid: bool = False
     items: list = field(default_factory=list)
 
     def line(self, x, y, **style) -> None:
@@ -151,7 +157,10 @@ class PanelGrid:
         return self.panels[row, col]
 
     def legend_entry(self, label: str, kind: str = "line", **style) -> None:
-        """An entry of the legend drawn at the top right of the figure."""
+        """An entry of the legend drawn at the top of the figure.
+
+        ``kind`` is ``"line"``, ``"fill"`` or ``"marker"``; ``style`` as for the items.
+        """
         self.legend.append((label, {"kind": kind, **style}))
 
     # -------------------------------------------------------------------------- drawing
@@ -186,7 +195,7 @@ class PanelGrid:
         ax.set_xlim(0, width)
         ax.set_ylim(0, height)
         lines, fills, marks = {}, {}, {}
-        frames, ticks = [], []
+        frames, ticks, grid = [], [], []
         for (row, col), p in self.panels.items():
             x0, y0, w, h = self._frame(row, col)
             (xlo, xhi), (ylo, yhi) = p.limits()
@@ -212,16 +221,23 @@ class PanelGrid:
                     lines.setdefault(key, []).append(np.array([[x0, Y(y[0])], [x0 + w, Y(y[0])]]))
             frames.append([(x0, y0), (x0 + w, y0), (x0 + w, y0 + h), (x0, y0 + h), (x0, y0)])
             tick = 0.05
-            if p.xticks:
-                values = tick_values(xlo, xhi)
+            if p.xticks is not False:
+                values = tick_values(xlo, xhi) if p.xticks is True else \
+                    np.asarray(p.xticks, dtype=np.float64)
                 for v, label in zip(values, tick_labels(values), strict=True):
                     ticks.append([(X(v), y0), (X(v), y0 - tick)])
                     ax.text(X(v), y0 - tick - 0.02, label, ha="center", va="top", fontsize=7)
-            if p.yticks:
-                values = tick_values(ylo, yhi)
-                for v, label in zip(values, tick_labels(values), strict=True):
-                    ticks.append([(x0, Y(v)), (x0 - tick, Y(v))])
-                    ax.text(x0 - tick - 0.02, Y(v), label, ha="right", va="center", fontsize=7)
+            if p.yticks or p.ygrid:
+                values = tick_values(max(ylo, 0.0) ** 2, yhi**2) if p.ysqrt else \
+                    tick_values(ylo, yhi)
+                at = np.sqrt(values) if p.ysqrt else values
+                for v, label in zip(at, tick_labels(values), strict=True):
+                    if p.ygrid:
+                        grid.append([(x0, Y(v)), (x0 + w, Y(v))])
+                    if p.yticks:
+                        ticks.append([(x0, Y(v)), (x0 - tick, Y(v))])
+                        ax.text(x0 - tick - 0.02, Y(v), label, ha="right", va="center",
+                                fontsize=7)
             if p.title:
                 ax.text(x0 + w / 2, y0 + h + 0.06, p.title, ha="center", va="bottom",
                         fontsize=9)
@@ -233,6 +249,9 @@ class PanelGrid:
                         va="center", rotation=90, fontsize=8)
             if p.note:
                 ax.text(x0 + 0.05, y0 + h - 0.05, p.note, ha="left", va="top", fontsize=7)
+        if grid:
+            ax.add_collection(LineCollection(grid, colors="#cccccc", linewidths=0.6,
+                                             zorder=0.5))
         for key, polys in fills.items():
             style = dict(key)
             ax.add_collection(PolyCollection(polys, facecolors=style.get("color", "#9ecae1"),
@@ -261,12 +280,15 @@ class PanelGrid:
         x, y = self.outer_left + self.left, height - LEGEND_STRIP / 2
         for label, style in self.legend:
             colour = style.get("color", "black")
-            if style["kind"] == "fill":
+            if style["kind"] == "marker":
+                ax.plot([x + 0.11], [y], ls="none", marker=style.get("marker", "o"),
+                        ms=style.get("ms", 2.0), mew=0, color=colour)
+            elif style["kind"] == "fill":
                 ax.fill([x, x + 0.22, x + 0.22, x], [y - 0.05, y - 0.05, y + 0.05, y + 0.05],
                         color=colour, lw=0)
             else:
                 ax.plot([x, x + 0.22], [y, y], color=colour, lw=style.get("lw", 1.0),
-                        ls=style.get("ls", "solid"))
+                        ls=style.get("ls", "solid"), alpha=style.get("alpha"))
             ax.text(x + 0.28, y, label, va="center", fontsize=8)
             x += 0.5 + 0.075 * len(label)  # about the width of an 8-point label
 

@@ -21,6 +21,8 @@ RANK_DRAWS = 300
 PAIR_POINTS = 2000
 #: The posterior predictive check of continuous data draws this many predictive data sets.
 PPC_SAMPLES = 50
+#: zlib level of the embedded PNGs (1: fastest; the pixels do not depend on it).
+PNG_COMPRESSION = 1
 
 
 def _plt():
@@ -64,7 +66,9 @@ def figure_uri(fig, dpi: int = 80, *, crop: bool = True) -> str:
     plt = _plt()
     light_ticks(fig)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight" if crop else None)
+    # zlib level 1, not 6: the same pixels, 15-25 % less CPU to save, PNGs 8-12 % larger
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight" if crop else None,
+                pil_kwargs={"compress_level": PNG_COMPRESSION})
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
@@ -83,19 +87,6 @@ def _finish_grid(fig, axes, n: int) -> str:
     for ax in axes[n:]:
         ax.set_visible(False)
     axes[0].legend(fontsize=8)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
-
-
-def _arviz_uri(pc) -> str:
-    """The figure of an arviz_plots plot collection, laid out and encoded.
-
-    arviz_plots sets no layout engine (titles overlap the tick labels of the panels above),
-    so the figure is laid out here, which also makes cropping it unnecessary.
-    """
-    fig = pc.viz["figure"]
-    fig = fig.item() if hasattr(fig, "item") else fig
     light_ticks(fig)
     fig.tight_layout()
     return figure_uri(fig, crop=False)
@@ -727,20 +718,70 @@ def ppc_figure(idata, var_names) -> str:
     discrete = all(is_discrete(idata, v) for v in var_names)
     if not discrete:
         return _ppc_densities(idata, var_names)
-    import warnings
+    return rootogram_figure(idata, var_names)
 
-    import arviz_plots as azp
 
-    with warnings.catch_warnings():
-        # For 0/1 data arviz suggests a PAV calibration plot, which needs a predicted
-        # probability per row; the models here predict one probability for all rows (iid
-        # outcomes) or are categorical codes, so the rootogram of value counts is the check.
-        warnings.filterwarnings("ignore", message=".*look binary", category=UserWarning)
-        # arviz_stats builds its interval table with more "chains" than "draws" here.
-        warnings.filterwarnings("ignore", message="Found chain dimension to be longer",
-                                category=UserWarning)
-        pc = azp.plot_ppc_rootogram(idata, var_names=list(var_names), backend="matplotlib")
-    return _arviz_uri(pc)
+#: The rootogram's predictive interval and point (arviz_plots' defaults: the rcParams
+#: ``stats.ci_prob`` and ``stats.point_estimate``).
+ROOTOGRAM_PROB = 0.89
+
+
+def rootogram_counts(predicted, observed, prob: float = ROOTOGRAM_PROB) -> dict:
+    """How often each value occurs in each predictive data set and in the observed data.
+
+    ``predicted`` is ``(chain, draw, ...)``, ``observed`` the data. For every value that
+    occurs among the predictive draws: its mean count over the ``chain * draw`` data sets
+    and the central ``prob`` interval of the counts (``np.percentile``); for the observed
+    data the count of each value that occurs. The quantities arviz_plots.plot_ppc_rootogram
+    draws (arviz_stats' ``point_interval_unique`` and ``point_unique``).
+    """
+    predicted = np.asarray(predicted)
+    sets = predicted.reshape(predicted.shape[0] * predicted.shape[1], -1)
+    values = np.unique(sets)
+    counts = np.stack([np.sum(sets == v, axis=1) for v in values], axis=1)
+    lb = (1 - prob) / 2 * 100
+    lower, upper = np.percentile(counts, [lb, 100 - lb], axis=0)
+    seen, seen_counts = np.unique(np.asarray(observed), return_counts=True)
+    return {"values": values, "mean": np.mean(counts, axis=0), "lower": lower,
+            "upper": upper, "observed_values": seen, "observed": seen_counts}
+
+
+def rootogram_figure(idata, var_names) -> str:
+    """Rootograms of discrete data, one panel per variable, four to a row.
+
+    For each value (class, category code, count), the predictive data sets' mean count
+    and central interval (:func:`rootogram_counts`) against the observed count, on a
+    square-root scale of frequency. What arviz_plots.plot_ppc_rootogram draws, as small
+    multiples on one Axes (:class:`reports.panels.PanelGrid`).
+    """
+    from .panels import PanelGrid
+
+    names = list(var_names)
+    cols = min(4, len(names))
+    grid_fig = PanelGrid(math.ceil(len(names) / cols), cols, 2.75, 1.35, left=0.65,
+                         bottom=0.5, top=0.3)
+    mean_style = {"color": "#1f77b4", "marker": "d", "ms": 5.0}
+    interval_style = {"color": "#1f77b4", "alpha": 0.3, "lw": 3.0}
+    observed_style = {"color": "#111111", "marker": "D", "ms": 3.5}
+    for i, name in enumerate(names):
+        observed = idata.observed_data[name]
+        predicted = idata.posterior_predictive[name].transpose("chain", "draw", *observed.dims)
+        c = rootogram_counts(predicted.values, observed.values)
+        top = max(float(np.max(c["upper"])), float(np.max(c["observed"])), 1.0)
+        x = np.asarray(c["values"], dtype=np.float64)
+        pad = 0.05 * (x[-1] - x[0]) or 0.5
+        panel = grid_fig.panel(*divmod(i, cols), title=name, xlabel="counts",
+                               ylabel="frequency", yticks=True, ysqrt=True, ygrid=True,
+                               xlim=(x[0] - pad, x[-1] + pad), ylim=(0.0, 1.05 * math.sqrt(top)),
+                               xticks=tuple(x) if x.size <= 10 else True)
+        for v, lo, hi in zip(x, c["lower"], c["upper"], strict=True):
+            panel.line([v, v], np.sqrt([lo, hi]), **interval_style)
+        panel.markers(x, np.sqrt(c["mean"]), **mean_style)
+        panel.markers(c["observed_values"], np.sqrt(c["observed"]), **observed_style)
+    grid_fig.legend_entry(f"predictive {100 * ROOTOGRAM_PROB:g} % interval", **interval_style)
+    grid_fig.legend_entry("predictive mean", "marker", **mean_style)
+    grid_fig.legend_entry("observed", "marker", **observed_style)
+    return grid_fig.uri()
 
 
 def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 
 from models.errors import BayescheckError
 
+from . import figure_cache
 from .calibration_report import (
     CALIBRATION_JSON,
     calibration_only_context,
@@ -36,6 +37,8 @@ __all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_repo
 EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
 #: The structured content of a report, written at check time.
 REPORT_JSON = "report.json"
+#: The files a check's figures are drawn from (the figure cache's key hashes them).
+CHECK_FILES = (REPORT_JSON, "posterior.nc", "posterior_full.nc")
 #: More parameters than this are summarised (worst rows, histogram of z) in the report.
 MAX_ROWS = 20
 #: At most this many marginals are drawn one panel each (the worst first).
@@ -433,18 +436,27 @@ def _import_arviz_stats() -> None:
         inspect.stack = real
 
 
-def render_run(out: str | Path) -> str:
+def render_run(out: str | Path, posteriors: dict | None = None) -> str:
     """Render ``DIR/report.html`` from a finished run's files; return the HTML.
 
     Reads ``report.json`` and the sampled posterior(s) of a check, and ``calibration.json``
     of a calibration, whichever the folder holds (both: one report with both); never samples
     or simulates. When the two files are of different specs, the newer one is shown and the
     page says why the other is not.
+
+    Parameters
+    ----------
+    out : str or Path
+        The run folder.
+    posteriors : dict, optional
+        Sampled posteriors already in memory by file name (``"posterior.nc"``,
+        ``"posterior_full.nc"``): the very objects just written to those files, which
+        ``check`` passes instead of having them read back (0.3-1 s of CPU for a
+        naive-Bayes run). The page is the same (``tests/reports/test_report_html.py``).
     """
     from .html import render_report
 
     out = Path(out)
-    _import_arviz_stats()
     data, calibration = read_json(out / REPORT_JSON), read_calibration(out)
     if data is None and calibration is None:
         raise BayescheckError(f"{out}: neither {REPORT_JSON} nor {CALIBRATION_JSON} found; is "
@@ -464,11 +476,14 @@ def render_run(out: str | Path) -> str:
         data, calibration = (None, calibration) if older == REPORT_JSON else (data, None)
     shown = ", ".join(name for name, content in ((REPORT_JSON, data),
                                                  (CALIBRATION_JSON, calibration)) if content)
+    keys = {"check": figure_cache.cache_key(out, "check", CHECK_FILES) if data else None,
+            "calibration": figure_cache.cache_key(out, "calibration", (CALIBRATION_JSON,))
+            if calibration else None}
     try:
-        context = _check_context(out, data) if data is not None else \
+        context = _check_context(out, data, keys, posteriors or {}) if data is not None else \
             calibration_only_context(calibration)
-        context.update(calibration=calibration_section(calibration) if calibration else None,
-                       stale_note=stale_note)
+        context.update(calibration=_calibration(out, calibration, keys) if calibration
+                       else None, stale_note=stale_note)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError) as exc:
         # A foreign, truncated or hand-edited file: say which, not where the reader tripped.
         what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
@@ -480,12 +495,50 @@ def render_run(out: str | Path) -> str:
     return html
 
 
-def _check_context(out: Path, data: dict) -> dict:
-    """The template's context for a check's ``report.json``: its data and figures."""
+def _calibration(out: Path, calibration: dict, keys: dict) -> dict:
+    """The calibration section, its figure from the cache when the inputs are unchanged."""
+    cached = figure_cache.load(out, keys["calibration"])
+    if cached and isinstance(cached.get("figure"), str):
+        return calibration_section(calibration, figure=cached["figure"])
+    _import_arviz_stats()
+    section = calibration_section(calibration)
+    if section["figure_error"] is None:
+        figure_cache.store(out, keys["calibration"], {"figure": section["figure"]},
+                           keep=tuple(k for k in keys.values() if k))
+    return section
+
+
+def _check_context(out: Path, data: dict, keys: dict, posteriors: dict) -> dict:
+    """The template's context for a check's ``report.json``: its data and figures.
+
+    The figures come from the folder's figure cache when they were drawn from these very
+    files by this code (:mod:`reports.figure_cache`); otherwise they are drawn and stored.
+    """
+    cached = figure_cache.load(out, keys["check"])
+    if not (cached and isinstance(cached.get("figures"), list)):
+        cached = _draw_check_figures(out, data, posteriors)
+        if not any(f.get("failed") for f in cached["figures"]):
+            figure_cache.store(out, keys["check"], cached,
+                               keep=tuple(k for k in keys.values() if k))
+    return {**data, **cached, "has_check": True, "max_rows": MAX_ROWS,
+            "stat_names": STAT_NAMES}
+
+
+def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
+    """Draw a check's figures from ``report.json`` and the sampled posteriors."""
     from . import plots
 
+    _import_arviz_stats()
     figures, ppc_note = [], None
-    idata = _open(out / "posterior.nc")
+    opened = []
+
+    def posterior(name: str):
+        if name not in posteriors:
+            opened.append(_open(out / name))
+            return opened[-1]
+        return posteriors[name]
+
+    idata = posterior("posterior.nc")
     try:
         if data["exact"] is not None:
             figures += _exact_figures(data, idata)
@@ -505,7 +558,7 @@ def _check_context(out: Path, data: dict) -> dict:
                     lambda e: plots.fit_figure(e)["uri"], entry)
         est = data["estimates"]
         if est is not None:
-            full = idata if est["file"] == "posterior.nc" else _open(out / est["file"])
+            full = idata if est["file"] == "posterior.nc" else posterior(est["file"])
             figures += _estimate_figures(est, full)
             suffix = " (full posterior)" if est["separate_sampler"] else ""
             names = _worst_estimates(est)
@@ -515,9 +568,9 @@ def _check_context(out: Path, data: dict) -> dict:
                 figures += ppc_figs
         figures = draw_all(figures)
     finally:
-        idata.close()
-    return {**data, "figures": figures, "ppc_note": ppc_note, "has_check": True,
-            "max_rows": MAX_ROWS, "stat_names": STAT_NAMES}
+        for tree in opened:
+            tree.close()
+    return {"figures": figures, "ppc_note": ppc_note}
 
 
 def _worst_estimates(est: dict) -> list[dict]:

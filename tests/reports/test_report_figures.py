@@ -337,3 +337,41 @@ def test_report_draws_the_class_label_as_a_rootogram_apart_from_the_features(mon
     assert note is None and calls == [["y"], ["x_gaussian"]]
     assert "Rootogram" in figures[0]["caption"] and "Densities" in figures[1]["caption"]
     assert plots.is_discrete(idata, "y") and not plots.is_discrete(idata, "x_gaussian")
+
+
+@pytest.mark.filterwarnings("ignore:Found chain dimension:UserWarning")  # arviz' own table
+def test_rootogram_counts_match_arviz_stats_and_a_hand_count():
+    import arviz_base as azb
+    from arviz_stats.helper_stats import point_interval_unique, point_unique
+
+    rng = np.random.default_rng(5)
+    predicted = rng.integers(0, 3, size=(CHAINS, DRAWS, 14))
+    observed = rng.integers(0, 3, size=14)
+    idata = azb.from_dict({"posterior_predictive": {"y": predicted},
+                           "observed_data": {"y": observed}}, dims={"y": ["row"]})
+    c = plots.rootogram_counts(predicted, observed)
+    ref = point_interval_unique(idata.posterior_predictive.ds, plots.ROOTOGRAM_PROB, "mean")
+    np.testing.assert_array_equal(np.stack([c["values"], c["mean"], c["lower"], c["upper"]]),
+                                  ref["y"].values)
+    np.testing.assert_array_equal(np.stack([c["observed_values"], c["observed"]]),
+                                  point_unique(idata.observed_data.ds)["y"].values)
+    # by hand: two data sets of three rows
+    small = plots.rootogram_counts(np.array([[[0, 1, 1], [1, 1, 1]]]), np.array([0, 0, 1]))
+    assert list(small["values"]) == [0, 1] and list(small["mean"]) == [0.5, 2.5]
+    assert list(small["observed"]) == [2, 1]
+    # a wrong answer is caught: the counts of other data differ
+    other = plots.rootogram_counts(predicted + 1, observed)
+    assert not np.array_equal(other["values"], c["values"])
+
+
+def test_rootogram_has_one_sqrt_panel_per_variable_with_the_observed_counts(figures):
+    idata = _class_and_features(np.random.default_rng(6))
+    plots.ppc_figure(idata, ["y"])
+    (fig,) = figures
+    (panel,) = fig.panels
+    assert panel.title == "y" and panel.ysqrt and panel.yticks
+    observed = [i for i in _items(panel, "markers") if i[3]["color"] == "#111111"]
+    (kind, x, y, _), = observed
+    values, counts = np.unique(idata.observed_data["y"].values, return_counts=True)
+    np.testing.assert_array_equal(x, values)
+    np.testing.assert_allclose(y ** 2, counts)
