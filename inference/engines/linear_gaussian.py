@@ -44,12 +44,9 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
-from scipy import linalg
-from scipy.linalg import lapack
-from scipy.special import gammaln
 
 from .dist import Dist
 from .errors import NotIdentified
@@ -69,6 +66,7 @@ __all__ = [
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
+@cache  # on first use: importing scipy.linalg costs more than a small fit
 def _gil_free_dgeqrt():
     """LAPACK's ``dgeqrt`` called through ctypes, which releases the GIL during the call.
 
@@ -97,18 +95,18 @@ def _gil_free_dgeqrt():
     return ctypes.CFUNCTYPE(None, i, i, i, p, i, p, i, p, i)(address)
 
 
-_DGEQRT = _gil_free_dgeqrt()
-
-
 def _dgeqrt_in_place(nb: int, a: np.ndarray) -> None:
     """Overwrite the column-major float64 ``a`` with its ``dgeqrt`` factorisation (R on top)."""
-    if _DGEQRT is None:  # pragma: no cover - only with a scipy that exports no pointer
+    dgeqrt = _gil_free_dgeqrt()
+    if dgeqrt is None:  # pragma: no cover - only with a scipy that exports no pointer
+        from scipy.linalg import lapack
+
         _, _, info = lapack.dgeqrt(nb, a, overwrite_a=True)
     else:
         m, n = a.shape
         t, work = np.empty((nb, n), order="F"), np.empty(nb * n)
         args = [ctypes.c_int(v) for v in (m, n, nb, m, nb, 0)]
-        _DGEQRT(args[0], args[1], args[2], a.ctypes.data, args[3], t.ctypes.data, args[4],
+        dgeqrt(args[0], args[1], args[2], a.ctypes.data, args[3], t.ctypes.data, args[4],
                 work.ctypes.data, args[5])
         info = args[5].value
     if info != 0:  # pragma: no cover - LAPACK reports illegal arguments only
@@ -276,6 +274,8 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
     -------
     numpy.ndarray or float
     """
+    from scipy.special import gammaln  # here: importing scipy.special is costly
+
     return (-0.5 * n * _LOG_2PI + 0.5 * prior_logdet - 0.5 * posterior_logdet
             + shape0 * np.log(scale0) - shape * np.log(scale) + gammaln(shape)
             - gammaln(shape0))
@@ -313,6 +313,8 @@ def _identified_factor(root: np.ndarray, n: int, proper: bool = False) -> np.nda
 
 def _prior_root(mean, cov) -> tuple[np.ndarray, float]:
     """Root of [[P0, P0 mu0], [mu0' P0, mu0' P0 mu0]] and log |P0|, from cov = C C'."""
+    from scipy import linalg
+
     mean = np.asarray(mean, dtype=np.float64)
     cov = np.asarray(cov, dtype=np.float64)
     chol = linalg.cholesky(cov, lower=True)
@@ -362,11 +364,15 @@ class _LinearPosteriorMixin:
     @cached_property
     def mean(self) -> np.ndarray:
         """Posterior mean of theta: R mu = z."""
+        from scipy import linalg
+
         return linalg.solve_triangular(self._chol, self._z, check_finite=False)
 
     @cached_property
     def _scale_matrix(self) -> np.ndarray:
         """P^-1 = R^-1 R^-T, formed for reporting only (solves never use it)."""
+        from scipy import linalg
+
         r_inv = linalg.solve_triangular(self._chol, np.eye(self.dim), check_finite=False)
         return r_inv @ r_inv.T
 
@@ -397,6 +403,8 @@ class _LinearPosteriorMixin:
 
     def _row_variances(self, X: np.ndarray) -> np.ndarray:
         """x' P^-1 x = |R^-T x|^2 for each row of X."""
+        from scipy import linalg
+
         Z = linalg.solve_triangular(self._chol, np.atleast_2d(X).T, trans="T",
                                     check_finite=False)
         return np.sum(Z * Z, axis=0)
