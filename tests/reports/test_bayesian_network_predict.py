@@ -106,6 +106,7 @@ def pgmpy_mismatches(table: pd.DataFrame, new: pd.DataFrame, targets, model,
     return bad
 
 
+@pytest.mark.slow  # pgmpy's variable elimination row by row: seconds
 @pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning")
 def test_predictions_equal_pgmpy_variable_elimination(fitted):
     model = _pgmpy_model()
