@@ -10,8 +10,9 @@ examples nearly all of it is start-up: the imports.
 ``--baseline CHECKOUT`` runs the same fits with the code of another checkout (for example
 ``git archive HEAD~3 | tar -x -C /tmp/base``), alternately with this one, so that both see the
 same machine (on a shared machine the speed of a process varies by up to 2x within minutes).
-Then the ratio of the medians is printed too, and the heaviest top-level packages by import
-time (``python -X importtime``, self time summed per package) for one example in each.
+Then the ratios of the medians (wall and CPU) are printed too, and the heaviest top-level
+packages by import time (``python -X importtime``, self time summed per package) for one
+example in each.
 
 The children run from compiled bytecode, as an installed package does: ``PYTHONDONTWRITEBYTECODE``
 (set in some shells and CI images) is dropped for them and their ``.pyc`` files go to a
@@ -81,9 +82,9 @@ def main() -> None:
     specs = sorted((HERE / "examples").glob("*/*.toml"))
     print(f"Load average at the start: {os.getloadavg()[0]:.1f}\n")
     head = " | ".join(f"{k} median | {k} fastest | {k} CPU" for k in checkouts)
-    ratio = " | baseline / this" if args.baseline else ""
+    ratio = " | wall baseline / this | CPU baseline / this" if args.baseline else ""
     print(f"| example | {head}{ratio} |")
-    print("|---" * (1 + 3 * len(checkouts) + bool(args.baseline)) + "|")
+    print("|---" * (1 + 3 * len(checkouts) + 2 * bool(args.baseline)) + "|")
     with tempfile.TemporaryDirectory() as tmp:
         for name, checkout in checkouts.items():  # untimed: writes the bytecode cache
             for spec in specs:
@@ -93,14 +94,15 @@ def main() -> None:
             for i in range(args.repeat):
                 for name, checkout in checkouts.items():
                     runs[name].append(_fit(checkout, spec, Path(tmp) / name / str(i))[:2])
-            cells, medians = [], {}
+            cells, medians, cpus = [], {}, {}
             for name, got in runs.items():
                 walls = [w for w, _ in got]
                 medians[name] = statistics.median(walls)
-                cells += [f"{medians[name]:.2f} s", f"{min(walls):.2f} s",
-                          f"{statistics.median(c for _, c in got):.2f} s"]
+                cpus[name] = statistics.median(c for _, c in got)
+                cells += [f"{medians[name]:.2f} s", f"{min(walls):.2f} s", f"{cpus[name]:.2f} s"]
             if args.baseline:
-                cells.append(f"{medians['baseline'] / medians['this']:.2f}")
+                cells += [f"{medians['baseline'] / medians['this']:.2f}",
+                          f"{cpus['baseline'] / cpus['this']:.2f}"]
             print(f"| {spec.parent.name}/{spec.name} | " + " | ".join(cells) + " |")
     print(f"\nLoad average at the end: {os.getloadavg()[0]:.1f}\n")
     spec = HERE / "examples" / "linear_regression" / "stream.toml"

@@ -184,15 +184,18 @@ def covariance(value, dim: int, argument: str) -> np.ndarray:
         raise InvalidArgument(argument, f"covariance matrix is not symmetric: entry "
                                         f"[{i}, {j}] is {float(arr[i, j])!r} but [{j}, {i}] "
                                         f"is {float(arr[j, i])!r}")
-    from scipy import linalg  # here: the spec path of a model without a covariance skips scipy
-
+    # numpy, not scipy.linalg: only a yes / no is taken from these factors (the matrix is
+    # returned as given), and importing scipy would cost a small fit most of its start-up.
     try:
-        chol = linalg.cholesky(arr, lower=True)
-    except linalg.LinAlgError:
+        chol = np.linalg.cholesky(arr)
+    except np.linalg.LinAlgError:
         raise InvalidArgument(argument, "covariance matrix is not positive definite") from None
     # Subnormal or tiny variances pass the factorisation, but their inverse overflows.
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        inv = linalg.solve_triangular(chol, np.eye(dim), lower=True, check_finite=False)
+        try:
+            inv = np.linalg.inv(chol)
+        except np.linalg.LinAlgError:  # a zero pivot: as unusable as an overflow
+            inv = np.full_like(chol, np.inf)
         finite = np.all(np.isfinite(inv)) and np.all(np.isfinite(inv.T @ inv)) and \
             np.all(np.diag(chol) > 0)
     if not finite:

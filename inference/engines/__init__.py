@@ -11,5 +11,6 @@ used and tested on its own. Modules are named after the mathematics:
 - :mod:`.sbl`: sparse Bayesian learning (ARD) by type-II maximum likelihood;
 - :mod:`.decisions`: minimum-risk Bayes decisions and Bayes' rule;
 - :mod:`.dist`: light distribution objects handed out as oracles;
+- :mod:`.special`: ``logsumexp`` and ``gammaln`` without importing :mod:`scipy.special`;
 - :mod:`.errors`: the engines' exceptions.
 """

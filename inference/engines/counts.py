@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from .dist import Dist
+from .special import gammaln
 
 __all__ = [
     "BernoulliStats",
@@ -268,6 +268,8 @@ class BetaPosterior:
         Beta-binomial probability of ``k`` without the binomial coefficient).
         Summed over a chain of batch updates it equals the value of one batch.
         """
+        from scipy import special  # here: importing scipy.special is most of a fit's start-up
+
         return float(special.betaln(self.a, self.b) - special.betaln(self.prior.a, self.prior.b))
 
 
@@ -738,9 +740,9 @@ class DirichletPosterior:
         a = self.prior.alpha
         c = self.stats.counts
         return float(
-            special.gammaln(a.sum())
-            - special.gammaln(a.sum() + c.sum())
-            + np.sum(special.gammaln(a + c) - special.gammaln(a))
+            gammaln(a.sum())
+            - gammaln(a.sum() + c.sum())
+            + np.sum(gammaln(a + c) - gammaln(a))
         )
 
 

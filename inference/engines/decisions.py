@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
+
+from .special import logsumexp
 
 __all__ = [
     "Decision",

@@ -44,12 +44,9 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
-from scipy import linalg
-from scipy.linalg import lapack
-from scipy.special import gammaln
 
 from .dist import Dist
 from .errors import NotIdentified
@@ -82,6 +79,7 @@ def _lapack_pointer(name: str):
     return get_pointer(capsule, get_name(capsule))
 
 
+@cache  # on first use: importing scipy.linalg costs more than a small fit
 def _gil_free_lapack():
     """LAPACK's ``dgeqrt`` and ``dtpqrt`` called through ctypes, which releases the GIL.
 
@@ -104,9 +102,7 @@ def _gil_free_lapack():
             ctypes.CFUNCTYPE(None, i, i, i, i, p, i, p, i, p, i, p, i)(tpqrt))
 
 
-_LAPACK = _gil_free_lapack()
-
-
+@cache  # on first use, as scipy itself
 def _blas_threads_getter():
     """``openblas_get_num_threads`` of scipy's OpenBLAS (the one LAPACK here calls), or None.
 
@@ -129,8 +125,6 @@ def _blas_threads_getter():
     return None  # pragma: no cover - not a scipy wheel with its own OpenBLAS
 
 
-_BLAS_THREADS = _blas_threads_getter()
-
 #: Rows factored at a time by :func:`triangular_root` on a tall block, and LAPACK's block
 #: size (columns per compact-WY reflector block) there. Measured on 10,000 x 51 (one thread):
 #: dgeqrt on the whole block 7.7-7.9 ms; blocks of 1024 rows merged by dtpqrt, 16 columns,
@@ -151,18 +145,22 @@ def _qr_in_place(a: np.ndarray) -> None:
     """
     m, n = a.shape
     nb = min(COLUMN_BLOCK, m, n)
-    if _LAPACK is None:  # pragma: no cover - only with a scipy that exports no pointer
+    lapack_routines = _gil_free_lapack()
+    if lapack_routines is None:  # pragma: no cover - only with a scipy that exports no pointer
+        from scipy.linalg import lapack
+
         _, _, info = lapack.dgeqrt(nb, a, overwrite_a=True)
         if info != 0:
             raise ValueError(f"dgeqrt failed with info = {info}")
         return
-    geqrt, tpqrt = _LAPACK
+    geqrt, tpqrt = lapack_routines
     # The row blocks' BLAS calls are too small for threads: with OpenBLAS's 2 threads on
     # this shared 2-core machine, 200,000 x 51 took 3.1 s blocked, 1.1-2.0 s in one call,
     # 0.23-0.27 s blocked on one thread. Blocks only when BLAS already runs on one thread
     # (a big stream sets it); changing the setting here would change it for every thread.
-    blocked = (m > ROW_BLOCK and 4 * n <= ROW_BLOCK and _BLAS_THREADS is not None
-               and _BLAS_THREADS() == 1)
+    blas_threads = _blas_threads_getter()
+    blocked = (m > ROW_BLOCK and 4 * n <= ROW_BLOCK and blas_threads is not None
+               and blas_threads() == 1)
     first = ROW_BLOCK if blocked else m
     t, work = np.empty((nb, n), order="F"), np.empty(nb * n)
     c = ctypes.c_int
@@ -341,6 +339,8 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
     -------
     numpy.ndarray or float
     """
+    from scipy.special import gammaln  # here: importing scipy.special is costly
+
     return (-0.5 * n * _LOG_2PI + 0.5 * prior_logdet - 0.5 * posterior_logdet
             + shape0 * np.log(scale0) - shape * np.log(scale) + gammaln(shape)
             - gammaln(shape0))
@@ -378,6 +378,8 @@ def _identified_factor(root: np.ndarray, n: int, proper: bool = False) -> np.nda
 
 def _prior_root(mean, cov) -> tuple[np.ndarray, float]:
     """Root of [[P0, P0 mu0], [mu0' P0, mu0' P0 mu0]] and log |P0|, from cov = C C'."""
+    from scipy import linalg
+
     mean = np.asarray(mean, dtype=np.float64)
     cov = np.asarray(cov, dtype=np.float64)
     chol = linalg.cholesky(cov, lower=True)
@@ -427,11 +429,15 @@ class _LinearPosteriorMixin:
     @cached_property
     def mean(self) -> np.ndarray:
         """Posterior mean of theta: R mu = z."""
+        from scipy import linalg
+
         return linalg.solve_triangular(self._chol, self._z, check_finite=False)
 
     @cached_property
     def _scale_matrix(self) -> np.ndarray:
         """P^-1 = R^-1 R^-T, formed for reporting only (solves never use it)."""
+        from scipy import linalg
+
         r_inv = linalg.solve_triangular(self._chol, np.eye(self.dim), check_finite=False)
         return r_inv @ r_inv.T
 
@@ -462,6 +468,8 @@ class _LinearPosteriorMixin:
 
     def _row_variances(self, X: np.ndarray) -> np.ndarray:
         """x' P^-1 x = |R^-T x|^2 for each row of X."""
+        from scipy import linalg
+
         Z = linalg.solve_triangular(self._chol, np.atleast_2d(X).T, trans="T",
                                     check_finite=False)
         return np.sum(Z * Z, axis=0)

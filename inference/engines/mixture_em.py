@@ -91,7 +91,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 try:  # optional: keeps BLAS single-threaded while our own threads split the batches
     from threadpoolctl import threadpool_limits as _threadpool_limits
@@ -327,6 +326,8 @@ def _inverse_factors(chol: np.ndarray) -> np.ndarray:
         return np.eye(D) / np.diagonal(chol, axis1=1, axis2=2)[:, :, None]
     eye = np.eye(D)
     if D > 16:
+        from scipy.linalg import solve_triangular  # here: the small-D path needs no scipy
+
         return np.stack([solve_triangular(chol[k], eye, lower=True) for k in range(K)])
     # Small D: forward substitution row by row, vectorised over the K factors (LAPACK's
     # per-call overhead would dominate: L^{-1}[i] = (e_i - L[i, :i] L^{-1}[:i]) / L[i, i]).

@@ -36,9 +36,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from .networks import NetworkCounts, NetworkSchema
+from .special import logsumexp
 
 __all__ = ["EMResult", "MissingPatterns", "network_em"]
 
@@ -180,7 +180,7 @@ def _e_step(theta, groups, complete: NetworkCounts):
                                                                   strict=True)))
     for g in groups:
         lp = sum(lt[cells] for lt, cells in zip(logs, g.cells, strict=True)).reshape(g.shape)
-        norm = special.logsumexp(lp, axis=1)
+        norm = logsumexp(lp, axis=1)
         loglik += float(g.counts @ norm)
         w = (np.exp(lp - norm[:, None]) * g.counts[:, None]).ravel()
         for v, cells in enumerate(g.cells):

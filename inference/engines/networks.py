@@ -51,9 +51,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
 
 from .dist import Dist
+from .special import gammaln
 
 __all__ = [
     "CycleError",
@@ -448,8 +448,8 @@ def log_marginal_likelihood(counts: NetworkCounts, prior: Sequence[np.ndarray]) 
     total = 0.0
     for p, c in zip(prior, counts.tables, strict=True):
         p = np.asarray(p, np.float64)
-        total += float(np.sum(special.gammaln(p.sum(1)) - special.gammaln(p.sum(1) + c.sum(1)))
-                       + np.sum(special.gammaln(p + c) - special.gammaln(p)))
+        total += float(np.sum(gammaln(p.sum(1)) - gammaln(p.sum(1) + c.sum(1)))
+                       + np.sum(gammaln(p + c) - gammaln(p)))
     return total
 
 

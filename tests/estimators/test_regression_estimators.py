@@ -30,6 +30,7 @@ def _state(est):
     return np.concatenate([[est.intercept_], est.coef_, est.sigma_.ravel(), [est.alpha_]])
 
 
+@pytest.mark.slow  # 100 partial fits through scikit-learn's validation: 3-8 s each
 @pytest.mark.parametrize("noise", ["known", "unknown"])
 def test_partial_fit_over_100_batches_is_one_fit(diabetes, noise):
     X, y = diabetes

@@ -19,9 +19,11 @@ from models import load_spec
 
 pgmpy = pytest.importorskip("pgmpy")
 
-# pgmpy 1.1 announces its own renames (FutureWarning / DeprecationWarning) on every use
+# pgmpy 1.1 announces its own renames (FutureWarning / DeprecationWarning) on every use.
+# slow: pgmpy's estimators and inference take seconds per network (the engine's own tests,
+# tests/inference/engines/test_networks.py, stay in the fast subset)
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
-              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+              pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 
 def example_network(name):
@@ -221,7 +223,6 @@ def _pgmpy_network(network, cpts: dict):
     return model
 
 
-@pytest.mark.slow
 def test_em_with_cells_missing_at_random_is_a_fixed_point_of_pgmpy_inference(tmp_path, asia):
     """pgmpy's own EM drops every row with a missing cell (it handles latent columns only:
     ``DiscreteEM.fit`` calls ``data.dropna()``), so the reference here is pgmpy's exact

@@ -201,7 +201,8 @@ def _blobs(rng, sizes=(150, 90, 260)):
     return out
 
 
-@pytest.mark.parametrize("cov", [pytest.param("full", marks=pytest.mark.slow), "diag"])
+@pytest.mark.slow  # EM iterations, each a round trip to the cluster: 5 s for "diag"
+@pytest.mark.parametrize("cov", ["full", "diag"])
 def test_mixture_em_on_the_cluster_equals_the_in_process_em(tmp_path, address, cov):
     text = MIXTURE.replace("COV", cov)
     if cov == "diag":

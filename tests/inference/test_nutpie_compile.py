@@ -29,6 +29,7 @@ def test_a_typo_in_the_backend_is_refused(monkeypatch):
         nutpie_compile.backend_setting()
 
 
+@pytest.mark.slow  # PyTensor compiles the coin's C module: 6 s warm, 30 s on a cold cache
 def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     import nutpie
 

@@ -248,6 +248,7 @@ def test_declared_log_density_against_scipy():
     assert np.ptp(values) < 1e-8, values
 
 
+@pytest.mark.slow  # compiles the PyMC model's initial point function: 3-11 s
 @pytest.mark.parametrize("covariance", ["full", "diag"])
 def test_chains_start_at_the_em_estimate_with_a_small_jitter(covariance):
     """initial_values, without jitter, is the EM estimate in the declaration's coordinates

@@ -68,6 +68,7 @@ def test_spode_cross_validation_and_scores_recomputed_from_rows():
     assert other["No"] != pytest.approx(query["scores"]["No"], rel=1e-3)
 
 
+@pytest.mark.slow  # imports pgmpy: seconds
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_tan_tree_equals_pgmpy_tree_search(tmp_path):
     pytest.importorskip("pgmpy")

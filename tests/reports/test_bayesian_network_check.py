@@ -20,6 +20,7 @@ from models import load_spec
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bayesian_network" / "asia.toml"
 
 
+@pytest.mark.slow  # compiles the PyMC declaration's functions: 5-19 s
 def test_declared_query_sums_equal_variable_elimination_at_random_cpts():
     """The PyMC deterministics (enumeration) and the engine (elimination) at the same theta."""
 

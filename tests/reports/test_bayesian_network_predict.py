@@ -106,6 +106,7 @@ def pgmpy_mismatches(table: pd.DataFrame, new: pd.DataFrame, targets, model,
     return bad
 
 
+@pytest.mark.slow  # pgmpy's variable elimination row by row: seconds
 @pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning")
 def test_predictions_equal_pgmpy_variable_elimination(fitted):
     model = _pgmpy_model()
@@ -121,6 +122,7 @@ def test_predictions_equal_pgmpy_variable_elimination(fitted):
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning")
+@pytest.mark.slow  # the negative of the pgmpy comparison above: pgmpy's inference, seconds
 def test_a_changed_cpt_or_another_target_is_flagged(fitted):
     model = _pgmpy_model()
     root, spec, fit_dir = fitted

@@ -46,6 +46,21 @@ def lr_spec(tmp_path):
     return regression_spec(tmp_path, rows=6, scale=0.3)
 
 
+@pytest.fixture(scope="module")
+def lr_calibrations(tmp_path_factory):
+    """The six-row regression calibrated with the declared prior and with a variance where the
+    declaration has a standard deviation (declared sd 0.5, variance 0.25; the engine takes 0.5
+    as the variance): 300 simulations each, seed 1. Run once for the module: the verdict tests
+    and the report test read the same folders (each calibration is a few seconds of CPU)."""
+    tmp = tmp_path_factory.mktemp("lr")
+    spec = regression_spec(tmp, rows=6, scale=0.3)
+    wrong = replace(spec.model, prior_cov=0.5 * np.eye(2))
+    return {"right": run_calibration(spec, tmp / "right", simulations=300, seed=1),
+            "wrong": run_calibration(spec, tmp / "wrong", simulations=300, seed=1,
+                                     fit_model=wrong),
+            "right_out": tmp / "right", "wrong_out": tmp / "wrong"}
+
+
 @pytest.fixture
 def coin_spec(tmp_path):
     (tmp_path / "c.csv").write_text("y\n1\n0\n0\n1\n0\n0\n0\n1\n")
@@ -55,22 +70,17 @@ def coin_spec(tmp_path):
 
 
 @pytest.mark.slow
-def test_correct_regression_engine_passes(lr_spec, tmp_path):
-    result = run_calibration(lr_spec, tmp_path / "out", simulations=300, seed=1)
-    assert result.verdict == "pass"
-    saved = json.loads((tmp_path / "out" / "calibration.json").read_text())
+def test_correct_regression_engine_passes(lr_calibrations):
+    assert lr_calibrations["right"].verdict == "pass"
+    saved = json.loads((lr_calibrations["right_out"] / "calibration.json").read_text())
     assert saved["verdict"] == "pass" and saved["simulations"] == 300
     assert [p["name"] for p in saved["parameters"]] == ["theta[x1]", "theta[x2]"]
     assert all(len(p["pit"]) == 300 for p in saved["parameters"])
 
 
 @pytest.mark.slow
-def test_variance_used_where_the_declaration_has_a_standard_deviation_fails(lr_spec, tmp_path):
-    # declared sd 0.5 (variance 0.25); the engine takes 0.5 as the variance
-    wrong = replace(lr_spec.model, prior_cov=0.5 * np.eye(2))
-    result = run_calibration(lr_spec, tmp_path / "out", simulations=300, seed=1,
-                             fit_model=wrong)
-    assert result.verdict == "fail"
+def test_variance_used_where_the_declaration_has_a_standard_deviation_fails(lr_calibrations):
+    assert lr_calibrations["wrong"].verdict == "fail"
 
 
 @pytest.mark.slow
@@ -181,15 +191,12 @@ def _calibration_tag(html: str) -> str | None:
 
 
 @pytest.mark.slow
-def test_report_has_a_calibration_section_that_says_pass_or_fail(lr_spec, tmp_path):
-    run_calibration(lr_spec, tmp_path / "a", simulations=200, seed=1)
-    html = render_run(tmp_path / "a")
+def test_report_has_a_calibration_section_that_says_pass_or_fail(lr_calibrations):
+    html = render_run(lr_calibrations["right_out"])
     assert _verdict_at_top(html) == "pass" and _calibration_tag(html) == "pass"
     assert 'id="calibration"' in html and 'id="crosscheck"' not in html
     assert html.count("data:image/png;base64,") == 1  # histograms and ECDF differences
-    wrong = replace(lr_spec.model, prior_cov=0.5 * np.eye(2))
-    run_calibration(lr_spec, tmp_path / "b", simulations=300, seed=1, fit_model=wrong)
-    html = render_run(tmp_path / "b")
+    html = render_run(lr_calibrations["wrong_out"])
     assert _verdict_at_top(html) == "fail" and _calibration_tag(html) == "fail"
     assert "disagree about the model" in html
 

@@ -2,7 +2,8 @@
 matplotlib, jinja2 or scipy.stats (which alone was about half of its start-up time), nor, on
 these small examples, pandas, pyarrow (a small plain CSV file is split in Python),
 scipy.optimize (the mixture's components are matched by enumeration) or scipy.sparse (only
-a sparse design needs it).
+a sparse design needs it); and the examples that need nothing from scipy never import it
+(importing scipy.special or scipy.linalg costs more CPU than the whole of such a fit).
 
 One fresh interpreter fits every example in turn and reports, after each fit, the heavy
 modules loaded so far: a module loaded by any one fit shows up at that example.
@@ -35,8 +36,18 @@ print('REPORT', json.dumps(report))
 """
 
 
-def _fit_every_example(tmp_path, heavy=HEAVY):
-    args = json.dumps([[str(p) for p in EXAMPLES], str(tmp_path), list(heavy)])
+# Examples whose fit needs no scipy at all. The others take quantiles of Beta and Student-t
+# marginals (scipy.special), QR / Cholesky factors (scipy.linalg) or, for the Gaussian naive
+# Bayes, gammaln / digamma of the Student-t predictive and the check's log-score oracle.
+WITHOUT_SCIPY = [ROOT / "examples" / p for p in (
+    "bayes_rule/disease.toml", "bayesian_network/asia.toml", "gaussian_mixture/blobs.toml",
+    "gaussian_mixture/worked_step.toml", "naive_bayes/play_tennis_ml.toml",
+    "semi_naive_bayes/play_tennis_aode.toml", "semi_naive_bayes/play_tennis_spode.toml",
+    "semi_naive_bayes/play_tennis_tan.toml")]
+
+
+def _fit_every_example(tmp_path, heavy=HEAVY, examples=EXAMPLES):
+    args = json.dumps([[str(p) for p in examples], str(tmp_path), list(heavy)])
     done = subprocess.run([sys.executable, "-c", PROBE, args], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -51,6 +62,18 @@ def test_fit_imports_no_sampler_plots_or_scipy_stats(tmp_path):
         assert rc == 0, spec
         assert loaded == [], f"after fitting {spec}: {loaded}"
         assert (tmp_path / str(i) / "posterior.json").stat().st_size > 0
+
+
+def test_fits_that_need_no_scipy_do_not_import_it(tmp_path):
+    report = _fit_every_example(tmp_path, heavy=("scipy",), examples=WITHOUT_SCIPY)
+    assert [(spec, rc, loaded) for spec, rc, loaded in report] == [
+        (str(p), 0, []) for p in WITHOUT_SCIPY]
+
+
+def test_the_probe_sees_scipy_where_a_fit_needs_it(tmp_path):
+    coin = ROOT / "examples" / "beta_bernoulli" / "coin.toml"  # Beta quantiles: scipy.special
+    assert _fit_every_example(tmp_path, heavy=("scipy",), examples=[coin]) == [
+        [str(coin), 0, ["scipy"]]]
 
 
 def test_the_probe_sees_a_module_the_fit_loads(tmp_path):

@@ -16,6 +16,7 @@ from models import load_spec
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "semi_naive_bayes"
 
 
+@pytest.mark.slow  # compiles the PyMC declaration's functions: 2-16 s
 def test_aode_declared_score_at_the_posterior_means_is_the_fit_score():
     spec = load_spec(EXAMPLES / "play_tennis_aode.toml")
     result = fit(spec)

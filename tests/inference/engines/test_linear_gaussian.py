@@ -340,17 +340,17 @@ def test_rows_are_blocked_only_with_blas_on_one_thread(monkeypatch):
 
     from inference.engines import linear_gaussian as lg
 
-    if lg._BLAS_THREADS is None:
+    if lg._blas_threads_getter() is None:
         pytest.skip("scipy's OpenBLAS thread count cannot be read here")
     Z = np.asfortranarray(np.random.default_rng(1).normal(size=(5000, 20)))
     calls = []
-    geqrt, tpqrt = lg._LAPACK
+    geqrt, tpqrt = lg._gil_free_lapack()
 
     def counted(*args):
         calls.append(args[0].value)
         return geqrt(*args)
 
-    monkeypatch.setattr(lg, "_LAPACK", (counted, tpqrt))
+    monkeypatch.setattr(lg, "_gil_free_lapack", lambda: (counted, tpqrt))
     with threadpool_limits(1, user_api="blas"):
         blocked = lg.triangular_root(Z)
     with threadpool_limits(2, user_api="blas"):
