@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from .nutpie_compile import backend_setting, compile_for_nutpie
 
-__all__ = ["BUDGET_SECONDS", "WATCH_SECONDS", "Budgeted", "sample_nutpie_budgeted"]
+__all__ = ["BUDGET_SECONDS", "WATCH_SECONDS", "Budgeted", "over_budget", "sample_nutpie_budgeted"]
 
 #: CPU seconds the C path's sampling may be projected to take before Numba is used instead.
 BUDGET_SECONDS = 8.0
