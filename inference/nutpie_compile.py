@@ -1,4 +1,4 @@
-"""Compiling a PyMC model for nutpie: Numba by default, PyTensor's C backend on request.
+"""Compiling a PyMC model for nutpie: PyTensor's C backend or a Numba ``cfunc``.
 
 nutpie's own path (``nutpie.compile_pymc_model``) turns the whole log density and gradient
 into one Numba ``cfunc``. Numba cannot cache that function on disk, so every process pays
@@ -13,7 +13,9 @@ GIL. It wins when the sampler takes few steps (the coin: 10 s of CPU for the who
 instead of 15.5 s) and loses badly when it takes many: scikit-learn's diabetes data with
 unscaled features and a known noise, a 17-node graph like the small examples', sampled for
 197 s against Numba's 7 s. Nothing cheap predicts the number of steps before sampling, so
-Numba stays the default and ``BAYESCHECK_NUTS_BACKEND=c`` asks for the C path.
+by default (``auto``) :mod:`inference.nuts_budget` starts on the C path and falls back to
+Numba when the sampling, watched as it runs, would take longer than compiling with Numba;
+``BAYESCHECK_NUTS_BACKEND=c`` or ``numba`` asks for one path.
 
 Both paths evaluate the same PyTensor graph of the log density and its symbolic gradient,
 so the sampled distribution is the same; only the draws for a given seed differ.
@@ -35,8 +37,12 @@ __all__ = ["backend_setting", "compile_for_nutpie"]
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+#: The values ``BAYESCHECK_NUTS_BACKEND`` may take.
+SETTINGS = ("auto", "c", "numba")
+
+
 def backend_setting() -> str:
-    """``BAYESCHECK_NUTS_BACKEND`` (``c`` or ``numba``), ``"numba"`` when unset.
+    """``BAYESCHECK_NUTS_BACKEND`` (``auto``, ``c`` or ``numba``), ``"auto"`` when unset.
 
     Raises
     ------
@@ -44,12 +50,12 @@ def backend_setting() -> str:
         When the variable holds anything else.
     """
     raw = os.environ.get("BAYESCHECK_NUTS_BACKEND", "").strip().lower()
-    if raw and raw not in ("c", "numba"):
-        raise SpecError(f"BAYESCHECK_NUTS_BACKEND must be 'c' or 'numba', got {raw!r}")
-    return raw or "numba"
+    if raw and raw not in SETTINGS:
+        raise SpecError(f"BAYESCHECK_NUTS_BACKEND must be 'auto', 'c' or 'numba', got {raw!r}")
+    return raw or "auto"
 
 
-def compile_for_nutpie(model, *, initvals: dict | None = None):
+def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | None = None):
     """A nutpie compiled model for ``model``, reused when the same model is sampled again.
 
     Parameters
@@ -59,13 +65,17 @@ def compile_for_nutpie(model, *, initvals: dict | None = None):
     initvals : dict, optional
         Where the chains start (passed to nutpie as ``initial_points``); PyMC's U(-1, 1)
         start jitter is then switched off. Default: PyMC's initial point with its jitter.
+    backend : {"c", "numba"}, optional
+        Which path; default from ``BAYESCHECK_NUTS_BACKEND`` (``auto`` compiles the C path
+        here: falling back to Numba is :mod:`inference.nuts_budget`'s decision).
 
     Returns
     -------
     compiled : nutpie.compiled_pyfunc.PyFuncModel or nutpie.compile_pymc.CompiledPyMCModel
     backend : {"c", "numba"}
     """
-    backend = backend_setting()
+    if backend is None:
+        backend = "numba" if backend_setting() == "numba" else "c"
     key = (backend, None if initvals is None else
            tuple(sorted((str(k), id(v)) for k, v in initvals.items())))
     per_model = _CACHE.setdefault(model, {})

@@ -24,9 +24,9 @@ class SampleResult:
         Time spent sampling, as the sampler reports it.
     sampler : str
         Which NUTS implementation ran.
-    backend : {"c", "numba"} or None
-        How nutpie evaluated the log density (see :mod:`inference.nutpie_compile`); None for
-        other samplers.
+    backend : str or None
+        How nutpie evaluated the log density: ``"c"``, ``"numba"`` or ``"numba (c abandoned
+        after ...)"`` (see :mod:`inference.nuts_budget`); None for other samplers.
     """
 
     idata: object
@@ -77,8 +77,9 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         initial point with its jitter.
 
     With nutpie, the model is compiled by :func:`inference.nutpie_compile.compile_for_nutpie`
-    (PyTensor's C backend for small models, Numba otherwise) and reused when the same model
-    object is sampled again (a retry).
+    on PyTensor's C backend, or with Numba when the C path's sampling would cost more
+    (:mod:`inference.nuts_budget`), and reused when the same model object is sampled again
+    (a retry).
 
     Returns
     -------
@@ -112,21 +113,18 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
 
 
 def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals):
-    """nutpie on the model compiled by :func:`compile_for_nutpie`, the draws as PyMC returns them.
+    """nutpie on the path :mod:`inference.nuts_budget` picks, the draws as PyMC returns them.
 
-    What ``pm.sample(nuts_sampler="nutpie")`` does (PyMC 6.4), except that the compiled model
-    comes from :mod:`inference.nutpie_compile` (the backend chosen by size, reused for the
-    same model).
+    What ``pm.sample(nuts_sampler="nutpie")`` does (PyMC 6.4), except that the model is
+    compiled by :mod:`inference.nutpie_compile` (reused for the same model) and the backend
+    chosen as :func:`inference.nuts_budget.sample_nutpie_budgeted` says.
     """
-    import nutpie
     from pymc.backends.arviz import patch_nutpie_idata
 
-    from .nutpie_compile import compile_for_nutpie
+    from .nuts_budget import sample_nutpie_budgeted
 
-    compiled, backend = compile_for_nutpie(model, initvals=initvals)
-    started = time.time()
-    idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains, cores=cores,
-                          seed=int(seed), save_warmup=False, store_unconstrained=False,
-                          progress_bar=show_progress_bar(progress))
-    patch_nutpie_idata(idata, model, sampling_time=time.time() - started)
-    return idata, backend
+    ran = sample_nutpie_budgeted(model, draws=draws, tune=tune, chains=chains, seed=seed,
+                                 cores=cores, progress_bar=show_progress_bar(progress),
+                                 initvals=initvals)
+    patch_nutpie_idata(ran.trace, model, sampling_time=ran.sampling_seconds)
+    return ran.trace, ran.backend

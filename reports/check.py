@@ -214,6 +214,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                         "NUTS for the estimates, sampling only":
                             est_sample.sampling_seconds or math.nan,
                         "estimates comparison": seconds})
+    if "seconds" in predictive:
+        timings["posterior predictive"] = predictive["seconds"]
     compared = time.perf_counter()
     check = CheckResult(result, sample, comparison, out, timings, est_sample, estimates,
                         predictive, attempts)

@@ -16,16 +16,19 @@ def coin_model(heads=7, n=10):
     return model
 
 
-def test_numba_is_the_default_and_c_is_asked_for(monkeypatch):
+def test_auto_is_the_default_and_c_or_numba_are_asked_for(monkeypatch):
     monkeypatch.delenv("BAYESCHECK_NUTS_BACKEND", raising=False)
-    assert nutpie_compile.backend_setting() == "numba"
+    assert nutpie_compile.backend_setting() == "auto"
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", " C ")
     assert nutpie_compile.backend_setting() == "c"
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
+    assert nutpie_compile.backend_setting() == "numba"
 
 
 def test_a_typo_in_the_backend_is_refused(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "cuda")
-    with pytest.raises(SpecError, match="BAYESCHECK_NUTS_BACKEND must be .* got 'cuda'"):
+    with pytest.raises(SpecError,
+                       match="BAYESCHECK_NUTS_BACKEND must be 'auto', 'c' or 'numba', got 'cuda'"):
         nutpie_compile.backend_setting()
 
 
@@ -45,6 +48,9 @@ def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
     numba_compiled, backend = nutpie_compile.compile_for_nutpie(model)
     assert backend == "numba" and calls == [model] and numba_compiled is not first
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")  # auto compiles C; the budget decides
+    assert nutpie_compile.compile_for_nutpie(model) == (first, "c")
+    assert nutpie_compile.compile_for_nutpie(model, backend="numba") == (numba_compiled, "numba")
 
 
 @pytest.mark.nuts
