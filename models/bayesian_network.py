@@ -56,7 +56,7 @@ MAX_SUMMED = 4096
 
 #: And at most this many completed rows (distinct incomplete rows x their configurations) in
 #: all: the size of the arrays the log density gathers from at every leapfrog step.
-MAX_COMPLETED = 1 << 20
+MAX_COMPLETED = 1 << 18
 
 #: The declaration used with complete data (said in ``check``'s summary and report).
 COMPLETE_DECLARATION = ("complete data: theta_v[j] ~ Dirichlet(alpha_v[j]); x_<node> ~ "
@@ -153,7 +153,8 @@ class SummedRows:
     """The data of the summed-out declaration, as indices into the concatenated log-CPTs.
 
     ``log theta`` of every node, flattened row-major (``(q_v, r_v)``) and concatenated in node
-    order, is one vector ``L``; an index ``offset_v + j r_v + k`` picks ``log theta_v[j, k]``.
+    order, then a 0 (log 1, the padding), is one vector ``L``; an index
+    ``offset_v + j r_v + k`` picks ``log theta_v[j, k]``.
 
     Attributes
     ----------
@@ -163,12 +164,15 @@ class SummedRows:
         How often each is used: the log likelihood of the complete rows is
         ``complete_counts @ L[complete]``.
     groups : list of (cells, counts)
-        One per pattern of summed nodes: ``cells`` (m, S, T) indices, for the m distinct rows of
-        the pattern, their S completions and the T nodes whose factors remain (the ancestors of
-        the row's observed nodes); ``counts`` (m,) multiplicities. A row's log likelihood is
-        ``logsumexp_s sum_t L[cells[i, s, t]]``.
+        One per number S of configurations summed over: ``cells`` (m, S, nodes) indices, for
+        the m distinct incomplete rows whose summed nodes have S joint configurations (of
+        any pattern), their S completions and the nodes whose factors remain (the ancestors
+        of the row's observed nodes), padded with the index of the final 0; ``counts`` (m,)
+        multiplicities. A row's log likelihood is ``logsumexp_s sum_t L[cells[i, s, t]]``.
+        (Grouped by S rather than by pattern, so the log density has a few terms, not one
+        per pattern: the compiled graph, and Numba's compile time, grow with the terms.)
     summed : list of tuple of int
-        Per group, the missing nodes summed out.
+        Per pattern of missing nodes, the missing nodes summed out.
     """
 
     complete: np.ndarray
@@ -179,6 +183,7 @@ class SummedRows:
     def log_likelihood(self, logs: np.ndarray) -> float:
         """``log P(observed cells | theta)`` for ``logs`` the concatenated log-CPTs (numpy)."""
         total = float(self.complete_counts @ logs[self.complete])
+        logs = np.append(logs, 0.0)
         for cells, counts in self.groups:
             lp = logs[cells].sum(axis=2)
             top = lp.max(axis=1, keepdims=True)
@@ -237,7 +242,9 @@ def summed_rows(codes: np.ndarray, card: Sequence[int], parents: Sequence[Sequen
     weights = np.repeat(counts[complete], n_nodes).astype(np.float64)
     used, inverse = np.unique(flat, return_inverse=True)
     complete_counts = np.bincount(inverse.ravel(), weights=weights, minlength=len(used))
-    groups, summed, completed = [], [], 0
+    pad = int(sum(sizes))  # the index of log 1 = 0 appended to the log-CPTs
+    by_size: dict[int, list] = {}
+    summed, completed = [], 0
     keys, which = np.unique(masks[~complete], axis=0, return_inverse=True)
     which = which.ravel()
     incomplete_rows, incomplete_first = rows[~complete], first[~complete]
@@ -264,8 +271,14 @@ def summed_rows(codes: np.ndarray, card: Sequence[int], parents: Sequence[Sequen
                            np.int64).reshape(size, len(hidden))
         full = np.repeat(block[:, None, :], size, axis=1)  # (m, S, nodes)
         full[:, :, list(hidden)] = configs[None, :, :]
-        groups.append((cells_of(full, sorted(keep)), incomplete_counts[chosen].astype(float)))
+        cells = cells_of(full, sorted(keep))
+        padded = np.full(cells.shape[:2] + (n_nodes,), pad, np.int64)
+        padded[:, :, :cells.shape[2]] = cells
+        by_size.setdefault(size, []).append((padded, incomplete_counts[chosen]))
         summed.append(hidden)
+    groups = [(np.concatenate([c for c, _ in parts]),
+               np.concatenate([w for _, w in parts]).astype(np.float64))
+              for _, parts in sorted(by_size.items())]
     return SummedRows(used, complete_counts, groups, summed)
 
 
@@ -669,10 +682,13 @@ class BayesianNetwork(Model, Calibratable):
                     row = row * card[p] + x[p]
                 x[v] = pm.Categorical(f"x_{n}", p=theta[v][row], observed=codes[:, v])
             if summed is not None:
-                logs = pt.concatenate([pt.log(theta[v]).ravel() for v in range(len(card))])
+                logs = pt.concatenate([pt.log(theta[v]).ravel() for v in range(len(card))]
+                                      + [pt.zeros(1)])  # then the padding's log 1
                 total = pt.dot(summed.complete_counts, logs[summed.complete])
                 for cells, counts in summed.groups:
-                    lp = logs[cells].sum(axis=2)  # (rows, configurations)
+                    # a gather with one flat index vector (AdvancedSubtensor1: compiled by
+                    # Numba; a 3-d index array would run in object mode), then reshaped
+                    lp = logs[cells.ravel()].reshape(cells.shape).sum(axis=2)  # (rows, configs)
                     total = total + pt.dot(counts, pt.logsumexp(lp, axis=1))
                 pm.Potential("log_p_observed_cells", total)
             for q in self.queries:
