@@ -53,8 +53,9 @@ from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal, PointEstimate
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["NetworkTally", "absorb_batch", "exact_draws_bayesian_network",
-           "fit_bayesian_network", "network_oracles", "network_queries", "network_prior",
+__all__ = ["NetworkTally", "absorb_batch", "em_estimates", "exact_draws_bayesian_network",
+           "fit_bayesian_network", "network_oracles", "network_posterior_checks",
+           "network_queries", "network_prior",
            "network_schema", "predict_bayesian_network", "predictive_proba", "tally_counts"]
 
 
