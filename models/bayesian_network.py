@@ -170,7 +170,7 @@ class SummedRows:
         of the row's observed nodes), padded with the index of the final 0; ``counts`` (m,)
         multiplicities. A row's log likelihood is ``logsumexp_s sum_t L[cells[i, s, t]]``.
         (Grouped by S rather than by pattern, so the log density has a few terms, not one
-        per pattern: the compiled graph, and Numba's compile time, grow with the terms.)
+        per pattern: the compiled graph grows with the terms.)
     summed : list of tuple of int
         Per pattern of missing nodes, the missing nodes summed out.
     """
@@ -686,8 +686,7 @@ class BayesianNetwork(Model, Calibratable):
                                       + [pt.zeros(1)])  # then the padding's log 1
                 total = pt.dot(summed.complete_counts, logs[summed.complete])
                 for cells, counts in summed.groups:
-                    # a gather with one flat index vector (AdvancedSubtensor1: compiled by
-                    # Numba; a 3-d index array would run in object mode), then reshaped
+                    # one gather with a flat index vector (the simplest indexing op), reshaped
                     lp = logs[cells.ravel()].reshape(cells.shape).sum(axis=2)  # (rows, configs)
                     total = total + pt.dot(counts, pt.logsumexp(lp, axis=1))
                 pm.Potential("log_p_observed_cells", total)
