@@ -41,18 +41,34 @@ if TYPE_CHECKING:  # pandas is imported only where a frame is needed (fit reads 
     import pandas as pd
 
 __all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
-           "bayesian_network_spec", "MAX_ENUMERATED", "MISSING_CHECK"]
-
-#: Why ``check`` refuses data with missing cells.
-MISSING_CHECK = ("missing value: check needs complete data. With missing cells 'fit' gives EM "
-                 "point estimates of the CPTs, not their Dirichlet posterior, so there is no "
-                 "exact marginal to compare NUTS with (a declaration summing out the missing "
-                 "cells is not implemented); use 'fit' alone, or check the complete rows")
+           "COMPLETE_DECLARATION", "SummedRows", "TooManyConfigurations",
+           "bayesian_network_spec", "summed_rows",
+           "MAX_COMPLETED", "MAX_ENUMERATED", "MAX_SUMMED", "SUMMED_DECLARATION"]
 
 #: Largest number of hidden configurations a query's declaration enumerates; a query with
 #: more is answered by ``fit`` but not cross-checked.
 MAX_ENUMERATED = 4096
 
+#: With missing cells, the declaration sums each row's hidden cells out by enumerating their
+#: joint configurations: at most this many per pattern of missing nodes (``check`` refuses
+#: more, exit 2, naming the nodes; EM's E step enumerates up to 65536).
+MAX_SUMMED = 4096
+
+#: And at most this many completed rows (distinct incomplete rows x their configurations) in
+#: all: the size of the arrays the log density gathers from at every leapfrog step.
+MAX_COMPLETED = 1 << 18
+
+#: The declaration used with complete data (said in ``check``'s summary and report).
+COMPLETE_DECLARATION = ("complete data: theta_v[j] ~ Dirichlet(alpha_v[j]); x_<node> ~ "
+                        "Categorical(theta_v[parents' values]) observed for every row")
+
+#: The declaration used when cells are missing (said in ``check``'s summary and report).
+SUMMED_DECLARATION = (
+    "missing cells summed out: theta_v[j] ~ Dirichlet(alpha_v[j]); a Potential holds "
+    "sum over rows of log P(observed cells | theta), each row's hidden cells summed out "
+    "exactly (logsumexp over the joint configurations of its missing nodes that are "
+    "ancestors of an observed node; the other missing nodes sum to 1), rows grouped by "
+    "their pattern of missing nodes and identical rows counted once with their multiplicity")
 
 class NetworkProblem(ValueError):
     """An inconsistent network; ``key`` is the spec key concerned, ``message`` what is wrong."""
@@ -109,6 +125,161 @@ def _cycle(nodes: tuple[str, ...], parents: tuple[tuple[int, ...], ...]) -> list
             if found:
                 return found
     return None
+
+
+class TooManyConfigurations(ValueError):
+    """A pattern of missing nodes with too many joint configurations to sum out.
+
+    Attributes
+    ----------
+    nodes : tuple of int
+        The missing nodes summed out together.
+    size : int
+        Their number of joint configurations (or, for ``what == "completed"``, the completed
+        rows in all).
+    row : int
+        0-based index (in the data) of the first row with that pattern.
+    what : str
+        ``"pattern"`` (:data:`MAX_SUMMED` exceeded) or ``"completed"`` (:data:`MAX_COMPLETED`).
+    """
+
+    def __init__(self, nodes: tuple[int, ...], size: int, row: int, what: str = "pattern"):
+        super().__init__(f"{what}: {size} configurations of nodes {nodes}")
+        self.nodes, self.size, self.row, self.what = nodes, size, row, what
+
+
+@dataclass(frozen=True)
+class SummedRows:
+    """The data of the summed-out declaration, as indices into the concatenated log-CPTs.
+
+    ``log theta`` of every node, flattened row-major (``(q_v, r_v)``) and concatenated in node
+    order, then a 0 (log 1, the padding), is one vector ``L``; an index
+    ``offset_v + j r_v + k`` picks ``log theta_v[j, k]``.
+
+    Attributes
+    ----------
+    complete : numpy.ndarray, shape (cells,)
+        The CPT cells used by the complete rows, each once.
+    complete_counts : numpy.ndarray, shape (cells,)
+        How often each is used: the log likelihood of the complete rows is
+        ``complete_counts @ L[complete]``.
+    groups : list of (cells, counts)
+        One per number S of configurations summed over: ``cells`` (m, S, nodes) indices, for
+        the m distinct incomplete rows whose summed nodes have S joint configurations (of
+        any pattern), their S completions and the nodes whose factors remain (the ancestors
+        of the row's observed nodes), padded with the index of the final 0; ``counts`` (m,)
+        multiplicities. A row's log likelihood is ``logsumexp_s sum_t L[cells[i, s, t]]``.
+        (Grouped by S rather than by pattern, so the log density has a few terms, not one
+        per pattern: the compiled graph grows with the terms.)
+    summed : list of tuple of int
+        Per pattern of missing nodes, the missing nodes summed out.
+    """
+
+    complete: np.ndarray
+    complete_counts: np.ndarray
+    groups: list[tuple[np.ndarray, np.ndarray]]
+    summed: list[tuple[int, ...]]
+
+    def log_likelihood(self, logs: np.ndarray) -> float:
+        """``log P(observed cells | theta)`` for ``logs`` the concatenated log-CPTs (numpy)."""
+        total = float(self.complete_counts @ logs[self.complete])
+        logs = np.append(logs, 0.0)
+        for cells, counts in self.groups:
+            lp = logs[cells].sum(axis=2)
+            top = lp.max(axis=1, keepdims=True)
+            total += float(counts @ (top[:, 0] + np.log(np.exp(lp - top).sum(axis=1))))
+        return total
+
+
+def summed_rows(codes: np.ndarray, card: Sequence[int], parents: Sequence[Sequence[int]], *,
+                max_summed: int = MAX_SUMMED, max_completed: int = MAX_COMPLETED
+                ) -> SummedRows:
+    """Index arrays for ``log P(observed cells | theta)`` with every missing cell summed out.
+
+    A row's probability is the sum, over the configurations of its missing cells, of the
+    product of every node's CPT entry. A missing node that is not an ancestor of one of the
+    row's observed nodes sums out to 1 with its own missing descendants (a barren node), so
+    only the ancestral set of the observed nodes is kept: its missing nodes are enumerated,
+    its nodes' factors multiplied.
+
+    Parameters
+    ----------
+    codes : numpy.ndarray, shape (rows, nodes)
+        State codes, ``-1`` for a missing cell.
+    card : sequence of int
+        Each node's number of states.
+    parents : sequence of sequence of int
+        Each node's parents, in CPT-row order (mixed radix, the first parent most significant).
+    max_summed, max_completed : int
+        The limits (:data:`MAX_SUMMED`, :data:`MAX_COMPLETED`).
+
+    Raises
+    ------
+    TooManyConfigurations
+        A pattern with more than ``max_summed`` configurations, or more than
+        ``max_completed`` completed rows in all.
+    """
+    codes = np.asarray(codes, np.int64)
+    n_nodes = len(card)
+    sizes = [math.prod(card[p] for p in pa) * r for pa, r in zip(parents, card, strict=True)]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+
+    def cells_of(values: np.ndarray, nodes) -> np.ndarray:  # values (..., nodes) -> (..., T)
+        out = []
+        for v in nodes:
+            idx = np.zeros(values.shape[:-1], np.int64)
+            for p in parents[v]:
+                idx = idx * card[p] + values[..., p]
+            out.append(offsets[v] + idx * card[v] + values[..., v])
+        return np.stack(out, axis=-1) if out else np.zeros(values.shape[:-1] + (0,), np.int64)
+
+    if codes.shape[0] == 0:
+        return SummedRows(np.zeros(0, np.int64), np.zeros(0), [], [])
+    rows, first, counts = np.unique(codes, axis=0, return_index=True, return_counts=True)
+    masks = rows < 0
+    complete = ~masks.any(axis=1)
+    flat = cells_of(rows[complete], range(n_nodes)).ravel()
+    weights = np.repeat(counts[complete], n_nodes).astype(np.float64)
+    used, inverse = np.unique(flat, return_inverse=True)
+    complete_counts = np.bincount(inverse.ravel(), weights=weights, minlength=len(used))
+    pad = int(sum(sizes))  # the index of log 1 = 0 appended to the log-CPTs
+    by_size: dict[int, list] = {}
+    summed, completed = [], 0
+    keys, which = np.unique(masks[~complete], axis=0, return_inverse=True)
+    which = which.ravel()
+    incomplete_rows, incomplete_first = rows[~complete], first[~complete]
+    incomplete_counts = counts[~complete]
+    for g, key in enumerate(keys):
+        chosen = which == g
+        keep = set(int(v) for v in np.flatnonzero(~key))  # the observed nodes ...
+        stack = list(keep)
+        while stack:  # ... and their ancestors
+            for p in parents[stack.pop()]:
+                if p not in keep:
+                    keep.add(p)
+                    stack.append(p)
+        hidden = tuple(v for v in sorted(keep) if key[v])
+        size = math.prod(card[v] for v in hidden)
+        row0 = int(incomplete_first[chosen].min())
+        if size > max_summed:
+            raise TooManyConfigurations(hidden, size, row0)
+        block = incomplete_rows[chosen]
+        completed += len(block) * size
+        if completed > max_completed:
+            raise TooManyConfigurations(hidden, completed, row0, "completed")
+        configs = np.array(list(itertools.product(*(range(card[v]) for v in hidden))),
+                           np.int64).reshape(size, len(hidden))
+        full = np.repeat(block[:, None, :], size, axis=1)  # (m, S, nodes)
+        full[:, :, list(hidden)] = configs[None, :, :]
+        cells = cells_of(full, sorted(keep))
+        padded = np.full(cells.shape[:2] + (n_nodes,), pad, np.int64)
+        padded[:, :, :cells.shape[2]] = cells
+        by_size.setdefault(size, []).append((padded, incomplete_counts[chosen]))
+        summed.append(hidden)
+    groups = [(np.concatenate([c for c, _ in parts]),
+               np.concatenate([w for _, w in parts]).astype(np.float64))
+              for _, parts in sorted(by_size.items())]
+    return SummedRows(used, complete_counts, groups, summed)
 
 
 @dataclass(frozen=True, eq=False)
@@ -428,23 +599,49 @@ class BayesianNetwork(Model, Calibratable):
 
     # ---- PyMC --------------------------------------------------------------------------
 
+    def _too_many(self, exc: TooManyConfigurations, parts, names) -> DataError:
+        """The refusal of a pattern too large to sum out, naming its first row."""
+        row, b = exc.row, 0
+        while row >= len(parts[b]):
+            row -= len(parts[b])
+            b += 1
+        nodes = ", ".join(self.nodes[v] for v in exc.nodes)
+        if exc.what == "pattern":
+            message = (f"the row misses the nodes {nodes} together (each an ancestor of an "
+                       f"observed node): {exc.size} joint configurations to sum out in the "
+                       f"declaration, more than {MAX_SUMMED}; 'check' cannot declare these "
+                       f"data (use 'fit' alone for the EM estimate, or drop such rows)")
+        else:
+            message = (f"summing out the missing cells needs {exc.size} completed rows (distinct "
+                       f"incomplete rows x configurations of their missing nodes) by this "
+                       f"row's pattern ({nodes}), more than {MAX_COMPLETED}; 'check' cannot "
+                       f"declare these data (use 'fit' alone for the EM estimate)")
+        return DataError(message, path=names[b], row=row + 1)
+
     def declare(self, source: DataSource, fit=None):
         """The PyMC model of every row of ``source`` (see the module docstring).
 
-        Variables: ``cpt_<node>`` (dims ``<node>__parents``, ``<node>__state``), the observed
-        ``x_<node>``, and per query with an enumerable hidden part ``joint_<query>`` (dims
+        Variables: ``cpt_<node>`` (dims ``<node>__parents``, ``<node>__state``); with complete
+        data the observed ``x_<node>``; with missing cells instead the potential
+        ``log_p_observed_cells`` (:data:`SUMMED_DECLARATION`, built by :func:`summed_rows`);
+        and per query with an enumerable hidden part ``joint_<query>`` (dims
         ``<query>__target``) and, when it has evidence, ``evidence_<query>``.
+
+        Raises
+        ------
+        DataError
+            With missing cells, a pattern of missing nodes with more than :data:`MAX_SUMMED`
+            joint configurations, or more than :data:`MAX_COMPLETED` completed rows in all
+            (naming the first row of the pattern and its nodes).
         """
         import pymc as pm
         import pytensor.tensor as pt
 
         states = self.states(source)
-        parts = []
+        parts, names = [], []
         for b in source.batches():
             parts.append(self.codes(b, states))
-            if (parts[-1] < 0).any():
-                r, v = (int(i) for i in np.argwhere(parts[-1] < 0)[0])
-                raise DataError(MISSING_CHECK, path=b.name, column=self.nodes[v], row=r + 1)
+            names.append(b.name)
         codes = np.concatenate(parts)
         parents = self.parents
         coords = {}
@@ -454,6 +651,12 @@ class BayesianNetwork(Model, Calibratable):
         for q in self.queries:
             coords[f"{q.name}__target"] = list(states[q.target])
         card = [len(states[n]) for n in self.nodes]
+        summed = None
+        if (codes < 0).any():
+            try:
+                summed = summed_rows(codes, card, parents)
+            except TooManyConfigurations as exc:
+                raise self._too_many(exc, parts, names) from None
 
         def row_index(v, values):  # values: (m, nodes) codes
             idx = np.zeros(values.shape[0], dtype=np.int64)
@@ -472,10 +675,21 @@ class BayesianNetwork(Model, Calibratable):
                 theta[v] = pm.Dirichlet(f"cpt_{n}", a=np.full((q, card[v]),
                                                                 self.prior_alpha(v, states)),
                                         dims=(f"{n}__parents", f"{n}__state"))
+                if summed is not None:
+                    continue
                 row = 0
                 for p in parents[v]:
                     row = row * card[p] + x[p]
                 x[v] = pm.Categorical(f"x_{n}", p=theta[v][row], observed=codes[:, v])
+            if summed is not None:
+                logs = pt.concatenate([pt.log(theta[v]).ravel() for v in range(len(card))]
+                                      + [pt.zeros(1)])  # then the padding's log 1
+                total = pt.dot(summed.complete_counts, logs[summed.complete])
+                for cells, counts in summed.groups:
+                    # one gather with a flat index vector (the simplest indexing op), reshaped
+                    lp = logs[cells.ravel()].reshape(cells.shape).sum(axis=2)  # (rows, configs)
+                    total = total + pt.dot(counts, pt.logsumexp(lp, axis=1))
+                pm.Potential("log_p_observed_cells", total)
             for q in self.queries:
                 enum = self.enumeration(q, states)
                 if enum is None:

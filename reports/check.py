@@ -241,6 +241,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
                "attempts": attempts}
     # How the data entered the declaration: rows ("y"), or sufficient statistics at large n.
     summary["observed"] = observed
+    if "declaration" in result.info:  # a family whose declaration depends on the data
+        summary["declaration"] = result.info["declaration"]
     if estimates is not None:
         summary["estimates"] = estimates.summary()
     if result.certificates:

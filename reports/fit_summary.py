@@ -169,6 +169,9 @@ def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
         state = "converged" if fit.parameters["fit"]["converged"] else "NOT converged"
         lines.append(f"EM: {state} after {fit.parameters['fit']['n_iter']} iteration(s); log "
                      f"likelihood of the observed cells {em['log_likelihood']:.4f}")
+        if "declaration" in fit.info:
+            lines.append(f"check's PyMC declaration: {fit.info['declaration']}; the EM "
+                         f"estimate is judged as the posterior mode")
         return lines
     bdeu = "bdeu" in fit.parameters["prior"]
     lines.append(f"log marginal likelihood of the structure ({'BDeu' if bdeu else 'BD'}): "

@@ -40,7 +40,7 @@ import numpy as np
 from .networks import NetworkCounts, NetworkSchema
 from .special import logsumexp
 
-__all__ = ["EMResult", "MissingPatterns", "network_em"]
+__all__ = ["EMResult", "MissingPatterns", "log_objective", "network_em"]
 
 #: Most configurations of the missing cells of one row that the E step enumerates.
 MAX_CONFIGURATIONS = 1 << 16
@@ -251,3 +251,44 @@ def network_em(complete: NetworkCounts, patterns: MissingPatterns, prior: Sequen
             converged = True
             break
     return EMResult(theta, tuple(expected), loglik, tuple(trajectory), converged)
+
+
+def log_objective(cpts: Sequence[np.ndarray], complete: NetworkCounts, patterns: MissingPatterns,
+                  prior: Sequence[np.ndarray], *, chunk: int = 256) -> np.ndarray:
+    """EM's objective at many CPT sets: ``log P(observed cells | theta) + sum alpha log theta``.
+
+    Up to a constant this is the log posterior density under independent Dirichlet(``alpha``)
+    rows in additive log-ratio coordinates (``y_k = log theta_k / theta_r``, whose Jacobian
+    is ``prod_k theta_k``), the coordinates a sampler of the simplex moves in; EM's estimate
+    is its maximum.
+
+    Parameters
+    ----------
+    cpts : sequence of numpy.ndarray
+        Per node, ``(S, q_v, r_v)``: S sets of CPTs (posterior draws), or ``(q_v, r_v)`` for
+        one.
+    complete, patterns, prior
+        As for :func:`network_em`.
+    chunk : int
+        CPT sets evaluated together (memory: chunk x completed rows).
+
+    Returns
+    -------
+    numpy.ndarray, shape (S,)
+        (A 0-d array for one set of CPTs.)
+    """
+    schema = complete.schema
+    single = np.ndim(cpts[0]) == 2
+    logs = [np.log(np.asarray(t, np.float64).reshape(-1, *np.shape(t)[-2:])).reshape(
+        -1, np.shape(t)[-2] * np.shape(t)[-1]) for t in cpts]
+    S = logs[0].shape[0]
+    out = np.zeros(S)
+    for lt, c, a in zip(logs, complete.tables, prior, strict=True):
+        out += lt @ (c.ravel() + np.asarray(a, np.float64).ravel())
+    for g in _groups(schema, patterns):
+        for start in range(0, S, chunk):
+            part = slice(start, start + chunk)
+            lp = sum(lt[part][:, cells] for lt, cells in zip(logs, g.cells, strict=True))
+            lp = lp.reshape(-1, *g.shape)
+            out[part] += special.logsumexp(lp, axis=2) @ g.counts
+    return out[0] if single else out

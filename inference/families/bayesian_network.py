@@ -13,7 +13,11 @@ with a connecting path, and the BD / BDeu log marginal likelihood as ``log_evide
 
 With missing cells the CPTs are EM point estimates (:mod:`inference.engines.network_em`), the
 queries are answered at those CPTs (plug-in, not the posterior predictive), there is no
-``log_evidence`` and no exact marginal: ``check`` refuses such data.
+``log_evidence`` and no exact marginal. ``check`` then judges the estimate against NUTS on
+the declaration with the missing cells summed out (:func:`models.bayesian_network.summed_rows`),
+as the mixture's EM estimate is judged: sampler health first, every CPT entry inside the
+posterior's central interval (:func:`inference.compare.compare_estimates`), and no draw of
+higher posterior density than the estimate (:func:`network_posterior_checks`).
 """
 
 from __future__ import annotations
@@ -22,16 +26,17 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from models.bayesian_network import BayesianNetwork
+from models.bayesian_network import COMPLETE_DECLARATION, SUMMED_DECLARATION, BayesianNetwork
 from models.data import Batch
 from models.errors import BayescheckError, DataError, SpecError
 from models.spec import Spec
 
-from ..engines.network_em import EMResult, MissingPatterns, network_em
+from ..engines.network_em import EMResult, MissingPatterns, log_objective, network_em
 from ..engines.networks import (
     CPTPosterior,
     NetworkCounts,
@@ -46,11 +51,12 @@ from ..engines.networks import (
     reorder_tables,
 )
 from ..predictive import posterior_value
-from ..result import AnalyticFit, ExactMarginal
+from ..result import AnalyticFit, ExactMarginal, PointEstimate
 from ..streaming import CHECKPOINT_NAME, model_key, run_stream
 
-__all__ = ["NetworkTally", "absorb_batch", "exact_draws_bayesian_network",
-           "fit_bayesian_network", "network_oracles", "network_queries", "network_prior",
+__all__ = ["NetworkTally", "absorb_batch", "em_estimates", "exact_draws_bayesian_network",
+           "fit_bayesian_network", "network_oracles", "network_posterior_checks",
+           "network_queries", "network_prior",
            "network_schema", "predict_bayesian_network", "predictive_proba", "tally_counts"]
 
 
@@ -211,21 +217,23 @@ def network_prior(model: BayesianNetwork, schema: NetworkSchema, states: dict):
                  for v, r in enumerate(schema.cardinality))
 
 
-def _cpts_json(model: BayesianNetwork, post: CPTPosterior, counts: NetworkCounts,
-               states: dict) -> dict:
+def _cpts_json(model: BayesianNetwork, states: dict, prior, counts: NetworkCounts,
+               distribution: str, **per_node) -> dict:
+    """Every node's CPT entry of ``posterior.json``: what both fits share, then ``per_node``.
+
+    ``per_node``: name -> one array per node (``concentration``, ``mean``, ``sd`` of the
+    Dirichlet posterior; ``expected_counts``, ``estimate`` of EM), written as lists.
+    """
     out = {}
-    mean, sd = post.mean, post.sd
     for v, n in enumerate(model.nodes):
         out[n] = {
             "states": list(states[n]),
             "parents": [model.nodes[p] for p in model.parents[v]],
             "rows": model.config_labels(v, states),
-            "distribution": "dirichlet per row",
-            "prior": float(post.prior[v][0, 0]),
+            "distribution": distribution,
+            "prior": float(prior[v][0, 0]),
             "counts": counts.tables[v].tolist(),
-            "concentration": post.alpha[v].tolist(),
-            "mean": mean[v].tolist(),
-            "sd": sd[v].tolist(),
+            **{key: np.asarray(arrays[v]).tolist() for key, arrays in per_node.items()},
         }
     return out
 
@@ -345,14 +353,16 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
     post = cpt_posterior(counts, prior)
     log_ml = log_marginal_likelihood(counts, prior)
     queries = network_queries(model, schema, post.mean, states)
-    parameters.update(cpts=_cpts_json(model, post, counts, states), query=queries,
+    cpts = _cpts_json(model, states, post.prior, counts, "dirichlet per row",
+                      concentration=post.alpha, mean=post.mean, sd=post.sd)
+    parameters.update(cpts=cpts, query=queries,
                       independence=_independences(model))
     return AnalyticFit(
         model=model.name, parameters=parameters,
         marginals=network_oracles(model, post, states, queries), log_evidence=log_ml,
         n_rows=counts.n, batches=batches,
         trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
-        info={"log_marginal_likelihood": log_ml})
+        info={"log_marginal_likelihood": log_ml, "declaration": COMPLETE_DECLARATION})
 
 
 def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
@@ -396,18 +406,8 @@ def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema,
                                   tol=model.tol)
     except ValueError as exc:
         raise DataError(f"EM for the missing cells: {exc}", path=spec.data.label) from None
-    cpts = {}
-    for v, n in enumerate(model.nodes):
-        cpts[n] = {
-            "states": list(states[n]),
-            "parents": [model.nodes[p] for p in model.parents[v]],
-            "rows": model.config_labels(v, states),
-            "distribution": "EM point estimate",
-            "prior": float(prior[v][0, 0]),
-            "counts": complete.tables[v].tolist(),
-            "expected_counts": em.expected_counts[v].tolist(),
-            "estimate": em.cpts[v].tolist(),
-        }
+    cpts = _cpts_json(model, states, prior, complete, "EM point estimate",
+                      expected_counts=em.expected_counts, estimate=em.cpts)
     per_node = {n: int(((missing.rows[:, v] < 0) * missing.counts).sum())
                 for v, n in enumerate(model.nodes)}
     parameters.update(
@@ -426,7 +426,90 @@ def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema,
         n_rows=complete.n + missing.n, batches=batches, trajectory=trajectory,
         seconds=time.perf_counter() - started, state=em,
         info={"em_log_likelihood": em.log_likelihood, "n_iter": em.iterations,
-              "converged": em.converged})
+              "converged": em.converged, "declaration": SUMMED_DECLARATION},
+        estimates=em_estimates(model, states, em.cpts),
+        posterior_checks=partial(network_posterior_checks, complete=complete,
+                                 missing=missing, prior=prior))
+
+
+def em_estimates(model: BayesianNetwork, states: dict, cpts) -> list[PointEstimate]:
+    """One point estimate per CPT entry (nodes with one state apart: their entries are 1)."""
+    out = []
+    for v, n in enumerate(model.nodes):
+        if len(states[n]) < 2:
+            continue
+        for j, row in enumerate(model.config_labels(v, states)):
+            for k, s in enumerate(states[n]):
+                out.append(PointEstimate(f"cpt_{n}[{row}, {s}]", f"cpt_{n}",
+                                         {f"{n}__parents": row, f"{n}__state": s},
+                                         float(cpts[v][j, k])))
+    return out
+
+
+#: The density criterion fails when a draw's log posterior density exceeds the estimate's by
+#: more than this (nats): far above the objective's change once EM's steps are below
+#: ``tol`` = 1e-9, far below the gap of any draw in a posterior of a few dimensions.
+DENSITY_MARGIN = 1e-6
+
+
+def network_posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
+                             complete: NetworkCounts, missing: MissingPatterns, prior,
+                             margin: float = DENSITY_MARGIN):
+    """Add the mode criterion to the EM estimate's comparison with the NUTS draws.
+
+    The EM estimate maximises ``log P(observed cells | theta) + sum alpha log theta``, which
+    is, up to a constant, the declared posterior's log density in the sampler's coordinates
+    (each Dirichlet row in log-ratio coordinates, Jacobian ``prod theta``): the estimate is
+    the posterior mode there. So no draw may have a higher density: the row
+    ``log posterior density (mode)`` fails when the best draw exceeds the estimate by more
+    than ``margin`` nats (an exact criterion, no Monte Carlo tolerance: any point of the
+    posterior is a valid witness). Its ``distance_sd`` is the estimate's density minus the
+    draws' mean density, in their sd. The mixture's marginal-mode criterion is not used:
+    in the CPT coordinates the estimate is not a marginal mode (with complete data it is the
+    posterior mean ``a / A`` while the Beta marginal peaks at ``(a - 1) / (A - 2)``), so
+    that distance would not be zero for a correct estimate.
+
+    Returns
+    -------
+    inference.compare.EstimateComparison
+        ``comparison``, with the row added and the verdict recomputed.
+    """
+    from ..compare import EstimateCheck
+
+    model: BayesianNetwork = spec.model
+    draws = [np.asarray(idata.posterior[f"cpt_{n}"].transpose(
+        "chain", "draw", f"{n}__parents", f"{n}__state").values, dtype=np.float64)
+        for n in model.nodes]
+    chains, n_draws = draws[0].shape[:2]
+    values = log_objective([d.reshape(-1, *d.shape[2:]) for d in draws], complete, missing,
+                           prior)
+    at_estimate = float(log_objective(list(fit.state.cpts), complete, missing, prior))
+    best = int(np.argmax(values))
+    gap = float(values[best] - at_estimate)
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
+    check = EstimateCheck(
+        name="log posterior density (mode)", estimate=at_estimate, nonzero=None,
+        sampled={"mean": mean, "sd": sd, "lower": float(values.min()), "upper": float(
+            values[best]), "support_lower": math.nan, "support_upper": math.nan,
+            "best_draw_minus_estimate": gap, "best_chain": best // n_draws,
+            "best_draw": best % n_draws, "draws_used": int(values.size)},
+        distance_sd=(at_estimate - mean) / sd if sd > 0 else math.nan,
+        inside=gap <= margin, zero_excluded=False, r_hat=math.nan, ess_bulk=math.nan,
+        ess_tail=math.nan)
+    if not comparison.diagnostics.healthy:
+        check.verdict = "inconclusive"
+    elif check.inside:
+        check.verdict = "pass"
+    else:
+        check.verdict = "fail"
+        check.reasons.append(
+            f"draw {best % n_draws} of chain {best // n_draws} has a log posterior density "
+            f"{gap:.4g} above the estimate's: the estimate is not the posterior mode")
+    comparison.parameters.append(check)
+    if comparison.diagnostics.healthy:
+        comparison.verdict = ("fail" if any(r.verdict == "fail" for r in comparison.parameters)
+                              else "pass")
+    return comparison
 
 
 # ---- predict -----------------------------------------------------------------------------

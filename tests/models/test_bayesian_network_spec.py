@@ -250,20 +250,6 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     assert "EM point estimate" in printed.out + printed.err
 
 
-@pytest.mark.slow
-def test_check_refuses_missing_cells_naming_the_first(tmp_path, capsys):
-    frame = pd.read_csv(EXAMPLE / "asia.csv", dtype=str)
-    frame.loc[4, "xray"] = None
-    frame.to_csv(tmp_path / "asia.csv", index=False)
-    shutil.copy(EXAMPLE / "asia.toml", tmp_path / "asia.toml")
-    code = main(["check", str(tmp_path / "asia.toml"), "--out", str(tmp_path / "c"),
-                 "--quiet"])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "column 'xray', row 5: missing value: check needs complete data" in err
-    assert "EM point estimates" in err
-
-
 def _late_state_batches(folder, frame, holes=0.0):
     """Asia's rows in three batches ordered so that states first appear in later batches:
     batch 0 has no 'yes' for asia or tub, batch 1 brings tub = yes, batch 2 asia = yes."""
