@@ -290,5 +290,5 @@ def log_objective(cpts: Sequence[np.ndarray], complete: NetworkCounts, patterns:
             part = slice(start, start + chunk)
             lp = sum(lt[part][:, cells] for lt, cells in zip(logs, g.cells, strict=True))
             lp = lp.reshape(-1, *g.shape)
-            out[part] += special.logsumexp(lp, axis=2) @ g.counts
+            out[part] += logsumexp(lp, axis=2) @ g.counts
     return out[0] if single else out
