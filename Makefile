@@ -31,9 +31,9 @@ demo: $(STAMP)
 # file on one worker, so a module's NUTS fixture runs once.
 PYTEST_JOBS ?= auto
 
-# the whole suite (what CI runs): 5.8-6.6 min on the idle 2-core machine with a warm
-# PyTensor cache (12.2 min in one process, 12 min on two workers with CI's empty cache); nearly all of it is nutpie compiling each NUTS model with
-# Numba: see benchmarks/SUITE.md
+# the whole suite (what CI runs): 6.4 min on the idle 2-core machine with a warm PyTensor
+# cache (round 6), 12-14 min with CI's empty cache; nearly all of it is compiling each NUTS
+# model: see benchmarks/SUITE.md
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15
