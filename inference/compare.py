@@ -513,6 +513,23 @@ class EstimateComparison:
             return self.verdict
         return "fail" if self.verdict == "fail" else None
 
+    def add_check(self, check: EstimateCheck, failure: str | None) -> None:
+        """Append a family's own criterion and recompute the verdict.
+
+        ``check`` is inconclusive when the sampler is unhealthy, else it fails with the
+        reason ``failure`` or passes when ``failure`` is None.
+        """
+        if not self.diagnostics.healthy:
+            check.verdict = "inconclusive"
+        elif failure is None:
+            check.verdict = "pass"
+        else:
+            check.verdict = "fail"
+            check.reasons.append(failure)
+        self.parameters.append(check)
+        if self.diagnostics.healthy:
+            self.verdict = "fail" if any(r.verdict == "fail" for r in self.parameters) else "pass"
+
     def rows(self) -> list[dict]:
         """Table rows, failing first, then by decreasing distance."""
         order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}

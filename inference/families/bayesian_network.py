@@ -496,19 +496,9 @@ def network_posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
         distance_sd=(at_estimate - mean) / sd if sd > 0 else math.nan,
         inside=gap <= margin, zero_excluded=False, r_hat=math.nan, ess_bulk=math.nan,
         ess_tail=math.nan)
-    if not comparison.diagnostics.healthy:
-        check.verdict = "inconclusive"
-    elif check.inside:
-        check.verdict = "pass"
-    else:
-        check.verdict = "fail"
-        check.reasons.append(
-            f"draw {best % n_draws} of chain {best // n_draws} has a log posterior density "
-            f"{gap:.4g} above the estimate's: the estimate is not the posterior mode")
-    comparison.parameters.append(check)
-    if comparison.diagnostics.healthy:
-        comparison.verdict = ("fail" if any(r.verdict == "fail" for r in comparison.parameters)
-                              else "pass")
+    comparison.add_check(check, None if check.inside else (
+        f"draw {best % n_draws} of chain {best // n_draws} has a log posterior density "
+        f"{gap:.4g} above the estimate's: the estimate is not the posterior mode"))
     return comparison
 
 

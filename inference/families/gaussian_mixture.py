@@ -350,20 +350,10 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
                  "worst_row": int(rows[i]) + 1, "worst_component": k},
         distance_sd=float(diff[i, k] / gamma_sd[i, k]) if gamma_sd[i, k] > 0 else math.nan,
         inside=ok, zero_excluded=False, r_hat=math.nan, ess_bulk=math.nan, ess_tail=math.nan)
-    if not comparison.diagnostics.healthy:
-        check.verdict = "inconclusive"
-    elif ok:
-        check.verdict = "pass"
-    else:
-        check.verdict = "fail"
-        check.reasons.append(
-            f"E-step responsibility of row {rows[i] + 1}, component {k}: {gamma_em[i, k]:.4f} "
-            f"vs posterior mean {gamma_mean[i, k]:.4f} (sd {gamma_sd[i, k]:.3g}); "
-            f"allowed {allowed[i, k]:.3g}")
-    comparison.parameters.append(check)
-    if comparison.diagnostics.healthy:
-        comparison.verdict = ("fail" if any(r.verdict == "fail" for r in comparison.parameters)
-                              else "pass")
+    comparison.add_check(check, None if ok else (
+        f"E-step responsibility of row {rows[i] + 1}, component {k}: {gamma_em[i, k]:.4f} "
+        f"vs posterior mean {gamma_mean[i, k]:.4f} (sd {gamma_sd[i, k]:.3g}); "
+        f"allowed {allowed[i, k]:.3g}"))
     comparison.modes = modes_summary(modes, fit, idata, spec, X)
     return comparison
 
