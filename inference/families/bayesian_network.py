@@ -121,7 +121,8 @@ class NetworkTally:
 
 def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
                  ) -> tuple[NetworkTally, int]:
-    """Count one batch into a tally; returns the new tally and the complete rows counted.
+    """Count one batch into a tally; returns the new tally and the batch's rows (all of them:
+    the complete ones are counted, the incomplete ones kept for EM).
 
     Raises
     ------
@@ -166,7 +167,7 @@ def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
     # every code indexes its node's states by construction: no range check
     batch_tables = count_tables(codes, card, parents, model.nodes, validate=False)
     tables = tuple(a + b for a, b in zip(tables, batch_tables, strict=True))
-    return NetworkTally.of(labels, tables, missing), len(codes)
+    return NetworkTally.of(labels, tables, missing), rows
 
 
 def tally_counts(model: BayesianNetwork, tally: NetworkTally, source

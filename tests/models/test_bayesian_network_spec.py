@@ -237,6 +237,9 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     holed.iloc[:20].to_csv(folder / "b" / "3.csv", index=False)
     resumed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out", resume=True)
     assert resumed.n_rows == len(frame) + 20 and len(resumed.batches) == 4
+    # each batch's record (and progress line) counts all its rows, incomplete ones too
+    assert [b["rows"] for b in resumed.to_json()["batches"]] == [
+        len(p) for p in np.array_split(np.arange(len(holed)), 3)] + [20]
     assert resumed.parameters["em"]["incomplete_rows"] == \
         em["incomplete_rows"] + int(holed.iloc[:20].isna().any(axis=1).sum())
     # an EM estimate has no exact posterior to draw from
