@@ -121,8 +121,10 @@ class NetworkTally:
 
 def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
                  ) -> tuple[NetworkTally, int]:
-    """Count one batch into a tally; returns the new tally and the batch's rows (all of them:
-    the complete ones are counted, the incomplete ones kept for EM).
+    """Count one batch into a tally; returns the new tally and the batch's row count.
+
+    Every row of the batch is in that count: the complete ones are counted into the tables,
+    the incomplete ones kept for EM.
 
     Raises
     ------
