@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 import warnings
 
-__all__ = ["draw_all", "job", "workers"]
+__all__ = ["CHILD_GRACE_SECONDS", "draw_all", "job", "workers"]
+
+#: Seconds the parent waits for the child's figures at least, once its own share is drawn.
+CHILD_GRACE_SECONDS = 20.0
 
 
 def workers() -> int:
@@ -101,18 +105,27 @@ def _parallel(jobs, pending) -> dict:
             send.close()
 
     with warnings.catch_warnings():
-        # Python 3.12+ warns that forking a threaded process may deadlock in the child; the
-        # child only draws with matplotlib and numpy, and the parent waits on it with a
-        # timeout-free pipe read that returns when the child exits either way.
+        # Python 3.12+ warns that forking a threaded process may deadlock in the child. It
+        # does happen: a lock held by another of the parent's threads at the fork (nutpie's,
+        # after a check) left a child asleep in matplotlib for good. So the parent waits a
+        # bounded time (below), then stops the child and draws what it did not send.
         warnings.simplefilter("ignore", DeprecationWarning)
         proc = ctx.Process(target=child, daemon=True)
         proc.start()
     send.close()
+    began = time.monotonic()
     mine = _take(jobs, pending, counter)
+    # Every figure is claimed once the parent's share is done: the child has at most the
+    # one it is drawing left, which takes far less than the parent's whole share.
+    wait = max(CHILD_GRACE_SECONDS, time.monotonic() - began)
+    theirs = {}
     try:
-        theirs = receive.recv()
+        if receive.poll(wait):
+            theirs = receive.recv()
     except EOFError:  # the child died without sending
-        theirs = {}
+        pass
+    if proc.is_alive() and not theirs:
+        proc.kill()
     proc.join()
     receive.close()
     done = {**mine, **{k: v for k, v in theirs.items() if isinstance(k, int)}}

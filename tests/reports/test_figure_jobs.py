@@ -65,3 +65,22 @@ def test_arviz_stats_import_without_the_stack_walk_restores_inspect():
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "missing" in done.stdout and "jax" in done.stdout
+
+
+def _hangs_in_a_child(parent, i):
+    if os.getpid() != parent:
+        time.sleep(3600)  # as a child deadlocked on a lock inherited through fork
+    return f"data:{i}:{os.getpid()}"
+
+
+def test_a_child_that_hangs_is_stopped_and_its_figures_drawn_here(monkeypatch):
+    if workers() < 2:
+        pytest.skip("fork or a second core is not available")
+    import reports.figure_jobs as figure_jobs
+
+    monkeypatch.setattr(figure_jobs, "CHILD_GRACE_SECONDS", 0.5)
+    entries = [job(f"f{i}", "", _hangs_in_a_child, os.getpid(), i) for i in range(4)]
+    began = time.monotonic()
+    drawn = draw_all(entries, processes=2)
+    assert time.monotonic() - began < 30
+    assert [e["uri"] for e in drawn] == [f"data:{i}:{os.getpid()}" for i in range(4)]
