@@ -20,8 +20,14 @@ order of floating-point additions (tests hold it to 1e-12 relative). EM
 of the responsibility-weighted moments per iteration
 (:func:`inference.engines.mixture_em.fit_em` drives it through its ``Rows`` protocol).
 
-A run on a cluster writes no checkpoint (``--resume`` is refused): a partition that fails is
-an error naming its file, and the run is repeated. Dask is an optional dependency
+With an output folder, a run of the merging families keeps a checkpoint
+(:func:`checkpointed_reduce`): the client gathers each partition's statistic as it
+finishes, merges it into the running statistic and writes, on the stream's interval, at the
+end and when the run stops on an error, the same checkpoint the stream writes (the prior
+state with the merged statistic applied, and the file, fingerprint and rows of every
+partition it covers). ``--resume`` verifies the covered files' fingerprints on the workers
+and computes only the others; a checkpoint of either kind resumes in either place. EM
+keeps no checkpoint (:data:`RESUMABLE_MODELS`). Dask is an optional dependency
 (``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
 """
 
@@ -29,23 +35,34 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from models.data import Batch, data_file, read_batch
+from models.data import Batch, data_file, fingerprint, is_url, read_batch
 from models.errors import BayescheckError, DataError, SpecError
 
-from .streaming import BatchRecord, StreamResult
+from .streaming import (
+    BatchRecord,
+    StreamResult,
+    checkpoint_interval,
+    load_checkpoint,
+    save_checkpoint,
+)
 
-__all__ = ["DISTRIBUTED_MODELS", "ClusterRows", "active", "cluster", "partition_files",
-           "reduce_partitions", "stream_or_reduce"]
+__all__ = ["DISTRIBUTED_MODELS", "RESUMABLE_MODELS", "ClusterRows", "active",
+           "checkpointed_reduce", "cluster", "partition_files", "reduce_partitions",
+           "stream_or_reduce", "uncovered_files"]
 
 #: Models whose fit runs on a cluster.
 DISTRIBUTED_MODELS = ("linear_regression", "beta_bernoulli", "dirichlet_categorical",
                       "naive_bayes", "gaussian_mixture")
+#: Models whose cluster fit keeps a checkpoint and resumes (the merging families; not EM).
+RESUMABLE_MODELS = ("linear_regression", "beta_bernoulli", "dirichlet_categorical",
+                    "naive_bayes")
 
 _CLIENT: contextvars.ContextVar = contextvars.ContextVar("bayescheck_dask_client", default=None)
 
@@ -176,7 +193,8 @@ def _gather(client, future):
 
 
 def reduce_partitions(source, statistic: Callable[[Batch], Any],
-                      merge: Callable[[Any, Any], Any]) -> tuple[Any, list[BatchRecord]]:
+                      merge: Callable[[Any, Any], Any], *,
+                      files: list[str] | None = None) -> tuple[Any, list[BatchRecord]]:
     """Statistic of every file on the workers, merged by a tree reduction.
 
     Parameters
@@ -187,6 +205,8 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
         ``statistic(batch) -> stats`` with ``stats.n`` its rows; run on a worker.
     merge : callable
         ``merge(a, b) -> stats``, associative.
+    files : list of str, optional
+        These files of the source only (default: all).
 
     Returns
     -------
@@ -200,7 +220,7 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
         same content (counted once only in a stream, so refused here too).
     """
     client = active()
-    files = partition_files(source)
+    files = partition_files(source) if files is None else files
     parts = client.map(_partition, files, statistic=statistic, pure=False)
     stats, records = _gather(client, _tree(client, parts, merge, _merge_records))
     seen: dict[str, str] = {}
@@ -212,17 +232,161 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
     return stats, records
 
 
+def _file_fingerprint(name: str) -> str:
+    """The fingerprint of a file's bytes (on a worker): a covered partition, verified."""
+    try:
+        return fingerprint(data_file(name).read_bytes())
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror or exc}", path=name) from None
+
+
+def _real_path(name) -> str:
+    return str(name) if is_url(name) else os.path.realpath(name)
+
+
+def uncovered_files(files: list[str], covered: list[BatchRecord]) -> list[str]:
+    """The files, in order, that no record of a checkpoint names (matched by real path)."""
+    done = {_real_path(r.name) for r in covered}
+    return [f for f in files if _real_path(f) not in done]
+
+
+def _uncovered(client, files: list[str], covered: list[BatchRecord]) -> list[str]:
+    """The files a checkpoint does not cover, in order, once the covered ones are verified.
+
+    Every covered file must still be among ``files`` (matched by real path, as the stream
+    does) with the fingerprint it had: the workers read its bytes again (no parsing).
+
+    Raises
+    ------
+    DataError
+        Naming a covered file that changed or is no longer matched by ``[data] path``.
+    """
+    by_path = {_real_path(f): f for f in files}
+    pairs = []
+    for r in covered:
+        current = by_path.get(_real_path(r.name))
+        if current is None:
+            raise DataError("absorbed into the checkpoint but no longer matched by [data] "
+                            "path; start afresh without --resume", path=r.name)
+        pairs.append((current, r))
+    digests = _gather(client, client.map(_file_fingerprint, [f for f, _ in pairs],
+                                         pure=False))
+    for (current, r), digest in zip(pairs, digests, strict=True):
+        if digest != r.fingerprint:
+            raise DataError("content changed since this batch was absorbed into the "
+                            "checkpoint; start afresh without --resume", path=current)
+    return uncovered_files(files, covered)
+
+
+def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batch], Any],
+                        apply: Callable[[Any, Any], Any], merge: Callable[[Any, Any], Any],
+                        checkpoint, resume: bool = False, model_key: str = "",
+                        checkpoint_seconds: float | None = None) -> StreamResult:
+    """The statistic of every file on the workers, merged on the client as each finishes.
+
+    The client merges each partition's statistic into the running one in the order the
+    partitions finish and writes :func:`~inference.streaming.save_checkpoint`'s checkpoint
+    (``apply(state, merged)``, the records of the partitions it covers, the trajectory
+    loaded) every ``checkpoint_seconds`` (default
+    :func:`~inference.streaming.checkpoint_interval`), at the end and when the run stops on
+    an error or an interrupt. The order of merging changes only floating-point rounding
+    (counts add exactly).
+
+    Parameters
+    ----------
+    source : models.DataSource
+    initial_state : object
+        The prior state (a fresh run starts from it).
+    statistic, apply, merge : callable
+        As in :func:`stream_or_reduce`.
+    checkpoint : pathlib.Path or None
+        The checkpoint file; None keeps none (``resume`` then refused).
+    resume : bool
+        Start from the checkpoint: its covered files are verified on the workers (same
+        content, still matched) and not computed again.
+    model_key : str
+        :func:`inference.streaming.model_key` of the spec.
+    checkpoint_seconds : float, optional
+        Seconds between checkpoints (0: after every partition).
+
+    Returns
+    -------
+    inference.streaming.StreamResult
+        The state, the records of every file in file order, the checkpoint's trajectory and,
+        in ``resumed_from``, the number of partitions the checkpoint covered.
+
+    Raises
+    ------
+    DataError
+        A file that cannot be read or fails validation, a covered file that changed or is
+        gone, or two files with the same content.
+    SpecError
+        A checkpoint of another model, prior, schema or version, or none to resume from.
+    """
+    from distributed import as_completed
+
+    client = active()
+    files = partition_files(source)
+    if resume:
+        if checkpoint is None:
+            raise SpecError("--resume needs an output folder holding a checkpoint")
+        done = load_checkpoint(checkpoint, type(initial_state), model_key,
+                               initial_state=initial_state)
+        todo = _uncovered(client, files, done.records)
+    else:
+        done, todo = StreamResult(initial_state), files
+    interval = checkpoint_interval() if checkpoint_seconds is None else checkpoint_seconds
+    seen = {r.fingerprint: r.name for r in done.records}
+    start, merged, new = done.state, None, []
+    saved, last_save = 0, time.monotonic()
+    order = {_real_path(f): i for i, f in enumerate(files)}
+
+    def state():
+        return start if merged is None else apply(start, merged)
+
+    def records():  # in file order, as a stream lists them (it may resume this checkpoint)
+        return sorted(done.records + new, key=lambda r: order[_real_path(r.name)])
+
+    def save():
+        nonlocal saved, last_save
+        if checkpoint is not None and saved != len(new):
+            save_checkpoint(checkpoint, state(), records(), done.trajectory, model_key)
+            saved, last_save = len(new), time.monotonic()
+
+    futures = client.map(_partition, todo, statistic=statistic, pure=False)
+    try:
+        for future in as_completed(futures):
+            stat, (record,) = _gather(client, future)
+            if record.fingerprint in seen:
+                raise DataError(f"same content as batch {seen[record.fingerprint]!r}; "
+                                f"refusing to count it twice", path=record.name)
+            # Statistic and records change together: a checkpoint at any point is whole.
+            merged = stat if merged is None else merge(merged, stat)
+            new.append(record)
+            seen[record.fingerprint] = record.name
+            if time.monotonic() - last_save >= interval:
+                save()
+    finally:
+        client.cancel(futures)
+        save()
+    return StreamResult(state(), records(), list(done.trajectory),
+                        resumed_from=len(done.records))
+
+
 def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch], Any],
                      apply: Callable[[Any, Any], Any], merge: Callable[[Any, Any], Any],
                      summarize: Callable[[Any], dict | None], stream: Callable[..., StreamResult],
-                     progress: bool | Callable = False) -> StreamResult:
+                     progress: bool | Callable = False, checkpoint=None, resume: bool = False,
+                     model_key: str = "") -> StreamResult:
     """A family's pass over its data: on the cluster of :func:`cluster`, else the stream.
 
     In-process, ``stream(absorb, statistic)`` runs :func:`inference.streaming.run_stream`
     with ``absorb(state, stat) = apply(state, stat)`` and ``statistic`` (which the stream
     computes on its read-ahead threads, in file order); on a cluster the statistics of
-    the files are merged by :func:`reduce_partitions` and applied once,
-    ``apply(initial_state, merged)``. The trajectory then has one record, for the end.
+    the files are merged by :func:`reduce_partitions` (a tree on the workers) and applied
+    once, ``apply(initial_state, merged)``; with a ``checkpoint`` or ``resume``, by
+    :func:`checkpointed_reduce` (merged on the client, checkpointed). The trajectory then
+    has one record, for the end, after the resumed checkpoint's.
 
     Parameters
     ----------
@@ -238,6 +402,8 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
         ``stream(absorb, statistic) -> StreamResult``: the family's in-process stream.
     progress : bool
         On a cluster, one line on stderr at the end.
+    checkpoint, resume, model_key
+        On a cluster, as :func:`checkpointed_reduce` takes them (the stream gets its own).
 
     Returns
     -------
@@ -249,15 +415,24 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
 
         return stream(absorb, statistic)
     started = time.perf_counter()
-    stats, records = reduce_partitions(source, statistic, merge)
-    state = apply(initial_state, stats)
+    if checkpoint is None and not resume:
+        stats, records = reduce_partitions(source, statistic, merge)
+        result = StreamResult(apply(initial_state, stats), records)
+    else:
+        result = checkpointed_reduce(source, initial_state=initial_state, statistic=statistic,
+                                     apply=apply, merge=merge, checkpoint=checkpoint,
+                                     resume=resume, model_key=model_key)
+    rows = sum(r.rows for r in result.records)
     if progress:
         import sys
-        print(f"{len(records)} partitions, {sum(r.rows for r in records)} rows merged on the "
-              f"cluster in {time.perf_counter() - started:.3f} s", file=sys.stderr, flush=True)
-    summary = summarize(state)
-    trajectory = [{"batch": "all partitions", "rows": int(stats.n), **summary}] if summary else []
-    return StreamResult(state, records, trajectory)
+        resumed = (f" ({result.resumed_from} of them from the checkpoint)"
+                   if result.resumed_from else "")
+        print(f"{len(result.records)} partitions{resumed}, {rows} rows merged on the cluster "
+              f"in {time.perf_counter() - started:.3f} s", file=sys.stderr, flush=True)
+    summary = summarize(result.state)
+    if summary:
+        result.trajectory.append({"batch": "all partitions", "rows": rows, **summary})
+    return result
 
 
 # --------------------------------------------------------------------------------------------

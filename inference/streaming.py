@@ -247,6 +247,29 @@ def load_checkpoint(path: Path, state_type: type, model_key: str,
     return StreamResult(state, records, list(meta["trajectory"]), resumed_from=len(records))
 
 
+def checkpoint_description(path: Path, name: str) -> dict | None:
+    """What a checkpoint saved as the description of its state's field ``name`` (or None).
+
+    A family whose initial state depends on it reads it before :func:`load_checkpoint`: a
+    resumed naive Bayes fit on a cluster rebuilds the schema of the checkpoint to learn the
+    labels of the batches it covers, so that only the other batches' labels are read.
+
+    Raises
+    ------
+    SpecError
+        When there is no checkpoint or it cannot be read.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+    except FileNotFoundError:
+        raise SpecError("--resume was given but there is no checkpoint to resume from",
+                        path=path) from None
+    except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
+        raise SpecError(f"cannot read checkpoint: {exc}", path=path) from None
+    return meta.get("described_fields", {}).get(name)
+
+
 def _progress_printer(stream=None):
     stream = stream or sys.stderr
 

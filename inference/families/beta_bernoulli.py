@@ -63,6 +63,8 @@ def _stream(spec: Spec, initial, statistic, merge, summarize, out, resume, progr
     return stream_or_reduce(
         spec.data, initial_state=initial, statistic=statistic, apply=merge, merge=merge,
         summarize=summarize, progress=progress,
+        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
+        model_key=model_key(spec),
         stream=lambda absorb, statistic: run_stream(
             spec.data, initial_state=initial, absorb=absorb, statistic=statistic,
             summarize=summarize,

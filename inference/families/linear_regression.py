@@ -117,6 +117,8 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
         spec.data, initial_state=prior,
         statistic=statistic if roots is not None else partial(batch_statistic, model),
         apply=_apply, merge=operator.add, summarize=summarize, progress=progress,
+        checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
+        model_key=model_key(spec),
         stream=lambda absorb, statistic: run_stream(
             spec.data, initial_state=prior, absorb=absorb, statistic=statistic,
             summarize=summarize,

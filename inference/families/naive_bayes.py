@@ -25,10 +25,16 @@ import numpy as np
 
 from models.data import Batch, string_labels
 from models.errors import DataError, SpecError
-from models.naive_bayes import NaiveBayes
+from models.naive_bayes import LabelSets, NaiveBayes
 from models.spec import Spec
 
-from ..distributed import active, reduce_partitions, stream_or_reduce
+from ..distributed import (
+    active,
+    partition_files,
+    reduce_partitions,
+    stream_or_reduce,
+    uncovered_files,
+)
 from ..engines.counts import encode_labels
 from ..engines.decisions import bayes_decision, zero_one_loss
 from ..engines.naive_bayes_stats import (
@@ -48,7 +54,14 @@ from ..result import AnalyticFit, ExactMarginal
 if TYPE_CHECKING:
     import pandas as pd
 
-from ..streaming import CHECKPOINT_NAME, SchemaChanged, model_key, run_stream
+from ..streaming import (
+    CHECKPOINT_NAME,
+    SchemaChanged,
+    checkpoint_description,
+    load_checkpoint,
+    model_key,
+    run_stream,
+)
 
 __all__ = [
     "UNDEFINED",
@@ -335,6 +348,53 @@ def _batch_stats(model: NaiveBayes, schema: NaiveBayesSchema, batch: Batch) -> N
         raise DataError(f"{exc}", path=batch.name) from None
 
 
+def _checkpoint_labels(model: NaiveBayes, spec: Spec, checkpoint: Path,
+                       described: dict) -> tuple[LabelSets, list]:
+    """The labels counted in a checkpoint (classes and categories with a count > 0).
+
+    They are the labels of the batches it covers, which a resumed cluster fit then need not
+    read again; also the checkpoint's records.
+    """
+    try:
+        schema = NaiveBayesSchema(
+            classes=tuple(described["classes"]), kinds=tuple(described["kinds"]),
+            categories=tuple(None if c is None else tuple(c) for c in described["categories"]),
+            feature_names=tuple(described["feature_names"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SpecError(f"cannot read checkpoint: its schema ({type(exc).__name__}: {exc})",
+                        path=checkpoint) from None
+    done = load_checkpoint(checkpoint, NaiveBayesStats, model_key(spec),
+                           initial_state=NaiveBayesStats.empty(schema))
+    stats = done.state
+    categories = {}
+    for f, j in enumerate(schema.categorical_features):
+        present = np.asarray(stats.category_counts[f]).sum(axis=0) > 0
+        categories[schema.feature_names[j]] = frozenset(
+            c for c, p in zip(schema.categories[j], present, strict=True) if p)
+    classes = frozenset(c for c, k in zip(schema.classes, np.asarray(stats.class_counts),
+                                          strict=True) if k > 0)
+    return LabelSets(classes, categories, int(stats.n)), done.records
+
+
+def _cluster_labels(model: NaiveBayes, spec: Spec, checkpoint: Path | None):
+    """The label pass on the workers: resumed (``checkpoint``), over the uncovered files only.
+
+    The covered files' labels are those counted in the checkpoint, so the schema equals the
+    one a pass over every file gives (a covered file that changed is refused afterwards).
+    """
+    seen = LabelSets(frozenset(), {f: frozenset() for f in model.categorical})
+    files = partition_files(spec.data)
+    described = None if checkpoint is None else checkpoint_description(checkpoint, "schema")
+    if described is not None:
+        counted, records = _checkpoint_labels(model, spec, checkpoint, described)
+        seen = seen + counted
+        files = uncovered_files(files, records)
+    if files:
+        labels, _ = reduce_partitions(spec.data, model.batch_labels, operator.add, files=files)
+        seen = seen + labels
+    return model.resolve_labels(seen, where=spec.data.label)
+
+
 def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False,
                      progress: bool = False) -> AnalyticFit:
     """Stream the data through the naive Bayes engine.
@@ -345,8 +405,8 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
     model: NaiveBayes = spec.model
     started = time.perf_counter()
     if active() is not None and model.held_labels is None:  # the label pass on the workers
-        seen, _ = reduce_partitions(spec.data, model.batch_labels, operator.add)
-        classes, categories = model.resolve_labels(seen, where=spec.data.label)
+        checkpoint = None if out is None or not resume else Path(out) / CHECKPOINT_NAME
+        classes, categories = _cluster_labels(model, spec, checkpoint)
     else:
         classes, categories = model.labels(spec.data)
     schema = _schema(model, classes, categories)
@@ -361,6 +421,8 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
         stream = stream_or_reduce(
             spec.data, initial_state=initial, statistic=partial(_batch_stats, model, schema),
             apply=operator.add, merge=operator.add, summarize=summarize, progress=progress,
+            checkpoint=None if out is None else Path(out) / CHECKPOINT_NAME, resume=resume,
+            model_key=model_key(spec),
             stream=lambda absorb, statistic: run_stream(
                 spec.data, initial_state=initial, absorb=absorb, statistic=statistic,
                 summarize=summarize,

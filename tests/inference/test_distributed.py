@@ -298,7 +298,7 @@ def test_usage_errors_exit_2(tmp_path, address, capsys):
                   LINEAR_KNOWN)
     out = str(tmp_path / "o")
     assert main(["fit", str(spec), "--out", out, "--scheduler", address, "--resume"]) == 2
-    assert "checkpoint" in capsys.readouterr().err
+    assert "no checkpoint to resume from" in capsys.readouterr().err
     assert main(["fit", str(spec), "--out", out, "--scheduler", address, "--workers", "2"]) == 2
     assert "--workers" in capsys.readouterr().err
     assert main(["fit", str(spec), "--out", out, "--workers", "2"]) == 2

@@ -1,0 +1,452 @@
+"""`fit --scheduler ... --resume`: cluster checkpoints, interruptions, interoperation, refusals.
+
+One LocalCluster of 2 thread workers serves the module (processes=False: the workers run
+in this process, so a wrapper of `inference.distributed._partition` counts the partitions
+the workers compute). An interruption is simulated two ways: a partition that fails (the
+run stops on the error and keeps what it merged), and a kill after k partitions (the
+checkpoint written after the k-th merge, nothing written after it, as with SIGKILL).
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from inference import distributed as dist  # noqa: E402
+from inference.dispatch import fit  # noqa: E402
+from inference.families.linear_regression import batch_statistic, prior_posterior  # noqa: E402
+from inference.streaming import (  # noqa: E402
+    CHECKPOINT_NAME,
+    BatchRecord,
+    load_checkpoint,
+    model_key,
+)
+from models.errors import BayescheckError, DataError, SpecError  # noqa: E402
+from models.spec import load_spec  # noqa: E402
+from reports.cli import main  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+RTOL = 1e-12
+FILES = 12
+
+
+@pytest.fixture(scope="module")
+def address():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(autouse=True)
+def every_partition(monkeypatch):
+    """A checkpoint after every merged partition (and every streamed batch)."""
+    monkeypatch.setenv("BAYESCHECK_CHECKPOINT_SECONDS", "0")
+
+
+COMPUTED: list[str] = []
+_PARTITION = dist._partition
+
+
+def _counting_partition(name, statistic):
+    # Module level: Dask pickles a task's function by reference to this module, which the
+    # thread workers share with the test (a closure would be copied by value).
+    COMPUTED.append(Path(name).name)
+    return _PARTITION(name, statistic)
+
+
+@pytest.fixture
+def computed(monkeypatch):
+    """The names of the files whose statistic the workers computed."""
+    COMPUTED.clear()
+    monkeypatch.setattr(dist, "_partition", _counting_partition)
+    return COMPUTED
+
+
+class Killed(BaseException):
+    """The client process dies: nothing after it runs (no final checkpoint)."""
+
+
+@pytest.fixture
+def kill_after(monkeypatch):
+    """``kill_after(k)``: the client dies once its k-th checkpoint is on disk."""
+    original = dist.save_checkpoint
+
+    def arm(k):
+        calls = []
+
+        def save(*args, **kwargs):
+            calls.append(1)
+            if len(calls) <= k:
+                original(*args, **kwargs)
+            if len(calls) == k:
+                raise Killed
+        monkeypatch.setattr(dist, "save_checkpoint", save)
+
+    yield arm
+    monkeypatch.setattr(dist, "save_checkpoint", original)
+
+
+# ---- data of the five families ---------------------------------------------------------
+
+
+def _regression(rng, n):
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3 + rng.normal(scale=0.7, size=n)
+    return pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "x3": X[:, 2], "y": y})
+
+
+def _coin(rng, n):
+    return pd.DataFrame({"heads": rng.integers(0, 2, size=n)})
+
+
+def _die(rng, n):  # labels appear in different files: the category order must agree
+    return pd.DataFrame({"face": rng.choice(list("abcde"[: 2 + n % 4]), size=n)})
+
+
+def _naive(rng, n):
+    label = rng.choice(["x", "y", "z"], size=n)
+    return pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], size=n),
+                         "size": rng.normal(size=n) + (label == "x") * 2.0,
+                         "weight": rng.normal(50.0, 5.0, size=n), "label": label})
+
+
+FAMILIES = {
+    "known_noise": (_regression, "x2", """model = "linear_regression"
+[data]
+path = "PATH"
+target = "y"
+intercept = true
+[prior]
+mean = 0.0
+cov = 10.0
+[likelihood]
+noise_sd = 0.7
+"""),
+    "unknown_noise": (_regression, "x2", """model = "linear_regression"
+[data]
+path = "PATH"
+target = "y"
+[prior]
+mean = [0.0, 0.0, 0.0]
+cov = [4.0, 4.0, 4.0]
+noise_shape = 2.0
+noise_scale = 1.0
+"""),
+    "beta_bernoulli": (_coin, "heads", """model = "beta_bernoulli"
+[data]
+path = "PATH"
+target = "heads"
+[prior]
+a = 2.0
+b = 3.0
+"""),
+    "dirichlet_categorical": (_die, None, """model = "dirichlet_categorical"
+[data]
+path = "PATH"
+target = "face"
+"""),
+    "naive_bayes": (_naive, "size", """model = "naive_bayes"
+[data]
+path = "PATH"
+target = "label"
+features = ["colour", "size", "weight"]
+[data.features_kind]
+colour = "categorical"
+size = "gaussian"
+weight = "gaussian"
+[prior]
+gaussian = "nig"
+"""),
+}
+
+
+def _write(tmp: Path, family: str, *, suffix="csv", seed=1) -> tuple[Path, list[pd.DataFrame]]:
+    make, _, text = FAMILIES[family]
+    rng = np.random.default_rng(seed)
+    frames = [make(rng, int(n)) for n in rng.integers(20, 80, size=FILES)]
+    (tmp / "parts").mkdir()
+    for i, frame in enumerate(frames):
+        _save(frame, tmp / "parts" / f"{i}.{suffix}")
+    path = tmp / "spec.toml"
+    path.write_text(text.replace("PATH", f"parts/*.{suffix}"))
+    return path, frames
+
+
+def _save(frame, path: Path):
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, index=False)
+
+
+def _spoil(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    bad = frame.copy()
+    bad[column] = bad[column].astype(object)
+    bad.loc[3, column] = "oops" if column != "heads" else 7
+    return bad
+
+
+def _checkpoint(out: Path) -> list[BatchRecord]:
+    with np.load(out / CHECKPOINT_NAME) as npz:
+        meta = json.loads(str(npz["meta"]))
+    return [BatchRecord(**r) for r in meta["records"]]
+
+
+def _close(a, b, rtol=RTOL):
+    np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=rtol, atol=0)
+
+
+def _assert_same_fit(resumed, whole, family: str):
+    """Equal posteriors: counts exactly, floating-point statistics to 1e-12 relative."""
+    assert resumed.batches == whole.batches  # every file once, in file order
+    assert resumed.n_rows == whole.n_rows
+    p, q = resumed.parameters, whole.parameters
+    if family in ("known_noise", "unknown_noise"):
+        _close(p["theta"]["mean"], q["theta"]["mean"])
+        _close(p["theta"]["cov"], q["theta"]["cov"])
+        _close(resumed.log_evidence, whole.log_evidence)
+        if family == "unknown_noise":
+            _close(p["sigma2"]["scale"], q["sigma2"]["scale"])
+    elif family == "naive_bayes":
+        s, t = p["statistics"], q["statistics"]
+        for key in ("classes", "categories", "class_counts", "category_counts"):
+            assert s[key] == t[key]
+        _close(s["gaussian_mean"], t["gaussian_mean"])
+        _close(s["gaussian_m2"], t["gaussian_m2"])
+    else:  # integer counts: exactly
+        assert p == q
+        assert resumed.log_evidence == pytest.approx(whole.log_evidence, rel=RTOL)
+
+
+# ---- interruptions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_killed_after_k_partitions_resumes_to_the_uninterrupted_fit(tmp_path, address, family,
+                                                                    computed, kill_after):
+    spec_path, _ = _write(tmp_path, family, suffix="parquet" if family == "unknown_noise"
+                          else "csv")
+    spec = load_spec(spec_path)
+    whole = fit(spec, scheduler=address)
+    out = tmp_path / "out"
+    kill_after(5)
+    with pytest.raises(Killed):
+        fit(spec, out=out, scheduler=address)
+    covered = _checkpoint(out)
+    assert len(covered) == 5 and len({r.name for r in covered}) == 5
+    kill_after(10**9)
+    computed.clear()
+    resumed = fit(spec, out=out, resume=True, scheduler=address)
+    # only the 7 files the checkpoint does not cover were read again (naive Bayes reads
+    # them twice: its label pass, then the statistics)
+    uncovered = sorted(Path(b["name"]).name for b in resumed.batches
+                       if b["name"] not in {r.name for r in covered})
+    assert len(uncovered) == FILES - 5
+    assert sorted(set(computed)) == uncovered
+    assert len(computed) == (2 if family == "naive_bayes" else 1) * (FILES - 5)
+    _assert_same_fit(resumed, whole, family)
+    _assert_same_fit(resumed, fit(spec), family)  # and the single-process stream
+    assert len(_checkpoint(out)) == FILES  # the end's checkpoint covers everything
+
+
+@pytest.mark.parametrize("family", ["known_noise", "naive_bayes", "beta_bernoulli"])
+def test_a_failed_partition_keeps_the_others_and_resumes(tmp_path, address, family, computed):
+    spec_path, frames = _write(tmp_path, family)
+    column = FAMILIES[family][1]
+    whole = fit(load_spec(spec_path), scheduler=address)
+    bad = tmp_path / "parts" / f"{FILES - 1}.csv"
+    _save(_spoil(frames[-1], column), bad)
+    out = tmp_path / "out"
+    with pytest.raises(DataError, match=f"{FILES - 1}.csv"):
+        fit(load_spec(spec_path), out=out, scheduler=address)
+    covered = _checkpoint(out)
+    assert 1 <= len(covered) < FILES and str(bad) not in {r.name for r in covered}
+    _save(frames[-1], bad)  # repaired: it was never absorbed, so it may change
+    computed.clear()
+    resumed = fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    reads = 2 if family == "naive_bayes" else 1  # its label pass, then the statistics
+    assert len(computed) == reads * (FILES - len(covered))
+    _assert_same_fit(resumed, whole, family)
+
+
+def test_the_comparison_sees_a_double_count(tmp_path, address, kill_after):
+    """Negative: the checkpoint's 5 files counted again (its state updated with all 12
+    files) fails the equality the tests above rely on; the resume itself passes it."""
+    spec_path, _ = _write(tmp_path, "known_noise")
+    spec = load_spec(spec_path)
+    whole = fit(spec, scheduler=address)
+    out = tmp_path / "out"
+    kill_after(5)
+    with pytest.raises(Killed):
+        fit(spec, out=out, scheduler=address)
+    kill_after(10**9)
+    done = load_checkpoint(out / CHECKPOINT_NAME, type(prior_posterior(spec.model)),
+                           model_key(spec))
+    with dist.cluster(address):
+        every, _ = dist.reduce_partitions(spec.data, partial(batch_statistic, spec.model),
+                                          operator.add)
+    doubled = done.state.update(every)
+    assert doubled.n > whole.n_rows
+    with pytest.raises(AssertionError):
+        _close(doubled.mean, whole.parameters["theta"]["mean"])
+    resumed = fit(spec, out=out, resume=True, scheduler=address)
+    _close(resumed.parameters["theta"]["mean"], whole.parameters["theta"]["mean"])
+
+
+# ---- a checkpoint of either kind resumes in either place ---------------------------------
+
+
+@pytest.mark.parametrize("family", ["unknown_noise", "dirichlet_categorical"])
+def test_a_stream_checkpoint_resumes_on_the_cluster_and_back(tmp_path, address, family,
+                                                            computed):
+    spec_path, frames = _write(tmp_path, family)
+    spec = load_spec(spec_path)
+    whole = fit(spec)
+    column = FAMILIES[family][1] or "face"
+    last = tmp_path / "parts" / f"{FILES - 1}.csv"
+    spoiled = _spoil(frames[-1], column)
+    if family == "dirichlet_categorical":  # a label is any text: an empty cell is bad
+        spoiled = frames[-1].astype(object)
+        spoiled.loc[3, column] = None
+    _save(spoiled, last)
+    out = tmp_path / "stream"
+    with pytest.raises(DataError):
+        fit(spec, out=out)  # the stream stops at the last file with 11 absorbed
+    assert len(_checkpoint(out)) == FILES - 1
+    _save(frames[-1], last)
+    computed.clear()
+    on_cluster = fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    assert computed == [last.name]
+    _assert_same_fit(on_cluster, whole, family)
+
+    # cluster -> stream: a cluster checkpoint of 5 partitions finished by the stream
+    out = tmp_path / "cluster"
+    original = dist.save_checkpoint
+    calls = []
+
+    def save_then_die(*args, **kwargs):
+        calls.append(1)
+        if len(calls) <= 5:
+            original(*args, **kwargs)
+        if len(calls) == 5:
+            raise Killed
+
+    dist.save_checkpoint = save_then_die
+    try:
+        with pytest.raises(Killed):
+            fit(load_spec(spec_path), out=out, scheduler=address)
+    finally:
+        dist.save_checkpoint = original
+    assert len(_checkpoint(out)) == 5
+    in_process = fit(load_spec(spec_path), out=out, resume=True)
+    _assert_same_fit(in_process, whole, family)
+
+
+# ---- refusals -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def interrupted(tmp_path, address, kill_after):
+    """A regression spec and an output folder whose checkpoint covers 5 of its 12 files."""
+    spec_path, frames = _write(tmp_path, "known_noise")
+    out = tmp_path / "out"
+    kill_after(5)
+    with pytest.raises(Killed):
+        fit(load_spec(spec_path), out=out, scheduler=address)
+    kill_after(10**9)
+    return spec_path, frames, out, _checkpoint(out)
+
+
+def test_a_covered_file_that_changed_is_refused_by_name(interrupted, address, capsys):
+    spec_path, frames, out, covered = interrupted
+    changed = Path(covered[2].name)
+    frame = pd.read_csv(changed)
+    frame.loc[0, "y"] += 1.0
+    frame.to_csv(changed, index=False)
+    code = main(["fit", str(spec_path), "--out", str(out), "--resume", "--quiet",
+                 "--scheduler", address])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert changed.name in err and "content changed since this batch was absorbed" in err
+
+
+def test_a_covered_file_that_is_gone_is_refused_by_name(interrupted, address):
+    spec_path, _, out, covered = interrupted
+    Path(covered[0].name).unlink()
+    with pytest.raises(DataError, match="no longer matched") as info:
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    assert Path(covered[0].name).name in str(info.value)
+
+
+def test_a_copy_of_a_covered_file_is_not_counted_twice(interrupted, address):
+    spec_path, _, out, covered = interrupted
+    (Path(covered[1].name).parent / "99.csv").write_bytes(Path(covered[1].name).read_bytes())
+    with pytest.raises(DataError, match="twice"):
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+
+
+def test_tampered_or_foreign_checkpoints_are_refused(interrupted, address):
+    spec_path, _, out, _ = interrupted
+    text = spec_path.read_text()
+    spec_path.write_text(text.replace("cov = 10.0", "cov = 11.0"))
+    with pytest.raises(SpecError, match="another model, prior or columns"):
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    spec_path.write_text(text)
+    raw = (out / CHECKPOINT_NAME).read_bytes()
+    (out / CHECKPOINT_NAME).write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(SpecError, match="cannot read checkpoint"):
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    (out / CHECKPOINT_NAME).unlink()
+    with pytest.raises(SpecError, match="no checkpoint"):
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+
+
+def test_a_checkpoint_of_another_family_is_refused(tmp_path, address):
+    spec_path, _ = _write(tmp_path, "beta_bernoulli")
+    out = tmp_path / "out"
+    fit(load_spec(spec_path), out=out, scheduler=address)
+    other = tmp_path / "other.toml"
+    other.write_text(FAMILIES["dirichlet_categorical"][2].replace("PATH", "parts/*.csv")
+                     .replace('"face"', '"heads"'))
+    with pytest.raises(SpecError, match="another model or version"):
+        fit(load_spec(other), out=out, resume=True, scheduler=address)
+
+
+def test_em_resume_on_a_cluster_is_refused(tmp_path, address, capsys):
+    spec = tmp_path / "mix.toml"
+    pd.DataFrame({"x": np.random.default_rng(0).normal(size=40)}).to_csv(tmp_path / "m.csv",
+                                                                         index=False)
+    spec.write_text('model = "gaussian_mixture"\nn_components = 2\n[data]\npath = "m.csv"\n'
+                    'features = ["x"]\n')
+    code = main(["fit", str(spec), "--out", str(tmp_path / "o"), "--resume", "--quiet",
+                 "--scheduler", address])
+    assert code == 2
+    assert "EM keeps no checkpoint" in capsys.readouterr().err
+    with pytest.raises(BayescheckError, match="EM keeps no checkpoint"):
+        fit(load_spec(spec), out=tmp_path / "o", resume=True, scheduler=address)
+
+
+def test_cli_resume_on_the_cluster(tmp_path, address, kill_after):
+    spec_path, _ = _write(tmp_path, "unknown_noise")
+    assert main(["fit", str(spec_path), "--out", str(tmp_path / "a"), "--quiet"]) == 0
+    kill_after(4)
+    with pytest.raises(Killed):
+        main(["fit", str(spec_path), "--out", str(tmp_path / "b"), "--quiet",
+              "--scheduler", address])
+    kill_after(10**9)
+    assert main(["fit", str(spec_path), "--out", str(tmp_path / "b"), "--quiet", "--resume",
+                 "--scheduler", address]) == 0
+    a = json.loads((tmp_path / "a" / "posterior.json").read_text())
+    b = json.loads((tmp_path / "b" / "posterior.json").read_text())
+    _close(b["parameters"]["theta"]["mean"], a["parameters"]["theta"]["mean"])
+    _close(b["log_evidence"], a["log_evidence"])
+    assert b["batches"] == a["batches"]
