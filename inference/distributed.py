@@ -181,15 +181,42 @@ def _tree(client, futures: list, merge: Callable, combine=_merge_in_order) -> An
     return level[0]
 
 
-def _gather(client, future):
-    """The result of a future; a worker's OSError becomes a DataError (exit 2)."""
+@contextlib.contextmanager
+def _worker_errors():
+    """A worker's OSError becomes a DataError (exit 2) naming its file."""
     try:
-        return client.gather(future)
+        yield
     except BayescheckError:
         raise
     except OSError as exc:
         raise DataError(f"a worker cannot read it: {exc.strerror or exc}",
                         path=exc.filename) from None
+
+
+def _gather(client, future):
+    """The result of a future (or a list of them), errors as :func:`_worker_errors`."""
+    with _worker_errors():
+        return client.gather(future)
+
+
+def _as_finished(futures: list) -> Iterator[Any]:
+    """The results of ``futures`` in the order they finish, errors as :func:`_worker_errors`.
+
+    Results that finished together are gathered in one round trip; a failed one is raised
+    after the others of its round trip were handed out (so they can be kept).
+    """
+    from distributed import as_completed
+
+    with _worker_errors():
+        finished = as_completed(futures, with_results=True, raise_errors=False)
+        for batch in finished.batches():
+            failed = [result for future, result in batch if future.status == "error"]
+            for future, result in batch:
+                if future.status != "error":
+                    yield result
+            if failed:
+                _, exc, traceback = failed[0]
+                raise exc.with_traceback(traceback)
 
 
 def reduce_partitions(source, statistic: Callable[[Batch], Any],
@@ -323,8 +350,6 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
     SpecError
         A checkpoint of another model, prior, schema or version, or none to resume from.
     """
-    from distributed import as_completed
-
     client = active()
     files = partition_files(source)
     if resume:
@@ -355,8 +380,7 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
 
     futures = client.map(_partition, todo, statistic=statistic, pure=False)
     try:
-        for future in as_completed(futures):
-            stat, (record,) = _gather(client, future)
+        for stat, (record,) in _as_finished(futures):
             if record.fingerprint in seen:
                 raise DataError(f"same content as batch {seen[record.fingerprint]!r}; "
                                 f"refusing to count it twice", path=record.name)
