@@ -457,3 +457,68 @@ def test_cli_resume_on_the_cluster(tmp_path, address, kill_after):
     _close(b["parameters"]["theta"]["mean"], a["parameters"]["theta"]["mean"])
     _close(b["log_evidence"], a["log_evidence"])
     assert b["batches"] == a["batches"]
+
+
+# ---- a real kill ----------------------------------------------------------------------------
+
+
+def test_sigkill_of_the_client_loses_nothing_that_was_checkpointed(tmp_path):
+    """`bayescheck fit --scheduler` in a subprocess, SIGKILLed while a worker waits on the
+    last file (a named pipe that delivers its bytes only when the test writes them): the
+    checkpoint already covers the other 11 files, and the resume computes only the last."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    spec_path, frames = _write(tmp_path, "unknown_noise")
+    last = tmp_path / "parts" / f"{FILES - 1}.csv"
+    content = last.read_bytes()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  protocol="tcp://", host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        whole = fit(load_spec(spec_path), scheduler=address)
+        last.unlink()
+        os.mkfifo(last)
+        out = tmp_path / "out"
+        env = {**os.environ, "PYTHONPATH": str(root), "BAYESCHECK_CHECKPOINT_SECONDS": "0"}
+        child = subprocess.Popen([sys.executable, "-m", "reports", "fit", str(spec_path),
+                                  "--out", str(out), "--quiet", "--scheduler", address],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and child.poll() is None:
+                if (out / CHECKPOINT_NAME).exists() and len(_checkpoint(out)) == FILES - 1:
+                    break
+                time.sleep(0.2)
+            assert child.poll() is None, child.stderr.read().decode()
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            try:  # release the worker waiting on the pipe
+                fd = os.open(last, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                pass
+            else:
+                os.write(fd, content)
+                os.close(fd)
+        assert child.returncode == -signal.SIGKILL
+        covered = _checkpoint(out)
+        assert len(covered) == FILES - 1 and str(last) not in {r.name for r in covered}
+        last.unlink()
+        last.write_bytes(content)
+        COMPUTED.clear()
+        original = dist._partition
+        dist._partition = _counting_partition
+        try:
+            resumed = fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+        finally:
+            dist._partition = original
+        assert COMPUTED == [last.name]
+    _assert_same_fit(resumed, whole, "unknown_noise")
