@@ -62,7 +62,7 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
     Raises
     ------
     models.errors.BayescheckError
-        ``scheduler`` with a model that has no cluster fit, ``resume`` with EM, or a scheduler
+        ``scheduler`` with a model that has no cluster fit, or a scheduler
         that cannot be reached.
     """
     if out is not None:
@@ -81,9 +81,5 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
     if spec.model.name not in distributed.DISTRIBUTED_MODELS:
         raise BayescheckError(f"--scheduler: model {spec.model.name!r} is fitted in-process "
                               f"only; on a cluster: {', '.join(distributed.DISTRIBUTED_MODELS)}")
-    if resume and spec.model.name not in distributed.RESUMABLE_MODELS:
-        raise BayescheckError(f"--resume and --scheduler: {spec.model.name}'s EM keeps no "
-                              f"checkpoint (every iteration reads every row again); run it "
-                              f"again without --resume")
     with distributed.cluster(scheduler, workers):
         return run(spec, **kwargs)

@@ -27,7 +27,7 @@ end and when the run stops on an error, the same checkpoint the stream writes (t
 state with the merged statistic applied, and the file, fingerprint and rows of every
 partition it covers). ``--resume`` verifies the covered files' fingerprints on the workers
 and computes only the others; a checkpoint of either kind resumes in either place. EM
-keeps no checkpoint (:data:`RESUMABLE_MODELS`). Dask is an optional dependency
+keeps its iterations instead (:mod:`inference.em_checkpoint`). Dask is an optional dependency
 (``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
 """
 
@@ -53,16 +53,13 @@ from .streaming import (
     save_checkpoint,
 )
 
-__all__ = ["DISTRIBUTED_MODELS", "RESUMABLE_MODELS", "ClusterRows", "active",
+__all__ = ["DISTRIBUTED_MODELS", "ClusterRows", "active",
            "checkpointed_reduce", "cluster", "partition_files", "reduce_partitions",
            "stream_or_reduce", "uncovered_files"]
 
 #: Models whose fit runs on a cluster.
 DISTRIBUTED_MODELS = ("linear_regression", "beta_bernoulli", "dirichlet_categorical",
                       "naive_bayes", "gaussian_mixture")
-#: Models whose cluster fit keeps a checkpoint and resumes (the merging families; not EM).
-RESUMABLE_MODELS = ("linear_regression", "beta_bernoulli", "dirichlet_categorical",
-                    "naive_bayes")
 
 _CLIENT: contextvars.ContextVar = contextvars.ContextVar("bayescheck_dask_client", default=None)
 

@@ -156,9 +156,18 @@ def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajecto
     text = f'{json.dumps(meta)[:-1]}, "trajectory": [{", ".join(encoded)}]}}'
     buffer = io.BytesIO()
     np.savez(buffer, meta=np.array(text), **arrays)
+    write_atomically(path, buffer.getvalue())
+
+
+def write_atomically(path: Path, content: bytes) -> None:
+    """Write a file by temporary file, fsync, rename and fsync of the folder.
+
+    A crash at any instant leaves the old file or the new one, never a torn one.
+    """
+    path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
-        fh.write(buffer.getvalue())
+        fh.write(content)
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -1064,12 +1064,16 @@ def _start_from_centres(rows, centres, cfg: _Config, known_chol) -> EMState:
 # --------------------------------------------------------------------------------------------
 
 
-def _run(rows, state, cfg, *, max_iter, tol):
+def _run(rows, state, cfg, *, max_iter, tol, history=(), on_step=None):
+    """EM from ``state`` (after ``len(history)`` M steps whose objectives ``history`` holds).
+
+    ``on_step(state, history)`` is called after each M step.
+    """
     moments = _moments_kind(cfg.kind)
     n = rows.n
-    history = []
+    history = list(history)
     converged = False
-    n_iter = 0
+    n_iter = len(history)
     while True:
         stats = rows.statistics(state, moments, cfg.hard)
         obj = stats.loglik + _log_prior(state, cfg)
@@ -1081,6 +1085,8 @@ def _run(rows, state, cfg, *, max_iter, tol):
             break
         state = _m_step(stats, state, cfg)
         n_iter += 1
+        if on_step is not None:
+            on_step(state, history)
     return state, stats.loglik, np.asarray(history), n_iter, converged
 
 
@@ -1103,6 +1109,7 @@ def fit_em(
     hard: bool = False,
     batch_size: int | None = None,
     n_threads: int | None = None,
+    journal=None,
 ) -> EMResult:
     """Fit a Gaussian mixture by EM: maximum likelihood, or MAP when ``prior`` is given.
 
@@ -1155,6 +1162,14 @@ def fit_em(
         Threads that share the batches of each E step (default: the number of cores, at most
         4). The result does not depend on it. While the fit runs, BLAS is held to one thread
         (through threadpoolctl, when it is installed).
+    journal : object, optional
+        Keeps the progress of the fit so that an interrupted one continues where it was:
+        ``journal.load()`` gives None (start afresh) or ``(starts, runs, current)`` saved
+        before, and ``journal.save(starts, runs, current)`` is called with the starting states
+        (:class:`EMState`, one per start), the finished runs (``(state, loglik, history,
+        n_iter, converged)``) and the run in progress (``(state, history)`` after each M
+        step, None between runs). A run continued from ``current`` performs the same
+        operations on the same numbers as one that was not interrupted.
 
     Returns
     -------
@@ -1245,6 +1260,7 @@ def fit_em(
             init_weights=init_weights,
             init_covariances=init_covariances,
             known_sd=known_sd,
+            journal=journal,
         )
 
 
@@ -1262,7 +1278,34 @@ def _fit(
     init_weights,
     init_covariances,
     known_sd,
+    journal=None,
 ) -> EMResult:
+    saved = None if journal is None else journal.load()
+    if saved is None:
+        starts = _starts(rows, K, cfg, n_init=n_init, seed=seed, init_means=init_means,
+                         init_weights=init_weights, init_covariances=init_covariances,
+                         known_sd=known_sd)
+        runs, current = [], None
+    else:
+        starts, runs, current = saved
+        runs = list(runs)
+    for j in range(len(runs), len(starts)):
+        state, history = current if current is not None else (starts[j], ())
+        on_step = None
+        if journal is not None:
+            def on_step(st, h, done=tuple(runs)):
+                journal.save(starts, list(done), (st, list(h)))
+        runs.append(_run(rows, state, cfg, max_iter=max_iter, tol=tol, history=history,
+                         on_step=on_step))
+        current = None
+        if journal is not None:
+            journal.save(starts, list(runs), None)
+    return _result(rows, runs, cfg, messages)
+
+
+def _starts(rows, K, cfg, *, n_init, seed, init_means, init_weights, init_covariances,
+            known_sd) -> list[EMState]:
+    """The starting states of the runs: the given values, or k-means++ seeds."""
     D = rows.D
     known_chol = None
     if known_sd is not None:
@@ -1312,11 +1355,11 @@ def _fit(
         for _ in range(n_init):
             centres = rows.seed_centres(K, rng)
             starts.append(_start_from_centres(rows, centres, cfg, known_chol))
+    return starts
 
-    runs = [
-        _run(rows, s, cfg, max_iter=max_iter, tol=tol)
-        for s in starts
-    ]
+
+def _result(rows, runs, cfg, messages) -> EMResult:
+    """The best of the finished runs."""
     objectives = np.array([r[2][-1] for r in runs])
     best = int(np.argmax(objectives))
     state, ll, history, n_iter, converged = runs[best]

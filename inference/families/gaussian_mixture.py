@@ -49,6 +49,7 @@ from models.gaussian_mixture import GaussianMixture
 from models.spec import Spec
 
 from ..distributed import ClusterRows, active
+from ..em_checkpoint import EMJournal
 from ..engines.mixture_em import (
     MixturePrior,
     fit_em,
@@ -61,6 +62,7 @@ from ..engines.mixture_em import responsibilities as em_responsibilities
 from ..modes import ChainModes, chain_modes
 from ..predictive import posterior_value
 from ..result import AnalyticFit, PointEstimate
+from ..streaming import CHECKPOINT_NAME, model_key
 
 __all__ = ["chain_log_densities", "estimate", "fit_gaussian_mixture", "marginal_mode",
            "posterior_checks", "predict_gaussian_mixture"]
@@ -82,7 +84,7 @@ def _reordered(result, order):
 
 
 
-def estimate(model: GaussianMixture, rows):
+def estimate(model: GaussianMixture, rows, journal=None):
     """EM (ML or MAP) on the rows, components named as the declaration names them.
 
     Parameters
@@ -90,6 +92,8 @@ def estimate(model: GaussianMixture, rows):
     model : GaussianMixture
     rows : numpy.ndarray or inference.engines.mixture_em.Rows
         The data matrix, or rows held elsewhere (a Dask cluster's partitions).
+    journal : inference.em_checkpoint.EMJournal, optional
+        Checkpoints EM's progress (and resumes it), as ``fit_em``'s ``journal``.
 
     Returns
     -------
@@ -108,7 +112,7 @@ def estimate(model: GaussianMixture, rows):
     result = fit_em(rows, n_components=model.n_components, covariance=model.covariance,
                     max_iter=model.max_iter, tol=model.tol, n_init=model.n_init,
                     seed=model.seed, init_means=model.init_means, known_sd=model.known_sd,
-                    equal_weights=model.equal_weights, prior=prior)
+                    equal_weights=model.equal_weights, prior=prior, journal=journal)
     if isinstance(rows, np.ndarray):
         clustering = kmeans(rows, model.n_components)
         centres = clustering[0]
@@ -135,10 +139,19 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     else:  # the rows stay on the workers; one map-reduce per EM iteration
         X, rows = None, ClusterRows(spec.data, model.batch_matrix)
         model.check_rows(rows.n, rows.ptp(), rows.head(1)[0], where=spec.data.label)
+    # On a cluster, EM's progress is checkpointed (and resumed): rows are read again there
+    # only by a resume, where in-process they are in this process's memory.
+    journal = None
+    if X is None and out is not None:
+        journal = EMJournal(Path(out) / CHECKPOINT_NAME, model_key(spec), rows.records,
+                            resume=resume)
     try:
-        result, clustering = estimate(model, rows)
+        result, clustering = estimate(model, rows, journal)
     except ValueError as exc:  # the spec and data were validated; what is left is the data's
         raise DataError(f"EM cannot fit these data: {exc}", path=spec.data.label) from None
+    finally:
+        if journal is not None:
+            journal.flush()
     K = result.means.shape[0]
     comps = [str(k) for k in range(K)]
     features = list(model.features)

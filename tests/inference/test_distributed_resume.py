@@ -29,7 +29,7 @@ from inference.streaming import (  # noqa: E402
     load_checkpoint,
     model_key,
 )
-from models.errors import BayescheckError, DataError, SpecError  # noqa: E402
+from models.errors import DataError, SpecError  # noqa: E402
 from models.spec import load_spec  # noqa: E402
 from reports.cli import main  # noqa: E402
 
@@ -428,18 +428,155 @@ def test_a_checkpoint_of_another_family_is_refused(tmp_path, address):
         fit(load_spec(other), out=out, resume=True, scheduler=address)
 
 
-def test_em_resume_on_a_cluster_is_refused(tmp_path, address, capsys):
-    spec = tmp_path / "mix.toml"
-    pd.DataFrame({"x": np.random.default_rng(0).normal(size=40)}).to_csv(tmp_path / "m.csv",
-                                                                         index=False)
-    spec.write_text('model = "gaussian_mixture"\nn_components = 2\n[data]\npath = "m.csv"\n'
-                    'features = ["x"]\n')
-    code = main(["fit", str(spec), "--out", str(tmp_path / "o"), "--resume", "--quiet",
-                 "--scheduler", address])
-    assert code == 2
-    assert "EM keeps no checkpoint" in capsys.readouterr().err
-    with pytest.raises(BayescheckError, match="EM keeps no checkpoint"):
-        fit(load_spec(spec), out=tmp_path / "o", resume=True, scheduler=address)
+MIXTURE = """model = "gaussian_mixture"
+n_components = 3
+covariance = "full"
+[data]
+path = "parts/*.csv"
+features = ["x1", "x2"]
+[prior]
+concentration = 2.0
+mean = [0.0, 0.0]
+kappa = 0.01
+iw_dof = 4.0
+iw_scale = 1.0
+[fit]
+n_init = 2
+seed = 5
+"""
+
+
+def _blobs(tmp: Path, sizes=(150, 90, 260)) -> Path:
+    rng = np.random.default_rng(4)
+    centres = np.array([[0.0, 0.0], [4.0, 1.0], [1.0, 5.0]])
+    (tmp / "parts").mkdir()
+    for i, n in enumerate(sizes):
+        X = centres[rng.integers(0, 3, size=n)] + rng.normal(scale=[0.8, 0.5], size=(n, 2))
+        pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1]}).to_csv(tmp / "parts" / f"{i}.csv",
+                                                          index=False)
+    (tmp / "spec.toml").write_text(MIXTURE)
+    return tmp / "spec.toml"
+
+
+@pytest.fixture
+def em_steps(monkeypatch):
+    """Counts EM's map-reduces (E steps over all partitions), on the client."""
+    calls = []
+    original = dist.ClusterRows.statistics
+
+    def statistics(self, *args):
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(dist.ClusterRows, "statistics", statistics)
+    return calls
+
+
+@pytest.fixture
+def kill_em_after(monkeypatch):
+    """``kill_em_after(k)``: the client dies once EM's k-th checkpoint is on disk."""
+    from inference import em_checkpoint
+
+    original = em_checkpoint.write_atomically
+
+    def arm(k):
+        calls = []
+
+        def write(*args):
+            calls.append(1)
+            if len(calls) <= k:
+                original(*args)
+            if len(calls) == k:
+                raise Killed
+        monkeypatch.setattr(em_checkpoint, "write_atomically", write)
+
+    yield arm
+    monkeypatch.setattr(em_checkpoint, "write_atomically", original)
+
+
+def _em_meta(out: Path) -> dict:
+    with np.load(out / CHECKPOINT_NAME) as npz:
+        return json.loads(str(npz["meta"]))
+
+
+@pytest.mark.parametrize("where", ["first run", "second run"])
+def test_em_killed_mid_run_resumes_at_its_last_iteration(tmp_path, address, where, em_steps,
+                                                         kill_em_after):
+    import io
+
+    from inference import em_checkpoint
+
+    spec = load_spec(_blobs(tmp_path))
+    whole = fit(spec, scheduler=address)
+    uninterrupted = len(em_steps)
+    # an uninterrupted checkpointed fit, its checkpoints' (finished runs, in progress) noted
+    written = []
+    original = em_checkpoint.write_atomically
+
+    def note(path, content):
+        with np.load(io.BytesIO(content)) as npz:
+            meta = json.loads(str(npz["meta"]))
+        written.append((len(meta["runs"]), meta["current"]))
+        original(path, content)
+
+    em_checkpoint.write_atomically = note
+    try:
+        fit(spec, out=tmp_path / "probe", scheduler=address)
+    finally:
+        em_checkpoint.write_atomically = original
+    assert written[-1] == (2, False)  # both runs finished
+    # a checkpoint after every M step: kill at the 3rd step of the first or second run
+    runs_done = 0 if where == "first run" else 1
+    k = written.index((runs_done, True)) + 3
+    out = tmp_path / "out"
+    kill_em_after(k)
+    with pytest.raises(Killed):
+        fit(spec, out=out, scheduler=address)
+    meta = _em_meta(out)
+    assert meta["current"] and len(meta["runs"]) == (0 if where == "first run" else 1)
+    kill_em_after(10**9)
+    em_steps.clear()
+    resumed = fit(spec, out=out, resume=True, scheduler=address)
+    # the iterations before the kill were not done again
+    assert len(em_steps) <= uninterrupted - 3
+    # the same operations on the same numbers: equal to the last bit
+    for name in ("weights", "means", "sds"):
+        assert resumed.parameters[name] == whole.parameters[name]
+    assert resumed.info["history"] == whole.info["history"]
+    assert resumed.info["restart_objectives"] == whole.info["restart_objectives"]
+    assert resumed.info["n_iter"] == whole.info["n_iter"]
+
+
+def test_em_resume_refuses_changed_or_new_files(tmp_path, address, kill_em_after):
+    spec_path = _blobs(tmp_path)
+    out = tmp_path / "out"
+    kill_em_after(3)
+    with pytest.raises(Killed):
+        fit(load_spec(spec_path), out=out, scheduler=address)
+    kill_em_after(10**9)
+    extra = tmp_path / "parts" / "3.csv"
+    pd.read_csv(tmp_path / "parts" / "0.csv").iloc[:20].to_csv(extra, index=False)
+    with pytest.raises(DataError, match="not in the checkpoint") as info:
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    assert "3.csv" in str(info.value)
+    extra.unlink()
+    changed = tmp_path / "parts" / "1.csv"
+    frame = pd.read_csv(changed)
+    frame.loc[0, "x1"] += 1.0
+    frame.to_csv(changed, index=False)
+    with pytest.raises(DataError, match="content changed") as info:
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    assert "1.csv" in str(info.value)
+    # another family's checkpoint is not an EM checkpoint, and the other way round
+    coin = tmp_path / "coin"
+    coin.mkdir()
+    coin_spec, _ = _write(coin, "beta_bernoulli")
+    with pytest.raises(SpecError, match="another model or version"):
+        fit(load_spec(coin_spec), out=out, resume=True, scheduler=address)
+    fit(load_spec(coin_spec), out=coin / "out", scheduler=address)
+    changed.write_text(changed.read_text())  # (unchanged from here on)
+    with pytest.raises(SpecError, match="another model or version"):
+        fit(load_spec(spec_path), out=coin / "out", resume=True, scheduler=address)
 
 
 def test_cli_resume_on_the_cluster(tmp_path, address, kill_after):

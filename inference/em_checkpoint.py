@@ -1,0 +1,174 @@
+"""EM's progress in a checkpoint, so that an interrupted cluster fit resumes where it was.
+
+A mixture's EM has no per-partition statistic to keep: every iteration is a map-reduce over
+all the rows. What an interruption loses is the iterations, so that is what is kept: the
+starting states of the runs (the k-means++ seeds and their first M step), the runs that
+finished, and the parameters and objective history of the run in progress after its last
+M step. :class:`EMJournal` is the ``journal`` of :func:`inference.engines.mixture_em.fit_em`;
+it writes ``DIR/checkpoint.npz`` (atomically) on the stream's interval
+(``BAYESCHECK_CHECKPOINT_SECONDS``), after every finished run and when the fit stops
+(:meth:`EMJournal.flush`).
+
+Resuming means: the rows are read onto the workers again (they were in the workers' memory),
+every file must be the one the checkpoint's iterations used (same files, same content, same
+order: a changed, missing or new file is refused by name, since the iterations so far are
+not those of other data), and EM continues from the saved parameters, performing the same
+operations on the same numbers as an uninterrupted fit, so the result is the same.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from models.data import is_url
+from models.errors import DataError, SpecError
+
+from .engines.mixture_em import EMState
+from .streaming import BatchRecord, checkpoint_interval, write_atomically
+
+__all__ = ["EMJournal"]
+
+#: ``state_type`` of an EM checkpoint: another family's resume refuses it by this name.
+STATE_TYPE = "EMProgress"
+VERSION = 1
+
+
+def _real(name: str) -> str:
+    return name if is_url(name) else os.path.realpath(name)
+
+
+def _put(arrays: dict, prefix: str, state: EMState) -> None:
+    arrays[f"{prefix}_weights"] = state.weights
+    arrays[f"{prefix}_means"] = state.means
+    arrays[f"{prefix}_chol"] = state.chol
+
+
+def _get(npz, prefix: str) -> EMState:
+    return EMState(npz[f"{prefix}_weights"], npz[f"{prefix}_means"], npz[f"{prefix}_chol"])
+
+
+class EMJournal:
+    """Saves and loads EM's progress for :func:`~inference.engines.mixture_em.fit_em`.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The checkpoint file.
+    model_key : str
+        :func:`inference.streaming.model_key` of the spec.
+    records : list of inference.streaming.BatchRecord
+        The files whose rows the fit uses, in order, with their fingerprints.
+    resume : bool
+        :meth:`load` returns the saved progress (else None: a fresh fit).
+    seconds : float, optional
+        Seconds between checkpoints within a run (default
+        :func:`inference.streaming.checkpoint_interval`).
+    """
+
+    def __init__(self, path: Path, model_key: str, records: list[BatchRecord], *,
+                 resume: bool = False, seconds: float | None = None):
+        self.path = Path(path)
+        self.model_key = model_key
+        self.records = list(records)
+        self.resume = resume
+        self.seconds = checkpoint_interval() if seconds is None else seconds
+        self.pending = None
+        self.last_save = time.monotonic()
+
+    def load(self):
+        """The saved ``(starts, runs, current)``, or None when not resuming.
+
+        Raises
+        ------
+        SpecError
+            No checkpoint, an unreadable one, or one of another model, prior or version.
+        DataError
+            A file the checkpoint's iterations used that changed or is gone, or a file they
+            did not use.
+        """
+        if not self.resume:
+            return None
+        try:
+            with np.load(self.path, allow_pickle=False) as npz:
+                meta = json.loads(str(npz["meta"]))
+                arrays = {k: npz[k] for k in npz.files if k != "meta"}
+        except FileNotFoundError:
+            raise SpecError("--resume was given but there is no checkpoint to resume from",
+                            path=self.path) from None
+        except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
+            raise SpecError(f"cannot read checkpoint: {exc}", path=self.path) from None
+        if meta.get("state_type") != STATE_TYPE or meta.get("version") != VERSION:
+            raise SpecError("checkpoint was written for another model or version",
+                            path=self.path)
+        if meta.get("model_key") != self.model_key:
+            raise SpecError("checkpoint was written with another model, prior or columns; "
+                            "start afresh without --resume", path=self.path)
+        self._check_files([BatchRecord(**r) for r in meta["records"]])
+        try:
+            starts = [_get(arrays, f"start{i}") for i in range(meta["starts"])]
+            runs = [(_get(arrays, f"run{j}"), float(r["loglik"]), arrays[f"run{j}_history"],
+                     int(r["n_iter"]), bool(r["converged"]))
+                    for j, r in enumerate(meta["runs"])]
+            current = ((_get(arrays, "current"), arrays["current_history"].tolist())
+                       if meta["current"] else None)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SpecError(f"cannot read checkpoint: {type(exc).__name__}: {exc}",
+                            path=self.path) from None
+        return starts, runs, current
+
+    def _check_files(self, saved: list[BatchRecord]) -> None:
+        now = {_real(r.name): r for r in self.records}
+        for r in saved:
+            current = now.get(_real(r.name))
+            if current is None:
+                raise DataError("absorbed into the checkpoint but no longer matched by [data] "
+                                "path; start afresh without --resume", path=r.name)
+            if current.fingerprint != r.fingerprint:
+                raise DataError("content changed since this batch was absorbed into the "
+                                "checkpoint; start afresh without --resume", path=current.name)
+        used = {_real(r.name) for r in saved}
+        for r in self.records:
+            if _real(r.name) not in used:
+                raise DataError("not in the checkpoint: EM's iterations so far used the "
+                                "other files' rows only, so a resumed EM cannot take a new "
+                                "file; start afresh without --resume", path=r.name)
+
+    def save(self, starts, runs, current) -> None:
+        """Keep this progress; write it when the interval has passed or a run finished."""
+        self.pending = (starts, runs, current)
+        if current is None or time.monotonic() - self.last_save >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the progress not yet written (at the end, or when the fit stops)."""
+        if self.pending is None:
+            return
+        starts, runs, current = self.pending
+        arrays: dict[str, np.ndarray] = {}
+        for i, state in enumerate(starts):
+            _put(arrays, f"start{i}", state)
+        for j, (state, _, history, _, _) in enumerate(runs):
+            _put(arrays, f"run{j}", state)
+            arrays[f"run{j}_history"] = np.asarray(history, dtype=np.float64)
+        if current is not None:
+            _put(arrays, "current", current[0])
+            arrays["current_history"] = np.asarray(current[1], dtype=np.float64)
+        meta = {
+            "version": VERSION, "state_type": STATE_TYPE, "model_key": self.model_key,
+            "records": [{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                        for r in self.records],
+            "starts": len(starts),
+            "runs": [{"loglik": float(ll), "n_iter": int(n), "converged": bool(c)}
+                     for _, ll, _, n, c in runs],
+            "current": current is not None,
+        }
+        buffer = io.BytesIO()
+        np.savez(buffer, meta=np.array(json.dumps(meta)), **arrays)
+        write_atomically(self.path, buffer.getvalue())
+        self.pending, self.last_save = None, time.monotonic()
