@@ -30,7 +30,13 @@ from models.data import is_url
 from models.errors import DataError, SpecError
 
 from .engines.mixture_em import EMState
-from .streaming import BatchRecord, checkpoint_interval, write_atomically
+from .streaming import (
+    BatchRecord,
+    check_digest,
+    checkpoint_interval,
+    content_digest,
+    write_atomically,
+)
 
 __all__ = ["EMJournal"]
 
@@ -109,6 +115,7 @@ class EMJournal:
         if meta.get("model_key") != self.model_key:
             raise SpecError("checkpoint was written with another model, prior or columns; "
                             "start afresh without --resume", path=self.path)
+        check_digest(self.path, meta, arrays)
         self._check_files([BatchRecord(**r) for r in meta["records"]])
         try:
             starts = [_get(arrays, f"start{i}") for i in range(meta["starts"])]
@@ -168,6 +175,7 @@ class EMJournal:
                      for _, ll, _, n, c in runs],
             "current": current is not None,
         }
+        meta["digest"] = content_digest(meta, arrays)
         buffer = io.BytesIO()
         np.savez(buffer, meta=np.array(json.dumps(meta)), **arrays)
         write_atomically(self.path, buffer.getvalue())

@@ -152,11 +152,42 @@ def save_checkpoint(path: Path, state: Any, records: list[BatchRecord], trajecto
                 arrays[f"state__{f.name}__{i}"] = item
         else:
             arrays[f"state__{f.name}"] = np.asarray(value)
+    meta["digest"] = content_digest(meta, arrays)
     # The meta's JSON with the trajectory's encoded records spliced in as its last member.
     text = f'{json.dumps(meta)[:-1]}, "trajectory": [{", ".join(encoded)}]}}'
     buffer = io.BytesIO()
     np.savez(buffer, meta=np.array(text), **arrays)
     write_atomically(path, buffer.getvalue())
+
+
+def content_digest(meta: dict, arrays: dict[str, np.ndarray]) -> str:
+    """XXH3-128 of a checkpoint's content: its meta and its arrays.
+
+    The meta without ``trajectory`` and ``digest`` (not state), and every array's name,
+    type, shape and bytes. Saved in the checkpoint and checked on resume, so a checkpoint
+    edited by hand or damaged (a record removed, which would count its batch twice; a number
+    changed) is refused. It guards against accidents, not against someone who recomputes it.
+    """
+    import xxhash
+
+    h = xxhash.xxh3_128()
+    head = {k: v for k, v in meta.items() if k not in ("trajectory", "digest")}
+    h.update(json.dumps(head, sort_keys=True).encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def check_digest(path: Path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Refuse a checkpoint whose content does not match its saved :func:`content_digest`.
+
+    A checkpoint without one (written before digests were saved) is accepted.
+    """
+    if "digest" in meta and meta["digest"] != content_digest(meta, arrays):
+        raise SpecError("checkpoint was altered or damaged (its content does not match its "
+                        "digest); start afresh without --resume", path=path)
 
 
 def write_atomically(path: Path, content: bytes) -> None:
@@ -227,6 +258,7 @@ def load_checkpoint(path: Path, state_type: type, model_key: str,
     if meta["model_key"] != model_key:
         raise SpecError("checkpoint was written with another model, prior or columns; "
                         "start afresh without --resume", path=path)
+    check_digest(path, meta, {f"state__{k}": v for k, v in arrays.items()})
     values = {}
     for f in dataclasses.fields(state_type):
         if f.name in meta["none_fields"]:

@@ -705,3 +705,49 @@ def test_public_data_sets_resume_on_the_cluster(tmp_path, address, kill_after, k
     resumed = fit(spec, out=mix / "out", resume=True, scheduler=address)
     assert resumed.parameters["means"] == whole.parameters["means"]
     assert resumed.info["history"] == whole.info["history"]
+
+
+def _rewrite(path: Path, edit) -> None:
+    """Rewrite a checkpoint with ``edit(meta, arrays)`` applied, its digest left as it was."""
+    with np.load(path) as npz:
+        meta = json.loads(str(npz["meta"]))
+        arrays = {k: npz[k] for k in npz.files if k != "meta"}
+    edit(meta, arrays)
+    np.savez(path.with_suffix(".tmp.npz"), meta=np.array(json.dumps(meta)), **arrays)
+    path.with_suffix(".tmp.npz").replace(path)
+
+
+def _bump_first_value(meta, arrays):
+    name = next(k for k in sorted(arrays) if arrays[k].size > 1)
+    arrays[name].flat[0] += 1.0
+
+
+def test_a_hand_edited_checkpoint_is_refused(interrupted, address, tmp_path, kill_em_after):
+    """A record removed (its file would be counted twice) or a number changed: the digest no
+    longer matches. The unedited rewrite resumes (the test's rewriting is not the cause)."""
+    spec_path, _, out, covered = interrupted
+    path = out / CHECKPOINT_NAME
+    original = path.read_bytes()
+    _rewrite(path, lambda meta, arrays: meta["records"].pop(1))
+    with pytest.raises(SpecError, match="altered or damaged"):
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    path.write_bytes(original)
+    _rewrite(path, _bump_first_value)
+    with pytest.raises(SpecError, match="altered or damaged"):
+        fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+    path.write_bytes(original)
+    _rewrite(path, lambda meta, arrays: None)
+    fit(load_spec(spec_path), out=out, resume=True, scheduler=address)
+
+    # EM's journal: the saved parameters changed
+    mix = tmp_path / "mix"
+    mix.mkdir()
+    spec = load_spec(_blobs(mix))
+    kill_em_after(3)
+    with pytest.raises(Killed):
+        fit(spec, out=mix / "out", scheduler=address)
+    kill_em_after(10**9)
+    _rewrite(mix / "out" / CHECKPOINT_NAME,
+             lambda meta, arrays: arrays["current_means"].__imul__(1.01))
+    with pytest.raises(SpecError, match="altered or damaged"):
+        fit(spec, out=mix / "out", resume=True, scheduler=address)
