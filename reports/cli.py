@@ -72,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("spec", type=Path, help=_SPEC_HELP)
     f.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
     f.add_argument("--resume", action="store_true",
-                   help="continue a stream from the checkpoint in --out")
+                   help="continue a stream, or a --scheduler fit, from the checkpoint "
+                        "in --out")
     f.add_argument("--scheduler", metavar="ADDRESS",
                    help="fit on a Dask cluster: a dask.distributed scheduler address "
                         "(tcp://host:8786), or 'local' to start a local cluster "
