@@ -9,7 +9,9 @@ RUNS holds finished check folders as ``RUNS/family/name`` (``bayescheck demo --o
 **Warm table** (what ``check`` spends on the page, imports already paid): each report is
 drawn in one warm process per checkout, after a warm-up render, N times, the two checkouts
 taken turn about. The figure cache (``report_figures.json``) is removed before every render,
-so every figure is drawn. ``check`` hands the posterior it has just written to the report;
+so every figure is drawn. A figure worker process (this checkout's is a new interpreter,
+the baseline's a forked child) is started by each render, as in ``check``, and its CPU
+counted. ``check`` hands the posterior it has just written to the report;
 a checkout whose ``render_run`` takes ``posteriors=`` gets it read into memory before the
 clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` itself).
 
@@ -17,7 +19,8 @@ clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` it
 reading, figures, page): ``python -m reports report RUN`` N times per example, turn about:
 this checkout with its figure cache removed (``miss``: every figure drawn), the same right
 after (``hit``: the run folder is unchanged, the figures come from the cache), and the
-baseline. Wall and CPU seconds (the process and its forked figure worker).
+baseline with the cache removed (every figure drawn). Wall and CPU seconds (the process
+and its figure worker).
 
 A CPU probe (10^7 squares in pure Python; about 1.2 s of wall and CPU on the idle build
 machine) and the load average are printed at the start and the end: on a shared machine
@@ -48,9 +51,14 @@ import inspect, json, os, sys, time, warnings
 from pathlib import Path
 warnings.filterwarnings("ignore")
 from reports.report import render_run
+import reports.figure_jobs as figure_jobs
 in_memory = "posteriors" in inspect.signature(render_run).parameters
+# A checkout whose figure worker is a separate interpreter kept between reports: stopped
+# before each render, so that each starts one as ``check`` does (one report per process),
+# and after it, so that its CPU is reaped into the children's times.
+stop_worker = getattr(figure_jobs, "_stop_worker", lambda: None)
 def cpu():
-    t = os.times()  # this process and its joined children (forked figure workers)
+    t = os.times()  # this process and its reaped children (figure workers)
     return t.user + t.system + t.children_user + t.children_system
 for line in sys.stdin:
     run = Path(line.strip())
@@ -60,9 +68,12 @@ for line in sys.stdin:
         import xarray as xr
         kwargs["posteriors"] = {f.name: xr.load_datatree(f, engine="h5netcdf")
                                 for f in sorted(run.glob("posterior*.nc"))}
+    stop_worker()
     started, cpu0 = time.perf_counter(), cpu()
     html = render_run(run, **kwargs)
-    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": cpu() - cpu0,
+    seconds = time.perf_counter() - started
+    stop_worker()
+    print(json.dumps({"seconds": seconds, "cpu": cpu() - cpu0,
                       "figures": html.count("<img "), "mb": len(html.encode()) / 1e6}),
           flush=True)
 """
@@ -167,7 +178,8 @@ def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> No
     print(f"\nCold `python -m reports report RUN` (a new process; median of {repeat}, turn "
           f"about; {_state()}):\n")
     print("| example | this, cache hit: wall s / CPU s | this, figures drawn: wall s / CPU s |"
-          + (" baseline: wall s / CPU s | speed-up CPU (hit, drawn) |" if base else ""))
+          + (" baseline, figures drawn: wall s / CPU s | speed-up drawn: wall, CPU |"
+             if base else ""))
     print("|---|---|---|" + ("---|---|" if base else ""))
     for run in runs:
         got = {"miss": [], "hit": [], "baseline": []}
@@ -175,12 +187,12 @@ def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> No
             got["miss"].append(_cold(checkouts["this"], run, keep_cache=False))
             got["hit"].append(_cold(checkouts["this"], run, keep_cache=True))
             if base:
-                got["baseline"].append(_cold(checkouts["baseline"], run, keep_cache=True))
+                got["baseline"].append(_cold(checkouts["baseline"], run, keep_cache=False))
         med = {k: (_med(w for w, _ in v), _med(c for _, c in v)) for k, v in got.items() if v}
         cells = [_name(run)] + [f"{med[k][0]:.2f} / {med[k][1]:.2f}" for k in ("hit", "miss")]
         if base:
             cells += [f"{med['baseline'][0]:.2f} / {med['baseline'][1]:.2f}",
-                      f"{med['baseline'][1] / med['hit'][1]:.1f}x, "
+                      f"{med['baseline'][0] / med['miss'][0]:.2f}x, "
                       f"{med['baseline'][1] / med['miss'][1]:.2f}x"]
         print("| " + " | ".join(cells) + " |", flush=True)
 
