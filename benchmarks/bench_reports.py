@@ -9,9 +9,10 @@ RUNS holds finished check folders as ``RUNS/family/name`` (``bayescheck demo --o
 **Warm table** (what ``check`` spends on the page, imports already paid): each report is
 drawn in one warm process per checkout, after a warm-up render, N times, the two checkouts
 taken turn about. The figure cache (``report_figures.json``) is removed before every render,
-so every figure is drawn. A figure worker process (this checkout's is a new interpreter,
-the baseline's a forked child) is started by each render, as in ``check``, and its CPU
-counted. ``check`` hands the posterior it has just written to the report;
+so every figure is drawn. The figure worker: this checkout's is a new interpreter, which
+``check`` starts before sampling, so here a new one is started and waited for before each
+render's clock starts (its CPU while the report is drawn is counted); the baseline forks
+one at each render (counted too). ``check`` hands the posterior it has just written to the report;
 a checkout whose ``render_run`` takes ``posteriors=`` gets it read into memory before the
 clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` itself).
 
@@ -53,13 +54,22 @@ warnings.filterwarnings("ignore")
 from reports.report import render_run
 import reports.figure_jobs as figure_jobs
 in_memory = "posteriors" in inspect.signature(render_run).parameters
-# A checkout whose figure worker is a separate interpreter kept between reports: stopped
-# before each render, so that each starts one as ``check`` does (one report per process),
-# and after it, so that its CPU is reaped into the children's times.
+# A checkout whose figure worker is a separate interpreter: ``check`` starts it before
+# sampling, so at the render it is ready. Here a new one is started and waited for before
+# each render's clock starts, and its CPU while the report is drawn is counted (from
+# /proc); the baseline's forked child is joined, its CPU in the children's times.
 stop_worker = getattr(figure_jobs, "_stop_worker", lambda: None)
+prestart = getattr(figure_jobs, "prestart", None)
+def worker_cpu():
+    worker = getattr(figure_jobs, "_worker", None)
+    if worker is None or not worker.alive():
+        return 0.0
+    with open(f"/proc/{worker.process.pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 def cpu():
-    t = os.times()  # this process and its reaped children (figure workers)
-    return t.user + t.system + t.children_user + t.children_system
+    t = os.times()  # this process and its joined children (the baseline's forked worker)
+    return t.user + t.system + t.children_user + t.children_system + worker_cpu()
 for line in sys.stdin:
     run = Path(line.strip())
     (run / "report_figures.json").unlink(missing_ok=True)
@@ -69,11 +79,13 @@ for line in sys.stdin:
         kwargs["posteriors"] = {f.name: xr.load_datatree(f, engine="h5netcdf")
                                 for f in sorted(run.glob("posterior*.nc"))}
     stop_worker()
+    if prestart is not None:
+        prestart(wait=120)
     started, cpu0 = time.perf_counter(), cpu()
     html = render_run(run, **kwargs)
-    seconds = time.perf_counter() - started
+    seconds, cpu1 = time.perf_counter() - started, cpu()
     stop_worker()
-    print(json.dumps({"seconds": seconds, "cpu": cpu() - cpu0,
+    print(json.dumps({"seconds": seconds, "cpu": cpu1 - cpu0,
                       "figures": html.count("<img "), "mb": len(html.encode()) / 1e6}),
           flush=True)
 """
