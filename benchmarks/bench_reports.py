@@ -28,6 +28,8 @@ machine) and the load average are printed at the start and the end: on a shared 
 wall seconds move by 2x within minutes, which is why the checkouts are taken turn about and
 CPU is given.
 ``--quick``: four examples (one parameter to 24), 2 warm renders and 1 cold command each.
+``--workers N`` sets ``BAYESCHECK_REPORT_WORKERS`` for this checkout (default: its own
+choice, two processes only when the 1-minute load average leaves a core free).
 """
 
 from __future__ import annotations
@@ -94,8 +96,9 @@ for line in sys.stdin:
 class Renderer:
     """A warm process that renders reports with the code of one checkout."""
 
-    def __init__(self, checkout: Path):
-        env = {**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg"}
+    def __init__(self, checkout: Path, extra_env: dict | None = None):
+        env = {**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg",
+               **(extra_env or {})}
         self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True)
@@ -127,6 +130,10 @@ def _state() -> str:
     return f"load average {os.getloadavg()[0]:.1f}, CPU probe {wall:.2f} s wall / {cpu:.2f} s CPU"
 
 
+#: Environment of this checkout's processes (``--workers``).
+THIS_ENV: dict = {}
+
+
 def _cold(checkout: Path, run: Path, *, keep_cache: bool) -> tuple[float, float]:
     """Wall and CPU seconds of ``python -m reports report RUN`` in a new process."""
     if not keep_cache:
@@ -134,7 +141,8 @@ def _cold(checkout: Path, run: Path, *, keep_cache: bool) -> tuple[float, float]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "reports", "report", str(run)], cwd=checkout,
-                          env={**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg"},
+                          env={**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg",
+                               **(THIS_ENV if checkout == HERE else {})},
                           check=False, capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -157,7 +165,8 @@ def _med(values) -> float:
 
 
 def _warm_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
-    renderers = {name: Renderer(path) for name, path in checkouts.items()}
+    renderers = {name: Renderer(path, THIS_ENV if name == "this" else None)
+                 for name, path in checkouts.items()}
     for renderer in renderers.values():
         renderer.render(runs[0])  # warm-up: imports and font cache
     base = "baseline" in renderers
@@ -220,6 +229,8 @@ def main() -> int:
                         help="examples to time (family/name), default every run")
     parser.add_argument("--max-rows", type=int, default=None,
                         help="skip runs whose cross-check table has more rows")
+    parser.add_argument("--workers", choices=("1", "2"), default=None,
+                        help="BAYESCHECK_REPORT_WORKERS for this checkout (default: unset)")
     parser.add_argument("--quick", action="store_true",
                         help=f"{', '.join(QUICK)}; --repeat 2 --cold 1")
     args = parser.parse_args()
@@ -233,10 +244,13 @@ def main() -> int:
     if not runs:
         print(f"{args.runs}: no run folders (*/*/report.json); run 'bayescheck demo' first")
         return 2
+    if args.workers:
+        THIS_ENV["BAYESCHECK_REPORT_WORKERS"] = args.workers
     checkouts = {"this": HERE}
     if args.baseline:
         checkouts["baseline"] = args.baseline.resolve()
-    print(f"Start: {_state()}; {os.cpu_count()} cores.")
+    print(f"Start: {_state()}; {os.cpu_count()} cores; this checkout's figure processes: "
+          f"{args.workers or 'its own choice'}.")
     if skipped:
         print("Skipped (more than --max-rows rows): "
               + ", ".join(f"{_name(r)} ({_rows(r)})" for r in skipped))

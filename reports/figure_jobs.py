@@ -16,8 +16,8 @@ thread and no lock, so it cannot deadlock that way.
 The worker is started by :func:`prestart` as early as a report knows it will draw (its
 imports, numpy and matplotlib, then overlap this process's reading), and kept for the next
 report of the same process (``demo``). A job that cannot be pickled (a
-lambda) is drawn here. With one usable core, or ``BAYESCHECK_REPORT_WORKERS=1``, every
-figure is drawn here, one after another.
+lambda) is drawn here. With one usable core, on a busy machine (:func:`workers`), or with
+``BAYESCHECK_REPORT_WORKERS=1``, every figure is drawn here, one after another.
 """
 
 from __future__ import annotations
@@ -31,22 +31,38 @@ import sys
 import threading
 import time
 
-__all__ = ["CHILD_GRACE_SECONDS", "draw_all", "job", "prestart", "workers"]
+__all__ = ["CHILD_GRACE_SECONDS", "cores", "draw_all", "job", "prestart", "workers"]
 
 #: Seconds without a finished figure from the worker, once this process has drawn its
 #: share, after which the worker is stopped and its figures drawn here.
 CHILD_GRACE_SECONDS = 20.0
 
 
-def workers() -> int:
-    """How many processes draw figures: 2 (this one and a worker) on two usable cores, else 1."""
+def cores() -> int:
+    """The cores this process may use."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
+        return os.cpu_count() or 1
+
+
+def workers() -> int:
+    """How many processes draw figures: 2 (this one and a worker) or 1.
+
+    Two when there are two usable cores and one of them is free: the 1-minute load average
+    at most ``cores - 1``. On a busy machine a second process only competes for the same
+    cores and pays its own imports (about 0.9 s of CPU): ``bayescheck report`` of
+    play_tennis took 6.2 s in one process and 9.0-9.5 s in two at load 5.5 on 2 cores
+    (benchmarks/REPORTS.md). ``BAYESCHECK_REPORT_WORKERS=1`` or ``2`` decides instead.
+    """
     wanted = os.environ.get("BAYESCHECK_REPORT_WORKERS", "")
-    limit = int(wanted) if wanted.isdigit() and int(wanted) > 0 else 2
-    return min(limit, cores, 2)
+    if wanted.isdigit() and int(wanted) > 0:
+        return min(int(wanted), cores(), 2)
+    try:
+        busy = os.getloadavg()[0] > cores() - 1
+    except OSError:
+        busy = False
+    return 1 if busy else min(cores(), 2)
 
 
 def draw_one(draw, args) -> dict:
@@ -138,14 +154,14 @@ class _Worker:
 _worker: _Worker | None = None
 
 
-def prestart(wait: float = 0.0) -> None:
-    """Start the figure worker now, if figures are drawn in two processes.
+def prestart(wait: float = 0.0, *, force: bool = False) -> None:
+    """Start the figure worker now, if figures are to be drawn in two processes (or ``force``).
 
     Its imports then overlap this process's work; :func:`draw_all` uses it. With ``wait``,
     return once it is ready or after that many seconds.
     """
     global _worker
-    if workers() > 1 and (_worker is None or not _worker.alive()):
+    if (force or workers() > 1) and (_worker is None or not _worker.alive()):
         _worker = _Worker()
     if wait and _worker is not None:
         _worker.wait_ready(wait)
@@ -217,14 +233,16 @@ def draw_all(entries: list[dict], processes: int | None = None) -> list[dict]:
     """Draw every :func:`job` among ``entries``; return the entries in order, all drawn.
 
     Entries without a drawing call (a figure drawn already, or one that says why it is
-    missing) keep their place unchanged.
+    missing) keep their place unchanged. ``processes``: 1 or 2; by default 2 when a worker
+    is running already (:func:`prestart`), else :func:`workers`.
     """
     global _worker
     pending = [i for i, e in enumerate(entries) if "draw" in e]
-    processes = workers() if processes is None else processes
+    if processes is None:
+        processes = 2 if _worker is not None and _worker.alive() else workers()
     done: dict[int, dict] = {}
     if processes > 1 and len(pending) > 1:
-        prestart()
+        prestart(force=True)
     if processes > 1 and len(pending) > 1 and _worker is not None:
         queue = _Queue(pending)
         feeder = threading.Thread(target=_feed, args=(_worker, entries, queue, done),

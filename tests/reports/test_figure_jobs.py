@@ -32,9 +32,9 @@ def _entries():
 
 @pytest.mark.parametrize("processes", [1, 2])
 def test_every_figure_drawn_in_place(processes):
-    if processes > 1 and workers() < 2:
+    if processes > 1 and figure_jobs.cores() < 2:
         pytest.skip("a second core is not available")
-    figure_jobs.prestart(wait=60)  # its imports take longer than these figures
+    figure_jobs.prestart(wait=60, force=True)  # its imports take longer than these figures
     drawn = draw_all(_entries(), processes=processes)
     titles = [e["title"] for e in drawn]
     assert titles == ["f0", "f1", "f2", "ready", "f3", "f4", "f5", "f6", "f7", "bad"]
@@ -51,6 +51,18 @@ def test_every_figure_drawn_in_place(processes):
 def test_one_worker_when_asked(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_REPORT_WORKERS", "1")
     assert workers() == 1
+
+
+def test_one_process_on_a_busy_machine(monkeypatch):
+    monkeypatch.delenv("BAYESCHECK_REPORT_WORKERS", raising=False)
+    monkeypatch.setattr(figure_jobs, "cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))
+    assert workers() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.4))
+    assert workers() == 2
+    monkeypatch.setenv("BAYESCHECK_REPORT_WORKERS", "2")
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))
+    assert workers() == 2
 
 
 @pytest.mark.slow
@@ -81,7 +93,7 @@ def _hangs_in_the_worker(parent, i):
 
 
 def test_a_worker_that_hangs_is_stopped_and_its_figures_drawn_here(monkeypatch):
-    if workers() < 2:
+    if figure_jobs.cores() < 2:
         pytest.skip("a second core is not available")
     monkeypatch.setattr(figure_jobs, "CHILD_GRACE_SECONDS", 0.5)
     entries = [job(f"f{i}", "", _hangs_in_the_worker, os.getpid(), i) for i in range(4)]
@@ -90,7 +102,7 @@ def test_a_worker_that_hangs_is_stopped_and_its_figures_drawn_here(monkeypatch):
     assert time.monotonic() - began < 30
     assert [e["uri"] for e in drawn] == [f"data:{i}:{os.getpid()}" for i in range(4)]
     # the next report starts a new worker
-    figure_jobs.prestart(wait=60)
+    figure_jobs.prestart(wait=60, force=True)
     drawn = draw_all([job(f"f{i}", "", _slow, i) for i in range(6)], processes=2)
     assert len({e["uri"].rsplit(":", 1)[1] for e in drawn}) == 2
 
@@ -111,9 +123,9 @@ def test_a_lock_held_by_another_thread_does_not_stop_the_worker():
     Here a thread holds the lock the drawing needs for a second: a worker that inherited
     it would draw nothing (and be stopped after CHILD_GRACE_SECONDS); a fresh
     interpreter has its own lock and draws its share at once."""
-    if workers() < 2:
+    if figure_jobs.cores() < 2:
         pytest.skip("a second core is not available")
-    figure_jobs.prestart(wait=60)
+    figure_jobs.prestart(wait=60, force=True)
     taken, release = threading.Event(), threading.Event()
 
     def hold():
