@@ -383,3 +383,22 @@ def test_rootogram_has_one_sqrt_panel_per_variable_with_the_observed_counts(figu
     values, counts = np.unique(idata.observed_data["y"].values, return_counts=True)
     np.testing.assert_array_equal(x, values)
     np.testing.assert_allclose(y ** 2, counts)
+
+
+def test_worst_mixing_takes_the_checks_r_hat_and_ess_from_its_rows():
+    """The rows of report.json carry arviz_stats' r_hat and bulk ESS of the same draws: the
+    order from them is the order computed from the draws; rows that say otherwise win."""
+    from arviz_stats.base import array_stats
+
+    spread = np.zeros(6)
+    spread[[4, 1, 3]] = [2.0, 1.0, 0.5]
+    post = _posterior(6, spread)
+    names = _names(range(6))
+    draws = report._draws(post, names)
+    rows = [{"name": n, "r_hat": float(array_stats.rhat(x)),
+             "ess_bulk": float(array_stats.ess(x, method="bulk"))} for n, x in draws.items()]
+    computed = [n["name"] for n in report._worst_mixing(post, names)]
+    assert computed[:3] == ["w[4]", "w[1]", "w[3]"]
+    assert [n["name"] for n in report._worst_mixing(post, names, rows)] == computed
+    rows[0]["r_hat"] = 9.0  # a row that says w[0] mixes worst is believed
+    assert report._worst_mixing(post, names, rows)[0]["name"] == "w[0]"
