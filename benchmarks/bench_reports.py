@@ -9,7 +9,10 @@ RUNS holds finished check folders as ``RUNS/family/name`` (``bayescheck demo --o
 **Warm table** (what ``check`` spends on the page, imports already paid): each report is
 drawn in one warm process per checkout, after a warm-up render, N times, the two checkouts
 taken turn about. The figure cache (``report_figures.json``) is removed before every render,
-so every figure is drawn. ``check`` hands the posterior it has just written to the report;
+so every figure is drawn. The figure worker: this checkout's is a new interpreter, which
+``check`` starts before sampling, so here a new one is started and waited for before each
+render's clock starts (its CPU while the report is drawn is counted); the baseline forks
+one at each render (counted too). ``check`` hands the posterior it has just written to the report;
 a checkout whose ``render_run`` takes ``posteriors=`` gets it read into memory before the
 clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` itself).
 
@@ -17,13 +20,16 @@ clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` it
 reading, figures, page): ``python -m reports report RUN`` N times per example, turn about:
 this checkout with its figure cache removed (``miss``: every figure drawn), the same right
 after (``hit``: the run folder is unchanged, the figures come from the cache), and the
-baseline. Wall and CPU seconds (the process and its forked figure worker).
+baseline with the cache removed (every figure drawn). Wall and CPU seconds (the process
+and its figure worker).
 
 A CPU probe (10^7 squares in pure Python; about 1.2 s of wall and CPU on the idle build
 machine) and the load average are printed at the start and the end: on a shared machine
 wall seconds move by 2x within minutes, which is why the checkouts are taken turn about and
 CPU is given.
 ``--quick``: four examples (one parameter to 24), 2 warm renders and 1 cold command each.
+``--workers N`` sets ``BAYESCHECK_REPORT_WORKERS`` for this checkout (default: its own
+choice, two processes only when the 1-minute load average leaves a core free).
 """
 
 from __future__ import annotations
@@ -48,10 +54,24 @@ import inspect, json, os, sys, time, warnings
 from pathlib import Path
 warnings.filterwarnings("ignore")
 from reports.report import render_run
+import reports.figure_jobs as figure_jobs
 in_memory = "posteriors" in inspect.signature(render_run).parameters
+# A checkout whose figure worker is a separate interpreter: ``check`` starts it before
+# sampling, so at the render it is ready. Here a new one is started and waited for before
+# each render's clock starts, and its CPU while the report is drawn is counted (from
+# /proc); the baseline's forked child is joined, its CPU in the children's times.
+stop_worker = getattr(figure_jobs, "_stop_worker", lambda: None)
+prestart = getattr(figure_jobs, "prestart", None)
+def worker_cpu():
+    worker = getattr(figure_jobs, "_worker", None)
+    if worker is None or not worker.alive():
+        return 0.0
+    with open(f"/proc/{worker.process.pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 def cpu():
-    t = os.times()  # this process and its joined children (forked figure workers)
-    return t.user + t.system + t.children_user + t.children_system
+    t = os.times()  # this process and its joined children (the baseline's forked worker)
+    return t.user + t.system + t.children_user + t.children_system + worker_cpu()
 for line in sys.stdin:
     run = Path(line.strip())
     (run / "report_figures.json").unlink(missing_ok=True)
@@ -60,9 +80,14 @@ for line in sys.stdin:
         import xarray as xr
         kwargs["posteriors"] = {f.name: xr.load_datatree(f, engine="h5netcdf")
                                 for f in sorted(run.glob("posterior*.nc"))}
+    stop_worker()
+    if prestart is not None:
+        prestart(wait=120)
     started, cpu0 = time.perf_counter(), cpu()
     html = render_run(run, **kwargs)
-    print(json.dumps({"seconds": time.perf_counter() - started, "cpu": cpu() - cpu0,
+    seconds, cpu1 = time.perf_counter() - started, cpu()
+    stop_worker()
+    print(json.dumps({"seconds": seconds, "cpu": cpu1 - cpu0,
                       "figures": html.count("<img "), "mb": len(html.encode()) / 1e6}),
           flush=True)
 """
@@ -71,8 +96,9 @@ for line in sys.stdin:
 class Renderer:
     """A warm process that renders reports with the code of one checkout."""
 
-    def __init__(self, checkout: Path):
-        env = {**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg"}
+    def __init__(self, checkout: Path, extra_env: dict | None = None):
+        env = {**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg",
+               **(extra_env or {})}
         self.process = subprocess.Popen([sys.executable, "-c", WORKER], cwd=checkout, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True)
@@ -104,6 +130,10 @@ def _state() -> str:
     return f"load average {os.getloadavg()[0]:.1f}, CPU probe {wall:.2f} s wall / {cpu:.2f} s CPU"
 
 
+#: Environment of this checkout's processes (``--workers``).
+THIS_ENV: dict = {}
+
+
 def _cold(checkout: Path, run: Path, *, keep_cache: bool) -> tuple[float, float]:
     """Wall and CPU seconds of ``python -m reports report RUN`` in a new process."""
     if not keep_cache:
@@ -111,7 +141,8 @@ def _cold(checkout: Path, run: Path, *, keep_cache: bool) -> tuple[float, float]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "reports", "report", str(run)], cwd=checkout,
-                          env={**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg"},
+                          env={**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg",
+                               **(THIS_ENV if checkout == HERE else {})},
                           check=False, capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -134,7 +165,8 @@ def _med(values) -> float:
 
 
 def _warm_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
-    renderers = {name: Renderer(path) for name, path in checkouts.items()}
+    renderers = {name: Renderer(path, THIS_ENV if name == "this" else None)
+                 for name, path in checkouts.items()}
     for renderer in renderers.values():
         renderer.render(runs[0])  # warm-up: imports and font cache
     base = "baseline" in renderers
@@ -167,7 +199,8 @@ def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> No
     print(f"\nCold `python -m reports report RUN` (a new process; median of {repeat}, turn "
           f"about; {_state()}):\n")
     print("| example | this, cache hit: wall s / CPU s | this, figures drawn: wall s / CPU s |"
-          + (" baseline: wall s / CPU s | speed-up CPU (hit, drawn) |" if base else ""))
+          + (" baseline, figures drawn: wall s / CPU s | speed-up drawn: wall, CPU |"
+             if base else ""))
     print("|---|---|---|" + ("---|---|" if base else ""))
     for run in runs:
         got = {"miss": [], "hit": [], "baseline": []}
@@ -175,12 +208,12 @@ def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> No
             got["miss"].append(_cold(checkouts["this"], run, keep_cache=False))
             got["hit"].append(_cold(checkouts["this"], run, keep_cache=True))
             if base:
-                got["baseline"].append(_cold(checkouts["baseline"], run, keep_cache=True))
+                got["baseline"].append(_cold(checkouts["baseline"], run, keep_cache=False))
         med = {k: (_med(w for w, _ in v), _med(c for _, c in v)) for k, v in got.items() if v}
         cells = [_name(run)] + [f"{med[k][0]:.2f} / {med[k][1]:.2f}" for k in ("hit", "miss")]
         if base:
             cells += [f"{med['baseline'][0]:.2f} / {med['baseline'][1]:.2f}",
-                      f"{med['baseline'][1] / med['hit'][1]:.1f}x, "
+                      f"{med['baseline'][0] / med['miss'][0]:.2f}x, "
                       f"{med['baseline'][1] / med['miss'][1]:.2f}x"]
         print("| " + " | ".join(cells) + " |", flush=True)
 
@@ -196,6 +229,8 @@ def main() -> int:
                         help="examples to time (family/name), default every run")
     parser.add_argument("--max-rows", type=int, default=None,
                         help="skip runs whose cross-check table has more rows")
+    parser.add_argument("--workers", choices=("1", "2"), default=None,
+                        help="BAYESCHECK_REPORT_WORKERS for this checkout (default: unset)")
     parser.add_argument("--quick", action="store_true",
                         help=f"{', '.join(QUICK)}; --repeat 2 --cold 1")
     args = parser.parse_args()
@@ -209,10 +244,13 @@ def main() -> int:
     if not runs:
         print(f"{args.runs}: no run folders (*/*/report.json); run 'bayescheck demo' first")
         return 2
+    if args.workers:
+        THIS_ENV["BAYESCHECK_REPORT_WORKERS"] = args.workers
     checkouts = {"this": HERE}
     if args.baseline:
         checkouts["baseline"] = args.baseline.resolve()
-    print(f"Start: {_state()}; {os.cpu_count()} cores.")
+    print(f"Start: {_state()}; {os.cpu_count()} cores; this checkout's figure processes: "
+          f"{args.workers or 'its own choice'}.")
     if skipped:
         print("Skipped (more than --max-rows rows): "
               + ", ".join(f"{_name(r)} ({_rows(r)})" for r in skipped))

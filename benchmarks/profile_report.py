@@ -3,8 +3,8 @@
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/profile_report.py RUN_DIR`` on the --out
 folder of a finished ``bayescheck check``. It renders RUN_DIR/report.html three times in one
 process (the figure cache, report_figures.json, removed before each), drawing the figures
-one after another in this process, and prints the CPU seconds
-of the third render and of each of its figures. See REPORTS.md, "Where the time goes".
+one after another in this process, and prints the CPU seconds of the third render and of
+each of its figures (by drawing function). See REPORTS.md, "Where the time goes".
 """
 
 from __future__ import annotations
@@ -26,16 +26,16 @@ def main(run_dir: str) -> int:
     import reports.report as report
 
     os.environ["BAYESCHECK_REPORT_WORKERS"] = "1"  # one process, so each figure is timed
-    original = figure_jobs._draw_one
+    original = figure_jobs.draw_one
     times: list[tuple[str, float]] = []
 
-    def timed(job):
+    def timed(draw, args):
         started = time.process_time()
-        entry = original(job)
-        times.append((job["title"], time.process_time() - started))
+        entry = original(draw, args)
+        times.append((getattr(draw, "__name__", "figure"), time.process_time() - started))
         return entry
 
-    figure_jobs._draw_one = timed
+    figure_jobs.draw_one = timed
     total = 0.0
     for _ in range(3):
         times.clear()

@@ -23,7 +23,7 @@ __all__ = ["CACHE_FILE", "cache_key", "load", "store"]
 CACHE_FILE = "report_figures.json"
 #: The libraries whose versions change how a figure looks.
 DRAWING_LIBRARIES = ("numpy", "scipy", "matplotlib", "arviz_stats", "arviz_plots", "xarray",
-                     "h5netcdf")
+                     "h5netcdf", "h5py")
 
 _code: str | None = None
 

@@ -34,6 +34,37 @@ def _plt():
     return plt
 
 
+def import_arviz_stats() -> None:
+    """Import arviz_stats (the figures' KDE, ranks and tests) without its costly stack walk.
+
+    Importing arviz_base runs ``lazy_loader.load("jax")`` and ``load("numpyro")``; neither
+    is installed here, and for a missing module lazy_loader calls ``inspect.stack()``, which
+    reads the source of every frame and searches ``sys.modules`` for each: 0.3-1 s of CPU
+    once matplotlib, pandas and scipy are loaded (benchmarks/REPORTS.md), for an error
+    message that names where jax would have been used. During this import
+    ``inspect.stack`` returns the frames without their source; it is restored after.
+    """
+    import inspect
+    import sys
+
+    if "arviz_stats.base" in sys.modules:
+        return
+
+    def frames(context: int = 1) -> list:
+        out, frame = [], sys._getframe(1)
+        while frame is not None:
+            out.append(inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno,
+                                         frame.f_code.co_name, None, None))
+            frame = frame.f_back
+        return out
+
+    real, inspect.stack = inspect.stack, frames
+    try:
+        import arviz_stats.base  # noqa: F401
+    finally:
+        inspect.stack = real
+
+
 def light_ticks(fig, nbins: int = 4) -> None:
     """Give every automatically ticked axis of ``fig`` at most about ``nbins`` ticks.
 
@@ -115,14 +146,15 @@ def rank_deviations(x, alpha: float = RANK_ALPHA) -> dict:
     ranks, minus the uniform CDF it follows when the chains mix, is returned at every draw
     (``x``, ``y``: ``(chain, draw)``), with the multi-chain uniformity test's p-value and the
     points that contribute most to a rejection (``suspicious``, only when ``p < alpha``).
-    The same quantities as arviz_plots.plot_rank (method ``"mtc_c"``), from arviz_stats.
+    The same quantities as arviz_plots.plot_rank (method ``"mtc_c"``), computed as
+    arviz_stats does (:mod:`reports.figure_stats`).
     """
-    from arviz_stats.base import array_stats
+    from .figure_stats import fractional_ranks, mchain_uniformity_test, pit_ecdf
 
     x = np.asarray(x, dtype=np.float64)
-    ranks = array_stats.compute_ranks(x.ravel(), relative=True).reshape(x.shape)
-    ecdf = array_stats.ecdf(ranks, pit=True, npoints=x.shape[1])
-    p_value, between, within = array_stats.mchain_uniformity_test(ranks)
+    ranks = fractional_ranks(x)
+    ecdf = pit_ecdf(ranks, npoints=x.shape[1])
+    p_value, between, within = mchain_uniformity_test(ranks)
     p_value = float(p_value)
     suspicious = (between.T > 0) & (within[None, :] > 0) & (p_value < alpha)
     return {"x": ecdf[0], "y": ecdf[1], "p_value": p_value, "suspicious": suspicious,
@@ -172,11 +204,10 @@ def trace_figure(draws: dict, diverging=None) -> str:
     ``draws`` maps a name to its ``(chain, draw)`` array; divergent draws are marked (ticks
     under the trace and under the density) when ``diverging`` (``(chain, draw)`` flags) has
     any. As arviz_plots.plot_trace_dist draws it (compact off): the density of each chain
-    (arviz_stats' KDE) on the left, its draws on the right; small multiples on one Axes
-    (:class:`reports.panels.PanelGrid`).
+    (arviz_stats' KDE, :func:`reports.figure_stats.kde`) on the left, its draws on the
+    right; small multiples on one Axes (:class:`reports.panels.PanelGrid`).
     """
-    from arviz_stats.base import array_stats
-
+    from .figure_stats import kde
     from .panels import PanelGrid
 
     k = len(draws)
@@ -186,7 +217,7 @@ def trace_figure(draws: dict, diverging=None) -> str:
     chains = next(iter(draws.values())).shape[0]
     for row, (name, x) in enumerate(draws.items()):
         x = np.asarray(x, dtype=np.float64)
-        grid, pdf, _ = array_stats.kde(x, axis=-1)
+        grid, pdf = kde(x)
         density = grid_fig.panel(row, 0, title=_two_lines(name))
         trace = grid_fig.panel(row, 1, title=_two_lines(name), yticks=True,
                                xlabel="draw" if row == k - 1 else "")
@@ -412,6 +443,11 @@ def fit_figure(entry: dict) -> dict:
             "uri": FIT_PLOTS[entry["kind"]](**data)}
 
 
+def fit_figure_uri(entry: dict) -> str:
+    """The data URI of :func:`fit_figure` (a figure job's drawing call)."""
+    return fit_figure(entry)["uri"]
+
+
 def estimates_figure(comparison, draws) -> str:
     """Point estimates against the sampled posterior, in posterior sds.
 
@@ -601,8 +637,6 @@ def z_histogram_figure(z, threshold: float) -> str:
     Scores beyond the axis (see :func:`clip_z`) are drawn in the edge bins and counted in a
     note on the figure, with the largest |z|.
     """
-    from scipy import stats
-
     plt = _plt()
     c = clip_z(z, threshold)
     top = c["top"]
@@ -610,7 +644,8 @@ def z_histogram_figure(z, threshold: float) -> str:
     ax.hist(c["z"], bins=40, range=(-top, top), density=True, color="#9ecae1",
             histtype="stepfilled", label="z scores")
     grid = np.linspace(-top, top, 300)
-    ax.plot(grid, stats.norm.pdf(grid), color="#525252", lw=1.2, label="N(0, 1)")
+    normal = np.exp(-0.5 * grid**2) / math.sqrt(2.0 * math.pi)
+    ax.plot(grid, normal, color="#525252", lw=1.2, label="N(0, 1)")
     for s in (-threshold, threshold):
         ax.axvline(s, color="#d62728", ls="--", lw=1)
     if c["below"] or c["above"]:
@@ -628,19 +663,18 @@ def z_histogram_figure(z, threshold: float) -> str:
 BFMI_THRESHOLD = 0.3
 
 
-def energy_figure(idata) -> str:
+def energy_figure(energy) -> str:
     """E-BFMI of each chain and the marginal energy against energy-transition densities.
 
-    The energy (``sample_stats.energy``, ``(chain, draw)``) centred on its mean, and its
+    The energy (``sample_stats.energy``, a ``(chain, draw)`` array) centred on its mean, and its
     draw-to-draw changes, each as one KDE over all chains: similar widths mean the
     sampler explores the tails. Beside them each chain's E-BFMI (mean squared change over
     the energy's variance) against :data:`BFMI_THRESHOLD`. The panels arviz_plots.plot_energy
     draws, with matplotlib directly.
     """
-    from arviz_stats.base import array_stats
+    from .figure_stats import kde
 
-    energy = np.asarray(idata.sample_stats["energy"].transpose("chain", "draw").values,
-                        dtype=np.float64)
+    energy = np.asarray(energy, dtype=np.float64)
     change = np.diff(energy, axis=1)
     bfmi = np.mean(change**2, axis=1) / np.var(energy, axis=1)
     plt = _plt()
@@ -655,7 +689,7 @@ def energy_figure(idata) -> str:
     left.set_title("E-BFMI", fontsize=9)
     for values, label, colour in ((energy - energy.mean(), "marginal energy", "#1f77b4"),
                                   (change, "energy transition", "#ff7f0e")):
-        grid, pdf, _ = array_stats.kde(values.ravel())
+        grid, pdf = kde(values.ravel())
         right.fill_between(grid, pdf, color=colour, alpha=0.35, label=label)
     right.set_yticks([])
     right.set_title("Energy", fontsize=9)
@@ -702,23 +736,25 @@ def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:
     return grid_fig.uri()
 
 
-def is_discrete(idata, name: str) -> bool:
-    """Whether the observed variable ``name`` holds integer or boolean data (counts, codes)."""
-    dtype = idata.observed_data[name].dtype
+def is_discrete(values) -> bool:
+    """Whether observed data hold integers or booleans (counts, codes)."""
+    dtype = np.asarray(values).dtype
     return bool(np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_))
 
 
-def ppc_figure(idata, var_names) -> str:
+def ppc_figure(variables: list[dict]) -> str:
     """Posterior predictive draws against the observed data, one panel per variable.
 
+    ``variables``: one dict per observed variable, ``name``, ``observed`` (the data),
+    ``predicted`` (``(chain, draw, *observed dims)``), ``labels`` (of the data's last
+    dimension) and ``discrete`` (:func:`is_discrete`), as ``reports.report`` builds them.
     For integer or boolean data a rootogram (arviz_plots.plot_ppc_rootogram), otherwise the
     densities of :data:`PPC_SAMPLES` predictive data sets against the data's (see
     :func:`_ppc_densities`).
     """
-    discrete = all(is_discrete(idata, v) for v in var_names)
-    if not discrete:
-        return _ppc_densities(idata, var_names)
-    return rootogram_figure(idata, var_names)
+    if not all(v["discrete"] for v in variables):
+        return _ppc_densities(variables)
+    return rootogram_figure(variables)
 
 
 #: The rootogram's predictive interval and point (arviz_plots' defaults: the rcParams
@@ -746,7 +782,7 @@ def rootogram_counts(predicted, observed, prob: float = ROOTOGRAM_PROB) -> dict:
             "upper": upper, "observed_values": seen, "observed": seen_counts}
 
 
-def rootogram_figure(idata, var_names) -> str:
+def rootogram_figure(variables: list[dict]) -> str:
     """Rootograms of discrete data, one panel per variable, four to a row.
 
     For each value (class, category code, count), the predictive data sets' mean count
@@ -756,17 +792,15 @@ def rootogram_figure(idata, var_names) -> str:
     """
     from .panels import PanelGrid
 
-    names = list(var_names)
+    names = [v["name"] for v in variables]
     cols = min(4, len(names))
     grid_fig = PanelGrid(math.ceil(len(names) / cols), cols, 2.75, 1.35, left=0.65,
                          bottom=0.5, top=0.3)
     mean_style = {"color": "#1f77b4", "marker": "d", "ms": 5.0}
     interval_style = {"color": "#1f77b4", "alpha": 0.3, "lw": 3.0}
     observed_style = {"color": "#111111", "marker": "D", "ms": 3.5}
-    for i, name in enumerate(names):
-        observed = idata.observed_data[name]
-        predicted = idata.posterior_predictive[name].transpose("chain", "draw", *observed.dims)
-        c = rootogram_counts(predicted.values, observed.values)
+    for i, (name, var) in enumerate(zip(names, variables, strict=True)):
+        c = rootogram_counts(var["predicted"], var["observed"])
         top = max(float(np.max(c["upper"])), float(np.max(c["observed"])), 1.0)
         x = np.asarray(c["values"], dtype=np.float64)
         pad = 0.05 * (x[-1] - x[0]) or 0.5
@@ -784,34 +818,31 @@ def rootogram_figure(idata, var_names) -> str:
     return grid_fig.uri()
 
 
-def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
+def _ppc_densities(variables: list[dict], samples: int = PPC_SAMPLES) -> str:
     """Densities of ``samples`` evenly spaced predictive data sets and of the observed data.
 
     The predictive ones thin, the observed one thick, each a KDE over all of a variable's
     values; a variable with columns (``x_gaussian``: rows x features) gets one panel per
     column, since the columns' scales differ.
 
-    The KDE is arviz_stats', the one arviz_plots.plot_ppc_dist draws; the panels are small
+    The KDE is arviz_stats' (:func:`reports.figure_stats.kde`), the one
+    arviz_plots.plot_ppc_dist draws; the panels are small
     multiples on one Axes (:class:`reports.panels.PanelGrid`).
     """
-    from arviz_stats.base import array_stats
+    from .figure_stats import kde
 
     panels = []  # (title, predictive data sets as rows, observed values)
-    for name in var_names:
-        observed = idata.observed_data[name]
-        predicted = idata.posterior_predictive[name].transpose("chain", "draw", *observed.dims)
-        predicted = np.asarray(predicted.values, dtype=np.float64)
+    for var in variables:
+        name, observed = var["name"], np.asarray(var["observed"], dtype=np.float64)
+        predicted = np.asarray(var["predicted"], dtype=np.float64)
         if observed.ndim < 2:
-            panels.append((name, predicted.reshape(-1, predicted[0, 0].size),
-                           np.asarray(observed.values, dtype=np.float64).ravel()))
+            panels.append((name, predicted.reshape(-1, predicted[0, 0].size), observed.ravel()))
             continue
         # one panel per column (e.g. per Gaussian feature): their scales differ
-        last = observed.dims[-1]
-        labels = observed[last].values if last in observed.coords else range(observed.shape[-1])
-        for j, label in enumerate(labels):
+        for j, label in enumerate(var["labels"]):
             column = predicted[..., j]
             panels.append((f"{name}[{label}]", column.reshape(-1, column[0, 0].size),
-                           np.asarray(observed.values[..., j], dtype=np.float64).ravel()))
+                           observed[..., j].ravel()))
     from .panels import PanelGrid
 
     cols = min(3, len(panels))
@@ -821,10 +852,10 @@ def _ppc_densities(idata, var_names, samples: int = PPC_SAMPLES) -> str:
     for i, (name, predicted, observed) in enumerate(panels):
         panel = grid_fig.panel(*divmod(i, cols), title=name)
         every = np.linspace(0, len(predicted) - 1, min(samples, len(predicted)))
-        grid, pdf, _ = array_stats.kde(predicted[every.round().astype(int)], axis=-1)
+        grid, pdf = kde(predicted[every.round().astype(int)])
         for g, d in zip(grid, pdf, strict=True):
             panel.line(g, d, **predictive_style)
-        grid, pdf, _ = array_stats.kde(observed)
+        grid, pdf = kde(observed)
         panel.line(grid, pdf, **observed_style)
     grid_fig.legend_entry("predictive data sets", **predictive_style)
     grid_fig.legend_entry("observed data", **observed_style)

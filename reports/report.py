@@ -27,7 +27,9 @@ from .calibration_report import (
     read_calibration,
     same_run_inputs,
 )
-from .figure_jobs import draw_all, job
+from .figure_jobs import draw_all, job, prestart
+from .plots import import_arviz_stats as _import_arviz_stats
+from .posterior_arrays import Posterior
 from .writers import clean_json, read_json
 
 __all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_report_data"]
@@ -238,21 +240,13 @@ def write_report_data(out: Path, data: dict) -> None:
 # ------------------------------------------------------------------------------ rendering
 
 
-def _draws(idata, names: list[dict]) -> dict[str, np.ndarray]:
+def _draws(post: Posterior, names: list[dict]) -> dict[str, np.ndarray]:
+    """The ``(chain, draw)`` draws of each of ``names`` (``name``, ``var``, ``coords``)."""
     out = {}
     for n in names:
-        da = idata.posterior[n["var"]]
-        if n.get("coords"):
-            da = da.sel(n["coords"])
-        out[n["name"]] = np.asarray(da.transpose("chain", "draw").values, dtype=np.float64)
+        var = post.group("posterior")[n["var"]].sel(n.get("coords"))
+        out[n["name"]] = np.asarray(var.sample_first(), dtype=np.float64)
     return out
-
-
-def _open(path: Path):
-    """A sampled posterior read into memory, so forked figure workers share no file handle."""
-    import xarray as xr
-
-    return xr.load_datatree(path, engine="h5netcdf")
 
 
 def _figure(figures: list, title: str, caption: str, draw, *args):
@@ -260,7 +254,7 @@ def _figure(figures: list, title: str, caption: str, draw, *args):
     figures.append(job(title, caption, draw, *args))
 
 
-def _exact_figures(data: dict, idata) -> list[dict]:
+def _exact_figures(data: dict, post: Posterior) -> list[dict]:
     from . import plots
 
     exact = data["exact"]
@@ -268,7 +262,7 @@ def _exact_figures(data: dict, idata) -> list[dict]:
     n = len(rows)
     figures = []
     many = n > MAX_ROWS
-    draws = _draws(idata, curves)
+    draws = _draws(post, curves)
     _figure(figures, "Marginal posteriors",
             ("NUTS draws (histogram) with the exact posterior density (red)"
              + (" and the prior (dashed)" if exact["has_priors"] else "")
@@ -305,47 +299,60 @@ def _which(shown: int, n: int) -> str:
         f"{'both' if n == 2 else 'the'} parameter{'s' if n > 1 else ''}"
 
 
-def _diverging(idata):
+def _diverging(post: Posterior):
     """The ``(chain, draw)`` divergence flags of a sampled posterior, or None."""
-    if "sample_stats" in idata.children and "diverging" in idata.sample_stats:
-        return np.asarray(idata.sample_stats["diverging"].transpose("chain", "draw").values)
-    return None
+    var = post.get("sample_stats", "diverging")
+    return None if var is None else np.asarray(var.sample_first())
 
 
-def _worst_mixing(idata, names: list[dict]) -> list[dict]:
+def _worst_mixing(post: Posterior, names: list[dict], rows: list[dict] | None = None
+                  ) -> list[dict]:
     """Order ``names`` by how badly the chains mix.
 
-    Highest r_hat first, then lowest bulk ESS, both over every chain of ``idata``.
+    Highest r_hat first, then lowest bulk ESS, both over every chain of ``post``. The check
+    computed both for every parameter of its table (``rows``: arviz_stats' r_hat and bulk
+    ESS of the same draws); they are taken from there, and computed here (importing
+    arviz_stats) only for names the rows lack.
     """
-    from arviz_stats.base import array_stats
+    known = {r["name"]: r for r in rows or [] if "r_hat" in r and "ess_bulk" in r}
 
-    def badness(n):
-        x = _draws(idata, [n])[n["name"]]
+    def measures(n):
+        if n["name"] in known:
+            r = known[n["name"]]
+            return (math.nan if r["r_hat"] is None else r["r_hat"],
+                    math.nan if r["ess_bulk"] is None else r["ess_bulk"])
+        from arviz_stats.base import array_stats
+
+        x = _draws(post, [n])[n["name"]]
         r_hat = float(array_stats.rhat(x)) if x.shape[0] * x.shape[1] > 3 else math.nan
         ess = float(array_stats.ess(x, method="bulk")) if x.shape[1] > 3 else math.nan
+        return r_hat, ess
+
+    def badness(n):
+        r_hat, ess = measures(n)
         return (-np.nan_to_num(r_hat, nan=math.inf), np.nan_to_num(ess, nan=-math.inf))
 
     return sorted(names, key=badness)
 
 
-def _health_figures(data: dict, idata, names: list[dict], n: int,
-                    suffix: str = "") -> list[dict]:
+def _health_figures(data: dict, post: Posterior, names: list[dict], n: int,
+                    suffix: str = "", rows: list[dict] | None = None) -> list[dict]:
     """Rank, trace, energy and pair plots of one sampled posterior of ``n`` parameters.
 
     ``names`` lists the parameters worst first (by the check's own measure): rank and trace
     plots show the :data:`MAX_CHAIN_PANELS` of them whose chains mix worst (highest r_hat,
     then lowest bulk ESS, over every chain), whatever the model's size; the pair plot the
-    first :data:`MAX_PAIR`.
+    first :data:`MAX_PAIR`. ``rows`` are the check's table rows (see :func:`_worst_mixing`).
     """
     from . import plots
 
     figures = []
-    chained = _worst_mixing(idata, names)[:MAX_CHAIN_PANELS]
-    draws = _draws(idata, chained)
+    chained = _worst_mixing(post, names, rows)[:MAX_CHAIN_PANELS]
+    draws = _draws(post, chained)
     which = (f"the {len(chained)} of {n} parameters whose chains mix worst (highest r_hat, "
              f"then lowest bulk ESS, over every chain)" if len(chained) < n
              else _which(len(chained), n))
-    if idata.posterior.sizes.get("chain", 1) >= 2:
+    if post.chains() >= 2:
         _figure(figures, "Rank plots" + suffix,
                 f"Fractional-rank ECDF of each chain for {which} (at most "
                 f"{plots.RANK_DRAWS} evenly spaced draws per chain), with the multi-chain "
@@ -353,11 +360,13 @@ def _health_figures(data: dict, idata, names: list[dict], n: int,
                 plots.rank_figure, draws)
     _figure(figures, "Traces" + suffix,
             f"Draws per chain and their densities, for {which}.",
-            plots.trace_figure, draws, _diverging(idata))
-    if "sample_stats" in idata.children and "energy" in idata.sample_stats:
+            plots.trace_figure, draws, _diverging(post))
+    energy = post.get("sample_stats", "energy")
+    if energy is not None:
         _figure(figures, "Energy" + suffix,
                 "Marginal energy against energy transitions; similar widths mean the "
-                "sampler explores the tails (E-BFMI).", plots.energy_figure, idata)
+                "sampler explores the tails (E-BFMI).", plots.energy_figure,
+                np.asarray(energy.sample_first(), dtype=np.float64))
     else:
         figures.append({"title": "Energy" + suffix, "caption": "", "uri": None,
                         "error": "not drawn: the sampler records no energy (Gibbs or "
@@ -368,72 +377,65 @@ def _health_figures(data: dict, idata, names: list[dict], n: int,
                 f"Joint draws of {_which(len(pair), n)}: each pair's scatter (at most "
                 f"{plots.PAIR_POINTS} evenly spaced draws) below the diagonal, each "
                 "parameter's histogram on it.",
-                plots.pair_figure, _draws(idata, pair))
+                plots.pair_figure, _draws(post, pair))
     return figures
 
 
-def _ppc(data: dict, idata) -> tuple[list[dict], str | None]:
+def _ppc_variables(post: Posterior) -> dict[str, dict]:
+    """Each observed variable with predictive draws, as plain arrays for the PPC figures.
+
+    ``observed`` (the data), ``predicted`` (``(chain, draw, *observed dims)``), ``labels``
+    (of the observed's last dimension, for one panel per column) and ``discrete``.
+    """
     from . import plots
 
-    if "posterior_predictive" not in idata.children or "observed_data" not in idata.children:
+    observed, predictive = post.group("observed_data"), post.group("posterior_predictive")
+    out = {}
+    for name, pred in predictive.items():
+        if name not in observed:
+            continue
+        obs = observed[name]
+        order = [pred.dims.index(d) for d in ("chain", "draw", *obs.dims)]
+        out[name] = {"name": name, "observed": obs.values,
+                     "predicted": np.transpose(pred.values, order),
+                     "labels": list(obs.labels(obs.dims[-1])) if obs.dims else None,
+                     "discrete": plots.is_discrete(obs.values)}
+    return out
+
+
+def _ppc(data: dict, post: Posterior) -> tuple[list[dict], str | None]:
+    from . import plots
+
+    if "posterior_predictive" not in post or "observed_data" not in post:
         reason = (data.get("predictive") or {}).get("skipped") or \
             "the sampled model has no posterior predictive draws"
         return [], reason
-    names = [v for v in idata.posterior_predictive.ds.data_vars if v in idata.observed_data]
-    discrete = [v for v in names if plots.is_discrete(idata, v)]
+    variables = _ppc_variables(post)
+    names = list(variables)
+    discrete = [v for v in names if variables[v]["discrete"]]
     continuous = [v for v in names if v not in discrete]
     figures = []
     if discrete and continuous:  # a class label and measurements (naive Bayes): one each
         _figure(figures, "Posterior predictive check: discrete data",
                 "Rootogram of " + ", ".join(discrete) + ": how often each value (class, "
                 "category code) occurs, observed points against the predictive interval.",
-                plots.ppc_figure, idata, discrete)
+                plots.ppc_figure, [variables[v] for v in discrete])
         _figure(figures, "Posterior predictive check: continuous data",
                 f"Densities of {plots.PPC_SAMPLES} evenly spaced predictive data sets (thin) "
                 "against the data's (thick), one panel per variable and per column.",
-                plots.ppc_figure, idata, continuous)
+                plots.ppc_figure, [variables[v] for v in continuous])
         return figures, None
     _figure(figures, "Posterior predictive check",
             "Data sets drawn from the posterior predictive against the observed data: for "
             "discrete data a rootogram (how often each value occurs: observed points against "
             f"the predictive interval), otherwise the densities of {plots.PPC_SAMPLES} evenly "
             "spaced predictive data sets (thin) against the data's (thick).",
-            plots.ppc_figure, idata, names)
+            plots.ppc_figure, [variables[v] for v in names])
     return figures, None
 
 
 _VERDICTS = ("pass", "fail", "inconclusive")
-
-
-def _import_arviz_stats() -> None:
-    """Import arviz_stats (the figures' KDE, ranks and tests) without its costly stack walk.
-
-    Importing arviz_base runs ``lazy_loader.load("jax")`` and ``load("numpyro")``; neither
-    is installed here, and for a missing module lazy_loader calls ``inspect.stack()``, which
-    reads the source of every frame and searches ``sys.modules`` for each: 0.3-1 s of CPU
-    once matplotlib, pandas and scipy are loaded (benchmarks/REPORTS.md), for an error
-    message that names where jax would have been used. During this import
-    ``inspect.stack`` returns the frames without their source; it is restored after.
-    """
-    import inspect
-    import sys
-
-    if "arviz_stats.base" in sys.modules:
-        return
-
-    def frames(context: int = 1) -> list:
-        out, frame = [], sys._getframe(1)
-        while frame is not None:
-            out.append(inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno,
-                                         frame.f_code.co_name, None, None))
-            frame = frame.f_back
-        return out
-
-    real, inspect.stack = inspect.stack, frames
-    try:
-        import arviz_stats.base  # noqa: F401
-    finally:
-        inspect.stack = real
+_TRAJECTORY = "The stream, batch by batch"
 
 
 def render_run(out: str | Path, posteriors: dict | None = None) -> str:
@@ -525,51 +527,52 @@ def _check_context(out: Path, data: dict, keys: dict, posteriors: dict) -> dict:
 
 
 def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
-    """Draw a check's figures from ``report.json`` and the sampled posteriors."""
+    """Draw a check's figures from ``report.json`` and the sampled posteriors.
+
+    ``posteriors`` holds DataTrees already in memory by file name; the others are read
+    from the run folder as plain arrays (:class:`reports.posterior_arrays.Posterior`).
+    """
     from . import plots
 
-    _import_arviz_stats()
+    prestart()  # the figure worker's imports overlap the reading below
     figures, ppc_note = [], None
-    opened = []
 
-    def posterior(name: str):
-        if name not in posteriors:
-            opened.append(_open(out / name))
-            return opened[-1]
-        return posteriors[name]
+    def posterior(name: str) -> Posterior:
+        if name in posteriors:
+            return Posterior.of_tree(posteriors[name])
+        return Posterior.read(out / name)
 
-    idata = posterior("posterior.nc")
-    try:
-        if data["exact"] is not None:
-            figures += _exact_figures(data, idata)
-            names = [{k: c[k] for k in ("name", "var", "coords")}
-                     for c in data["exact"]["curves"]]
-            figures += _health_figures(data, idata, names, len(data["exact"]["rows"]))
-            ppc_figs, ppc_note = _ppc(data, idata)
+    post = posterior("posterior.nc")
+    if data["exact"] is not None:
+        figures += _exact_figures(data, post)
+        names = [{k: c[k] for k in ("name", "var", "coords")}
+                 for c in data["exact"]["curves"]]
+        figures += _health_figures(data, post, names, len(data["exact"]["rows"]),
+                                   rows=data["exact"]["rows"])
+        ppc_figs, ppc_note = _ppc(data, post)
+        figures += ppc_figs
+    if data["trajectory"]:
+        _figure(figures, _TRAJECTORY,
+                "Posterior mean and 90 % interval of each coefficient after each batch; the "
+                "last point is the final posterior.",
+                plots.trajectory_figure, data["trajectory"])
+    for entry in data["fit_plots"]:
+        _figure(figures, entry["title"], entry.get("caption", ""), plots.fit_figure_uri,
+                entry)
+    est = data["estimates"]
+    if est is not None:
+        full = post if est["file"] == "posterior.nc" else posterior(est["file"])
+        figures += _estimate_figures(est, full)
+        suffix = " (full posterior)" if est["separate_sampler"] else ""
+        names = _worst_estimates(est)
+        figures += _health_figures(data, full, names, len(names), suffix, rows=est["rows"])
+        if data["exact"] is None:
+            ppc_figs, ppc_note = _ppc(data, full)
             figures += ppc_figs
-        trajectory = plots.trajectory_figure(data["trajectory"])
-        if trajectory:
-            figures.append({"title": "The stream, batch by batch",
-                            "caption": "Posterior mean and 90 % interval of each coefficient "
-                                       "after each batch; the last point is the final "
-                                       "posterior.", "uri": trajectory})
-        for entry in data["fit_plots"]:
-            _figure(figures, entry["title"], entry.get("caption", ""),
-                    lambda e: plots.fit_figure(e)["uri"], entry)
-        est = data["estimates"]
-        if est is not None:
-            full = idata if est["file"] == "posterior.nc" else posterior(est["file"])
-            figures += _estimate_figures(est, full)
-            suffix = " (full posterior)" if est["separate_sampler"] else ""
-            names = _worst_estimates(est)
-            figures += _health_figures(data, full, names, len(names), suffix)
-            if data["exact"] is None:
-                ppc_figs, ppc_note = _ppc(data, full)
-                figures += ppc_figs
-        figures = draw_all(figures)
-    finally:
-        for tree in opened:
-            tree.close()
+    # a stream of one batch has no trajectory to draw: trajectory_figure returns None
+    figures = [f for f in draw_all(figures)
+               if not (f["title"] == _TRAJECTORY and f.get("uri", "") is None
+                       and "error" not in f)]
     return {"figures": figures, "ppc_note": ppc_note}
 
 
@@ -578,10 +581,10 @@ def _worst_estimates(est: dict) -> list[dict]:
     return sorted(est["names"], key=lambda n: order.get(n["name"], len(order)))
 
 
-def _estimate_figures(est: dict, idata) -> list[dict]:
+def _estimate_figures(est: dict, post: Posterior) -> list[dict]:
     from . import plots
 
-    draws = _draws(idata, est["names"])
+    draws = _draws(post, est["names"])
     rows = [SimpleNamespace(name=r["name"], verdict=r["verdict"], estimate=r["estimate"],
                             distance_sd=r["distance_sd"] if r["distance_sd"] is not None
                             else math.nan,

@@ -1,15 +1,21 @@
-"""Figures drawn in two forked processes come back complete, in order, errors kept."""
+"""Figures drawn in this process and a fresh worker come back complete, in order, errors kept.
+
+The drawing calls here are module-level functions, so that the worker (a new interpreter
+with this process's ``sys.path``) can import them by name.
+"""
 
 import os
+import threading
 import time
 
 import pytest
 
+from reports import figure_jobs
 from reports.figure_jobs import draw_all, job, workers
 
 
 def _slow(i):
-    time.sleep(0.05)
+    time.sleep(0.2)  # the worker's first job imports this module (and pytest) first
     return f"data:{i}:{os.getpid()}"
 
 
@@ -26,8 +32,9 @@ def _entries():
 
 @pytest.mark.parametrize("processes", [1, 2])
 def test_every_figure_drawn_in_place(processes):
-    if processes > 1 and workers() < 2:
-        pytest.skip("fork or a second core is not available")
+    if processes > 1 and figure_jobs.cores() < 2:
+        pytest.skip("a second core is not available")
+    figure_jobs.prestart(wait=60, force=True)  # its imports take longer than these figures
     drawn = draw_all(_entries(), processes=processes)
     titles = [e["title"] for e in drawn]
     assert titles == ["f0", "f1", "f2", "ready", "f3", "f4", "f5", "f6", "f7", "bad"]
@@ -46,9 +53,21 @@ def test_one_worker_when_asked(monkeypatch):
     assert workers() == 1
 
 
+def test_one_process_on_a_busy_machine(monkeypatch):
+    monkeypatch.delenv("BAYESCHECK_REPORT_WORKERS", raising=False)
+    monkeypatch.setattr(figure_jobs, "cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))
+    assert workers() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.4))
+    assert workers() == 2
+    monkeypatch.setenv("BAYESCHECK_REPORT_WORKERS", "2")
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))
+    assert workers() == 2
+
+
 @pytest.mark.slow
 def test_arviz_stats_import_without_the_stack_walk_restores_inspect():
-    """reports.report imports arviz_stats with a cheap inspect.stack, then puts it back; the
+    """reports.plots imports arviz_stats with a cheap inspect.stack, then puts it back; the
     missing jax is still a placeholder that raises when used."""
     import importlib.util
     import subprocess
@@ -57,7 +76,7 @@ def test_arviz_stats_import_without_the_stack_walk_restores_inspect():
     if importlib.util.find_spec("jax") is not None:
         pytest.skip("jax is installed: arviz_base finds it, no placeholder to check")
     code = ("import inspect; real = inspect.stack\n"
-            "import reports.report as r; r._import_arviz_stats()\n"
+            "import reports.plots as r; r.import_arviz_stats()\n"
             "import arviz_base.io_numpyro as m\n"
             "assert inspect.stack is real\n"
             "try:\n    m.jax.numpy\nexcept ModuleNotFoundError as e:\n    print('missing', e)\n")
@@ -67,20 +86,63 @@ def test_arviz_stats_import_without_the_stack_walk_restores_inspect():
     assert "missing" in done.stdout and "jax" in done.stdout
 
 
-def _hangs_in_a_child(parent, i):
+def _hangs_in_the_worker(parent, i):
     if os.getpid() != parent:
-        time.sleep(3600)  # as a child deadlocked on a lock inherited through fork
+        time.sleep(3600)  # a worker that never answers, whatever the reason
     return f"data:{i}:{os.getpid()}"
 
 
-def test_a_child_that_hangs_is_stopped_and_its_figures_drawn_here(monkeypatch):
-    if workers() < 2:
-        pytest.skip("fork or a second core is not available")
-    import reports.figure_jobs as figure_jobs
-
+def test_a_worker_that_hangs_is_stopped_and_its_figures_drawn_here(monkeypatch):
+    if figure_jobs.cores() < 2:
+        pytest.skip("a second core is not available")
     monkeypatch.setattr(figure_jobs, "CHILD_GRACE_SECONDS", 0.5)
-    entries = [job(f"f{i}", "", _hangs_in_a_child, os.getpid(), i) for i in range(4)]
+    entries = [job(f"f{i}", "", _hangs_in_the_worker, os.getpid(), i) for i in range(4)]
     began = time.monotonic()
     drawn = draw_all(entries, processes=2)
     assert time.monotonic() - began < 30
     assert [e["uri"] for e in drawn] == [f"data:{i}:{os.getpid()}" for i in range(4)]
+    # the next report starts a new worker
+    figure_jobs.prestart(wait=60, force=True)
+    drawn = draw_all([job(f"f{i}", "", _slow, i) for i in range(6)], processes=2)
+    assert len({e["uri"].rsplit(":", 1)[1] for e in drawn}) == 2
+
+
+#: Held by another thread of this process while the figures are drawn.
+_LOCK = threading.Lock()
+
+
+def _needs_the_lock(i):
+    with _LOCK:
+        time.sleep(0.05)
+        return f"data:{i}:{os.getpid()}"
+
+
+def test_a_lock_held_by_another_thread_does_not_stop_the_worker():
+    """The hang of a forked child: another thread (nutpie's, after a check) holds a lock
+    at the fork, and the child, whose copy of the lock is never released, sleeps on it.
+    Here a thread holds the lock the drawing needs for a second: a worker that inherited
+    it would draw nothing (and be stopped after CHILD_GRACE_SECONDS); a fresh
+    interpreter has its own lock and draws its share at once."""
+    if figure_jobs.cores() < 2:
+        pytest.skip("a second core is not available")
+    figure_jobs.prestart(wait=60, force=True)
+    taken, release = threading.Event(), threading.Event()
+
+    def hold():
+        with _LOCK:
+            taken.set()
+            release.wait(5)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    taken.wait()
+    threading.Timer(1.0, release.set).start()
+    try:
+        drawn = draw_all([job(f"f{i}", "", _needs_the_lock, i) for i in range(8)], processes=2)
+    finally:
+        release.set()
+        holder.join()
+    pids = {e["uri"].rsplit(":", 1)[1] for e in drawn}
+    assert str(os.getpid()) in pids and len(pids) == 2  # the worker drew its share
+    worker_drew = sum(e["uri"].rsplit(":", 1)[1] != str(os.getpid()) for e in drawn)
+    assert worker_drew >= 4  # while this process waited a second for the lock

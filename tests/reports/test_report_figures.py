@@ -9,6 +9,7 @@ import pytest
 
 from reports import plots, report
 from reports.figure_jobs import draw_all
+from reports.posterior_arrays import Posterior
 from reports.report import MAX_CHAIN_PANELS, MAX_PAIR
 
 pytestmark = pytest.mark.slow  # draws matplotlib figures
@@ -25,10 +26,17 @@ def _posterior(k: int, spread=None):
     w = 10.0 * np.arange(k) + rng.normal(size=(CHAINS, DRAWS, k))
     if spread is not None:
         w += (np.arange(CHAINS) - 1.5)[:, None, None] * np.asarray(spread)[None, None, :]
-    return azb.from_dict({"posterior": {"w": w},
-                          "sample_stats": {"energy": rng.normal(size=(CHAINS, DRAWS)),
-                                           "diverging": np.zeros((CHAINS, DRAWS), bool)}},
-                         dims={"w": ["w_dim_0"]})
+    return Posterior.of_tree(azb.from_dict(
+        {"posterior": {"w": w},
+         "sample_stats": {"energy": rng.normal(size=(CHAINS, DRAWS)),
+                          "diverging": np.zeros((CHAINS, DRAWS), bool)}},
+        dims={"w": ["w_dim_0"]}))
+
+
+def _ppc_variables(idata, names):
+    """The PPC figure's input, as the report builds it from a sampled posterior."""
+    variables = report._ppc_variables(Posterior.of_tree(idata))
+    return [variables[n] for n in names]
 
 
 def _names(order):
@@ -71,7 +79,7 @@ def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
 
     for kind in ("rank", "trace", "pair"):
         monkeypatch.setattr(plots, f"{kind}_figure", recorder(kind))
-    monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
+    monkeypatch.setattr(plots, "energy_figure", lambda energy: "data:,")
     drawn = _health({}, _posterior(8, spread), _names(order), len(order))
     captions = {f["title"]: f["caption"] for f in drawn}
     mixing = [f"w[{i}]" for i in (3, 6, 0, 1)]
@@ -98,7 +106,7 @@ def test_large_models_still_get_rank_and_trace_plots(monkeypatch):
     monkeypatch.setattr(plots, "rank_figure", lambda d: seen.setdefault("rank", list(d)))
     monkeypatch.setattr(plots, "trace_figure", lambda d, *_: seen.setdefault("trace", list(d)))
     monkeypatch.setattr(plots, "pair_figure", lambda d: "data:,")
-    monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
+    monkeypatch.setattr(plots, "energy_figure", lambda energy: "data:,")
     titles = [f["title"] for f in _health({}, _posterior(k, spread),
                                                          _names(range(k)), k)]
     assert "Rank plots" in titles and "Traces" in titles
@@ -107,7 +115,7 @@ def test_large_models_still_get_rank_and_trace_plots(monkeypatch):
 
 
 def test_small_models_show_every_parameter(monkeypatch):
-    monkeypatch.setattr(plots, "energy_figure", lambda idata: "data:,")
+    monkeypatch.setattr(plots, "energy_figure", lambda energy: "data:,")
     for name in ("rank_figure", "trace_figure", "pair_figure"):
         monkeypatch.setattr(plots, name, lambda *_: "data:,")
     captions = {f["title"]: f["caption"]
@@ -196,12 +204,10 @@ def test_trace_figure_has_one_row_per_parameter(figures):
 
 
 def test_energy_figure_shows_each_chains_bfmi(figures):
-    import arviz_base as azb
-
     rng = np.random.default_rng(6)
     energy = rng.normal(size=(CHAINS, DRAWS))
     energy[2] = np.cumsum(rng.normal(scale=0.1, size=DRAWS))  # slow: E-BFMI far below 0.3
-    plots.energy_figure(azb.from_dict({"sample_stats": {"energy": energy}}))
+    plots.energy_figure(energy)
     (fig,) = figures
     bfmi = np.asarray(fig.axes[0].collections[0].get_offsets())[:, 0]
     expected = np.mean(np.diff(energy, axis=1) ** 2, axis=1) / np.var(energy, axis=1)
@@ -236,7 +242,7 @@ def test_ppc_of_continuous_data_draws_50_predictive_densities_and_the_data(figur
     idata = azb.from_dict({"posterior_predictive": {"y": rng.normal(size=(CHAINS, DRAWS, 30))},
                            "observed_data": {"y": rng.normal(5.0, 1.0, size=30)}},
                           dims={"y": ["obs"]})
-    plots.ppc_figure(idata, ["y"])
+    plots.ppc_figure(_ppc_variables(idata, ["y"]))
     (fig,) = figures
     (panel,) = fig.panels
     assert panel.title == "y"
@@ -318,7 +324,7 @@ def _class_and_features(rng):
 
 def test_ppc_draws_each_gaussian_feature_in_its_own_panel(figures):
     idata = _class_and_features(np.random.default_rng(3))
-    plots.ppc_figure(idata, ["x_gaussian"])
+    plots.ppc_figure(_ppc_variables(idata, ["x_gaussian"]))
     (fig,) = figures
     assert [p.title for p in fig.panels] == ["x_gaussian[radius]", "x_gaussian[texture]"]
     observed = [next(line for line in _items(p, "line") if line[3]["lw"] != 1.0)
@@ -331,12 +337,14 @@ def test_ppc_draws_each_gaussian_feature_in_its_own_panel(figures):
 def test_report_draws_the_class_label_as_a_rootogram_apart_from_the_features(monkeypatch):
     idata = _class_and_features(np.random.default_rng(4))
     calls = []
-    monkeypatch.setattr(plots, "ppc_figure", lambda idata, names: calls.append(names) or "x")
-    figures, note = report._ppc({}, idata)
+    monkeypatch.setattr(plots, "ppc_figure",
+                        lambda variables: calls.append([v["name"] for v in variables]) or "x")
+    figures, note = report._ppc({}, Posterior.of_tree(idata))
     figures = draw_all(figures, processes=1)
     assert note is None and calls == [["y"], ["x_gaussian"]]
     assert "Rootogram" in figures[0]["caption"] and "Densities" in figures[1]["caption"]
-    assert plots.is_discrete(idata, "y") and not plots.is_discrete(idata, "x_gaussian")
+    assert plots.is_discrete(idata.observed_data["y"].values)
+    assert not plots.is_discrete(idata.observed_data["x_gaussian"].values)
 
 
 @pytest.mark.filterwarnings("ignore:Found chain dimension:UserWarning")  # arviz' own table
@@ -366,7 +374,7 @@ def test_rootogram_counts_match_arviz_stats_and_a_hand_count():
 
 def test_rootogram_has_one_sqrt_panel_per_variable_with_the_observed_counts(figures):
     idata = _class_and_features(np.random.default_rng(6))
-    plots.ppc_figure(idata, ["y"])
+    plots.ppc_figure(_ppc_variables(idata, ["y"]))
     (fig,) = figures
     (panel,) = fig.panels
     assert panel.title == "y" and panel.ysqrt and panel.yticks
@@ -375,3 +383,22 @@ def test_rootogram_has_one_sqrt_panel_per_variable_with_the_observed_counts(figu
     values, counts = np.unique(idata.observed_data["y"].values, return_counts=True)
     np.testing.assert_array_equal(x, values)
     np.testing.assert_allclose(y ** 2, counts)
+
+
+def test_worst_mixing_takes_the_checks_r_hat_and_ess_from_its_rows():
+    """The rows of report.json carry arviz_stats' r_hat and bulk ESS of the same draws: the
+    order from them is the order computed from the draws; rows that say otherwise win."""
+    from arviz_stats.base import array_stats
+
+    spread = np.zeros(6)
+    spread[[4, 1, 3]] = [2.0, 1.0, 0.5]
+    post = _posterior(6, spread)
+    names = _names(range(6))
+    draws = report._draws(post, names)
+    rows = [{"name": n, "r_hat": float(array_stats.rhat(x)),
+             "ess_bulk": float(array_stats.ess(x, method="bulk"))} for n, x in draws.items()]
+    computed = [n["name"] for n in report._worst_mixing(post, names)]
+    assert computed[:3] == ["w[4]", "w[1]", "w[3]"]
+    assert [n["name"] for n in report._worst_mixing(post, names, rows)] == computed
+    rows[0]["r_hat"] = 9.0  # a row that says w[0] mixes worst is believed
+    assert report._worst_mixing(post, names, rows)[0]["name"] == "w[0]"
