@@ -13,6 +13,13 @@ an error message naming where jax would have been used (benchmarks/CHECK_SPEED.m
 to ``arviz_base`` (and to the real ``arviz`` for any other name, imported then), and with
 ``inspect.stack`` returning the frames without their source while ``arviz_base`` loads. Both
 are undone before it returns: a later ``import arviz`` gets the real package.
+
+Numba too (0.4-1 s of CPU) is imported by ``nutpie.compile_pymc`` only to decorate one
+function of its Numba path, which PyTensor's C path never takes. So the import runs with
+``numba`` refused (nutpie then leaves that function undecorated), and the first call of
+that path re-executes ``nutpie.compile_pymc`` with Numba importable, which decorates it as
+nutpie means to (``importlib.reload`` in the module's own namespace, so ``compile_pymc_model``
+and everything else already bound to the module see the new definitions).
 """
 
 from __future__ import annotations
@@ -74,11 +81,30 @@ def import_nutpie() -> types.ModuleType:
     """
     if "nutpie" in sys.modules:
         return sys.modules["nutpie"]
+    refused = [name for name in ("arviz", "numba") if name not in sys.modules]
     with frames_without_source():
-        if "arviz" in sys.modules:  # someone already paid for the whole namespace
-            return importlib.import_module("nutpie")
-        sys.modules["arviz"] = _arviz_standin()
+        if "arviz" in refused:
+            sys.modules["arviz"] = _arviz_standin()
+        if "numba" in refused:
+            sys.modules["numba"] = None  # "import numba" raises ImportError
         try:
-            return importlib.import_module("nutpie")
+            nutpie = importlib.import_module("nutpie")
         finally:
-            del sys.modules["arviz"]
+            for name in refused:
+                del sys.modules[name]
+    if "numba" in refused:
+        _decorate_on_first_numba_compile(sys.modules["nutpie.compile_pymc"])
+    return nutpie
+
+
+def _decorate_on_first_numba_compile(module: types.ModuleType) -> None:
+    """Re-execute ``module`` (``nutpie.compile_pymc``) before its Numba path first runs."""
+    first = module._compile_pymc_model_numba
+
+    def compile_numba(*args, **kwargs):
+        if module._compile_pymc_model_numba is compile_numba:
+            importlib.reload(module)  # numba importable now; replaces this function too
+        return module._compile_pymc_model_numba(*args, **kwargs)
+
+    compile_numba.__wrapped__ = first
+    module._compile_pymc_model_numba = compile_numba
