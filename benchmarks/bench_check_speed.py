@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,7 @@ def main(argv=None) -> int:
                   f"{', '.join(verdicts)} | {'yes' if same else 'NO'} |")
     print(json.dumps({"peer": args.peer, "backend": args.backend, "load_before": load_before,
                       "load_after": load_after, "results": results}))
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

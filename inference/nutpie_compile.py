@@ -127,7 +127,10 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
     names, _, shapes = shape_info
     shapes = [tuple(int(s) for s in shape) for shape in shapes]
 
+    # nutpie hands both functions a float64 vector of n_dim: no input checks per call (the
+    # expand function's took about a third of its 9 microseconds, 12,000 calls for the coin).
     logp_fn.trust_input = True
+    expand_fn.trust_input = True
 
     def make_logp_fn():
         def logp(x, **_shared):
