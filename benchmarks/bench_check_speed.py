@@ -16,11 +16,11 @@ each side per example (the compiled ops are the same for both). Cold (``--cold``
 run gets an empty compile directory (``PYTENSOR_FLAGS=base_compiledir=...``) and an empty
 ``NUMBA_CACHE_DIR``, as on a fresh machine or CI.
 
-Default: coin, die and the known-noise regression warm, best of 2 (about 2.5 minutes on an
-idle 2-core machine). ``--quick``: the coin only, warm best of 2 and one cold run per side
-(about 1.5 minutes). ``--cold --repeat 0``: cold runs only. Prints a markdown table and
-one JSON line; every verdict and every sampled mean must agree between the sides (the
-script says so when they do not).
+Default: coin, die and the known-noise regression warm, best of 2 (about 3 minutes on an
+idle 2-core machine, estimated from the CPU figures). ``--quick``: the coin only, warm best
+of 2 and one cold run per side (about 1.5 minutes). ``--cold --repeat 0``: cold runs only.
+Prints a markdown table and one JSON line; every verdict and every sampled mean must agree
+between the sides (the table says so when they do not).
 """
 
 from __future__ import annotations
