@@ -28,9 +28,13 @@ import contextlib
 import importlib
 import inspect
 import sys
+import threading
 import types
 
 __all__ = ["frames_without_source", "import_nutpie"]
+
+# One import at a time: the stand-ins live in sys.modules while nutpie loads.
+_LOCK = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -79,22 +83,23 @@ def import_nutpie() -> types.ModuleType:
     types.ModuleType
         ``nutpie`` (also in ``sys.modules``, so a plain ``import nutpie`` afterwards is free).
     """
-    if "nutpie" in sys.modules:
-        return sys.modules["nutpie"]
-    refused = [name for name in ("arviz", "numba") if name not in sys.modules]
-    with frames_without_source():
-        if "arviz" in refused:
-            sys.modules["arviz"] = _arviz_standin()
+    with _LOCK:
+        if "nutpie" in sys.modules:
+            return sys.modules["nutpie"]
+        refused = [name for name in ("arviz", "numba") if name not in sys.modules]
+        with frames_without_source():
+            if "arviz" in refused:
+                sys.modules["arviz"] = _arviz_standin()
+            if "numba" in refused:
+                sys.modules["numba"] = None  # "import numba" raises ImportError
+            try:
+                nutpie = importlib.import_module("nutpie")
+            finally:
+                for name in refused:
+                    del sys.modules[name]
         if "numba" in refused:
-            sys.modules["numba"] = None  # "import numba" raises ImportError
-        try:
-            nutpie = importlib.import_module("nutpie")
-        finally:
-            for name in refused:
-                del sys.modules[name]
-    if "numba" in refused:
-        _decorate_on_first_numba_compile(sys.modules["nutpie.compile_pymc"])
-    return nutpie
+            _decorate_on_first_numba_compile(sys.modules["nutpie.compile_pymc"])
+        return nutpie
 
 
 def _decorate_on_first_numba_compile(module: types.ModuleType) -> None:
