@@ -1,16 +1,26 @@
-"""Whole ``bayescheck check`` per example and NUTS backend: CPU and wall, warm and cold.
+"""Whole ``bayescheck check`` of the small examples, this tree against a peer commit.
 
     MPLBACKEND=Agg PYTHONPATH=. .venv/bin/python benchmarks/bench_check_speed.py \
-        [--examples coin stream] [--backends c numba auto] [--repeat 2] [--cold]
+        [--peer 02b37bf] [--examples coin die stream] [--repeat 2] [--cold] [--quick]
+        [--backend auto]
 
 Each run is a fresh process (``python -m reports.cli check SPEC --quiet``), as a user has
-it, with ``BAYESCHECK_NUTS_BACKEND`` set. CPU is the child's user + system time (all its
-threads); wall is what the user waits. The backends alternate within each repetition, so
-the load of a shared machine falls on all of them alike; the table keeps the best of the
-repetitions. Warm runs share one PyTensor cache directory, filled by a first run of every
-backend that is not counted; ``--cold`` gives each run an empty one instead (what CI has).
-Default: coin and the known-noise regression, the three backends, warm, two repetitions
-(about 2-3 minutes on an idle 2-core machine). Prints a markdown table and one JSON line.
+it. The peer is ``git archive PEER`` unpacked into a temporary folder, run with the same
+interpreter. CPU is the child's user + system time (its threads and any compiler it starts);
+wall is what the user waits. Both sides alternate within each repetition, so the load of a
+shared machine falls on them alike; the table keeps the best of the repetitions and the
+same-run ratio this tree / peer.
+
+Warm: one shared PyTensor compile directory and Numba cache, filled by one uncounted run of
+each side per example (the compiled ops are the same for both). Cold (``--cold``): every
+run gets an empty compile directory (``PYTENSOR_FLAGS=base_compiledir=...``) and an empty
+``NUMBA_CACHE_DIR``, as on a fresh machine or CI.
+
+Default: coin, die and the known-noise regression warm, best of 2 (about 3 minutes on an
+idle 2-core machine, estimated from the CPU figures). ``--quick``: the coin only, warm best
+of 2 and one cold run per side (about 1.5 minutes). ``--cold --repeat 0``: cold runs only.
+Prints a markdown table and one JSON line; every verdict and every sampled mean must agree
+between the sides (the table says so when they do not).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,67 +39,93 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {
     "coin": "examples/beta_bernoulli/coin.toml",
-    "stream": "examples/linear_regression/stream.toml",
     "die": "examples/dirichlet_categorical/die.toml",
+    "stream": "examples/linear_regression/stream.toml",
+    "unknown_noise": "examples/linear_regression/unknown_noise.toml",
     "naive_bayes": "examples/naive_bayes/play_tennis.toml",
-    "aode": "examples/semi_naive_bayes/play_tennis_aode.toml",
 }
 
 
-def run_check(spec: str, backend: str, cache: str, out: str) -> dict:
-    """One ``check`` in a fresh process: CPU, wall, verdict and the backend it used."""
-    env = dict(os.environ, BAYESCHECK_NUTS_BACKEND=backend, MPLBACKEND="Agg",
-               PYTENSOR_FLAGS=f"base_compiledir={cache}",
-               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def peer_tree(commit: str, into: Path) -> Path:
+    """``git archive`` of ``commit`` unpacked into ``into``."""
+    into.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def run_check(tree: Path, spec: str, cache: Path, out: Path, backend: str) -> dict:
+    """One ``check`` of ``spec`` with the code of ``tree``, in a fresh process."""
+    env = dict(os.environ, MPLBACKEND="Agg", BAYESCHECK_NUTS_BACKEND=backend,
+               PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
+               NUMBA_CACHE_DIR=str(cache / "numba"), PYTHONPATH=str(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "reports.cli", "check", spec, "--out", out,
-                           "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "reports.cli", "check", str(tree / spec),
+                           "--out", str(out), "--quiet"], cwd=tree, env=env,
+                          capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    summary_path = Path(out) / "summary.json"
+    summary_path = out / "summary.json"
     if not summary_path.exists():
-        raise SystemExit(f"check of {spec} ({backend}) wrote no summary.json:\n{done.stderr}")
+        raise SystemExit(f"check of {spec} in {tree} wrote no summary.json:\n{done.stderr}")
     summary = json.loads(summary_path.read_text())
-    return {"cpu": cpu, "wall": wall, "verdict": summary["verdict"],
-            "nuts_backend": summary.get("nuts_backend"), "exit": done.returncode}
+    summary_path.unlink()
+    means = {p["name"]: p.get("sampled_mean") for p in summary.get("parameters", [])}
+    return {"cpu": cpu, "wall": wall, "verdict": summary["verdict"], "exit": done.returncode,
+            "nuts_backend": summary.get("nuts_backend"), "sampled_means": means,
+            "timings": summary.get("timings", {})}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", nargs="+", choices=sorted(EXAMPLES),
-                        default=["coin", "stream"])
-    parser.add_argument("--backends", nargs="+", choices=["c", "numba", "auto"],
-                        default=["c", "numba", "auto"])
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--cold", action="store_true")
+    parser.add_argument("--peer", default="02b37bf", help="commit to compare with")
+    parser.add_argument("--examples", nargs="+", choices=sorted(EXAMPLES))
+    parser.add_argument("--repeat", type=int, default=2, help="warm runs per side (0: none)")
+    parser.add_argument("--cold", action="store_true", help="also one cold run per side")
+    parser.add_argument("--quick", action="store_true", help="coin only, warm and cold")
+    parser.add_argument("--backend", default="auto", choices=["auto", "c", "numba"])
     args = parser.parse_args(argv)
+    examples = args.examples or (["coin"] if args.quick else ["coin", "die", "stream"])
+    cold = args.cold or args.quick
     work = Path(tempfile.mkdtemp(prefix="bench_check_speed_"))
-    warm_cache = str(work / "cache")
-    load = os.getloadavg()
+    sides = {"this": ROOT, "peer": peer_tree(args.peer, work / "peer")}
+    warm = work / "warm"
+    load_before = os.getloadavg()
     results: dict = {}
-    for name in args.examples:
+    for name in examples:
         spec = EXAMPLES[name]
-        if not args.cold:  # fill the shared cache, not counted
-            for backend in args.backends:
-                run_check(spec, backend, warm_cache, str(work / "out"))
-        for i in range(args.repeat):
-            for backend in args.backends:
-                cache = str(work / f"cold-{name}-{backend}-{i}") if args.cold else warm_cache
-                runs = results.setdefault(name, {}).setdefault(backend, [])
-                runs.append(run_check(spec, backend, cache, str(work / "out")))
-    state = "cold" if args.cold else "warm"
-    print(f"\nload average before: {load[0]:.1f}; {state} cache; best of {args.repeat}\n")
-    print("| example | backend | CPU s | wall s | verdict | nuts_backend |")
-    print("|---|---|---:|---:|---|---|")
-    for name, per_backend in results.items():
-        for backend, runs in per_backend.items():
-            best = min(runs, key=lambda r: r["cpu"])
-            print(f"| {name} | {backend} | {best['cpu']:.1f} | "
-                  f"{min(r['wall'] for r in runs):.1f} | {best['verdict']} | "
-                  f"{best['nuts_backend']} |")
-    print(json.dumps({"state": state, "load_before": load, "results": results}))
+        for side, tree in sides.items() if args.repeat else ():  # fill the warm cache
+            run_check(tree, spec, warm, work / f"out-{side}", args.backend)
+        states = [("warm", i) for i in range(args.repeat)] + ([("cold", 0)] if cold else [])
+        for state, i in states:
+            order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
+            for side, tree in order:
+                cache = warm if state == "warm" else work / f"cold-{name}-{side}"
+                runs = results.setdefault(name, {}).setdefault(state, {}).setdefault(side, [])
+                runs.append(run_check(tree, spec, cache, work / f"out-{side}", args.backend))
+    load_after = os.getloadavg()
+    print(f"\npeer {args.peer}; backend {args.backend}; load average before "
+          f"{load_before[0]:.1f}, after {load_after[0]:.1f}; best of the runs\n")
+    print("| example | cache | this CPU s | peer CPU s | CPU ratio | this wall s | "
+          "peer wall s | wall ratio | verdicts | same sampled means |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|")
+    for name, per_state in results.items():
+        for state, per_side in per_state.items():
+            best = {s: min(r["cpu"] for r in runs) for s, runs in per_side.items()}
+            wall = {s: min(r["wall"] for r in runs) for s, runs in per_side.items()}
+            verdicts = sorted({r["verdict"] for runs in per_side.values() for r in runs})
+            same = all(r["sampled_means"] == per_side["peer"][0]["sampled_means"]
+                       for runs in per_side.values() for r in runs)
+            print(f"| {name} | {state} | {best['this']:.1f} | {best['peer']:.1f} | "
+                  f"{best['this'] / best['peer']:.2f} | {wall['this']:.1f} | "
+                  f"{wall['peer']:.1f} | {wall['this'] / wall['peer']:.2f} | "
+                  f"{', '.join(verdicts)} | {'yes' if same else 'NO'} |")
+    print(json.dumps({"peer": args.peer, "backend": args.backend, "load_before": load_before,
+                      "load_after": load_after, "results": results}))
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -25,6 +25,7 @@ import time
 import weakref
 from dataclasses import dataclass
 
+from .lazy_imports import import_nutpie
 from .nutpie_compile import backend_setting, compile_for_nutpie
 
 __all__ = ["BUDGET_SECONDS", "WATCH_SECONDS", "Budgeted", "over_budget", "sample_nutpie_budgeted"]
@@ -115,7 +116,7 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
     docstring); ``auto`` races the C path against ``budget`` and falls back to Numba.
     ``cores`` is used on the Numba path. ``budget`` defaults to ``BUDGET_SECONDS``.
     """
-    import nutpie
+    nutpie = import_nutpie()  # without arviz_plots and matplotlib
 
     setting = backend_setting()
     kwargs = dict(draws=draws, tune=max(tune, 1), chains=chains, seed=int(seed),

@@ -24,7 +24,7 @@ from models.spec import Spec
 from .figure_jobs import prestart
 from .fit_summary import posterior_document
 from .report import EXIT_CODES, render_run, report_data, write_report_data
-from .writers import write_json
+from .writers import write_json, write_netcdf
 
 __all__ = ["CheckResult", "EXIT_CODES", "run_check", "write_json"]
 
@@ -225,11 +225,11 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
 
     first = sample or est_sample
     _write_rows_csv(out / "comparison.csv", (comparison or estimates).rows())
-    first.idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+    write_netcdf(first.idata, out / "posterior.nc")
     if estimates is not None:
         _write_rows_csv(out / "estimates.csv", estimates.rows())
         if sample is not None:
-            est_sample.idata.to_netcdf(out / "posterior_full.nc", engine="h5netcdf")
+            write_netcdf(est_sample.idata, out / "posterior_full.nc")
     spec_text = spec.text()
     if spec.path:
         (out / "spec.toml").write_text(spec_text)
