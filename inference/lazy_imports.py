@@ -94,9 +94,15 @@ def import_nutpie() -> types.ModuleType:
                 sys.modules["numba"] = None  # "import numba" raises ImportError
             try:
                 nutpie = importlib.import_module("nutpie")
+            except ImportError:
+                nutpie = None  # a nutpie that needs more than the stand-ins give: plain import
             finally:
                 for name in refused:
                     del sys.modules[name]
+        if nutpie is None:
+            for name in [m for m in sys.modules if m == "nutpie" or m.startswith("nutpie.")]:
+                del sys.modules[name]
+            return importlib.import_module("nutpie")
         if "numba" in refused:
             _decorate_on_first_numba_compile(sys.modules["nutpie.compile_pymc"])
         return nutpie

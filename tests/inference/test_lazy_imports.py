@@ -112,3 +112,32 @@ def test_frames_without_source_restores_on_error():
     with pytest.raises(RuntimeError), frames_without_source():
         raise RuntimeError("inside")
     assert inspect.stack is real
+
+
+@pytest.mark.slow
+def test_a_nutpie_the_stand_ins_cannot_import_falls_back_to_a_plain_import():
+    from unittest import mock
+
+    import inference.lazy_imports as lazy
+
+    calls = []
+    real = lazy.importlib.import_module
+
+    def import_module(name, package=None):
+        if name == "nutpie":
+            calls.append(name)
+            if len(calls) == 1:
+                raise ImportError("this nutpie needs numba at import")
+        return real(name, package)
+
+    saved = {k: v for k, v in sys.modules.items() if k == "nutpie" or k.startswith("nutpie.")}
+    for k in saved:
+        del sys.modules[k]
+    try:
+        with mock.patch.object(lazy.importlib, "import_module", import_module):
+            nutpie = lazy.import_nutpie()
+        assert calls == ["nutpie", "nutpie"]
+        assert hasattr(nutpie, "compile_pymc_model")
+        assert sys.modules.get("numba", "absent") is not None  # the refusal was undone
+    finally:
+        sys.modules.update(saved)
