@@ -224,7 +224,8 @@ def _hash_text_chunk(hashers, chunk, start: int) -> None:
     _, offsets, data = chunk.buffers()
     off = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1,
                         offset=chunk.offset * np.dtype(width).itemsize)
-    lengths.update(np.diff(off).astype(np.int64, copy=False).data)  # same bytes, no copy
+    # the lengths as int64 in one pass (a diff then a cast would be two)
+    lengths.update(np.subtract(off[1:], off[:-1], dtype=np.int64).data)
     if data is not None and off[-1] > off[0]:
         characters.update(memoryview(data)[int(off[0]):int(off[-1])])
     if chunk.null_count:
