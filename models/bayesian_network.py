@@ -571,8 +571,12 @@ class BayesianNetwork(Model, Calibratable):
         contain; the queries have exact means only (nothing to calibrate).
         """
         if "em" in fit.parameters:
-            raise BayescheckError("calibrate needs complete data: with missing cells the fit "
-                                  "gives EM point estimates, not an exact posterior")
+            raise BayescheckError(
+                "calibrate needs complete data: with missing cells the fit gives EM point "
+                "estimates, which have no posterior to rank the truth in (the analytic "
+                "engine), and the declaration sums the missing cells out in a potential, from "
+                "which no data can be simulated (--engine nuts); drop the incomplete rows to "
+                "calibrate, or judge the EM estimate against NUTS with 'check'")
         states = {n: tuple(fit.parameters["cpts"][n]["states"]) for n in self.nodes}
         return replace(self, held_states=states, queries=())
 

@@ -715,8 +715,12 @@ def category_codes_as(batch: Batch, columns: Sequence[str], index: Sequence[dict
             start += len(piece.codes)
         if any((m == -2).any() for m in maps):
             row = int(np.flatnonzero(codes == -2)[0])
-            label = next(w for piece, m in zip(pieces, maps, strict=True)
-                         for w, k in zip(piece.labels, m, strict=False) if k == -2)
+            for piece in pieces:  # the label of that row
+                if row < len(piece.codes):
+                    break
+                row -= len(piece.codes)
+            label = piece.labels[int(piece.codes[row])]
+            row = int(np.flatnonzero(codes == -2)[0])
             raise (unknown or (lambda _j, w, _r: KeyError(w)))(j, label, row)
         out.append((codes, gap))
     return out

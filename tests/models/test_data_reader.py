@@ -256,9 +256,10 @@ def test_category_codes_as_without_growing_names_the_first_row_of_an_unknown_sta
     cols = _text_rows(rng, 120_000)
     cols[2][70_000] = "new"  # in a later chunk
     cols[2][90_000] = "new"
+    cols[2][100_000] = "another"
     path = tmp_path / "d.csv"
     path.write_text("\n".join(["a,b,c"] + [",".join(r) for r in zip(*cols, strict=True)]) + "\n")
-    known = sorted({v for v in cols[2] if v not in ("", "new")})
+    known = sorted({v for v in cols[2] if v not in ("", "new", "another")})
     index = [{s: k for k, s in enumerate(known)}]
     with pytest.raises(KeyError, match="new"):
         category_codes_as(read_batch(path, text=True), ["c"], index, grow=False)
@@ -312,3 +313,12 @@ def test_frame_fingerprint_changes_with_any_cell_and_not_with_chunks_or_index():
     swapped.loc[[1, 2], "a"] = frame.loc[[2, 1], "a"].to_numpy()
     assert (frame.loc[1, "a"] == frame.loc[2, "a"]) or frame_fingerprint(swapped) != base
     assert frame_fingerprint(frame.rename(columns={"a": "A"})) != base
+
+
+def test_category_codes_as_names_the_label_of_the_first_unknown_row(monkeypatch, tmp_path):
+    # the plain reader lists labels sorted: "a" (row 3) comes before "b" (row 1) there
+    monkeypatch.setattr(data, "SMALL_CSV", 1 << 20)
+    (tmp_path / "d.csv").write_text("c\nx\nb\nx\na\n")
+    with pytest.raises(KeyError, match="'b'"):
+        category_codes_as(read_batch(tmp_path / "d.csv", text=True), ["c"], [{"x": 0}],
+                          grow=False)
