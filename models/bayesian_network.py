@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .data import Batch, DataSource, batch_rows, category_codes
+from .data import Batch, DataSource, batch_rows, category_codes, category_codes_as
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
@@ -458,6 +458,35 @@ class BayesianNetwork(Model, Calibratable):
         self._check_columns(batch, nodes)
         return category_codes(batch, nodes)
 
+    def state_columns(self, batch: Batch, states: Sequence[list[str]]
+                      ) -> list[tuple[np.ndarray, bool]]:
+        """Every node's column as codes of its states, one pass each (for counting).
+
+        ``states[v]``: node ``v``'s states so far; a label not among them is appended to it
+        (in the order first seen), or, with held states, is a :class:`DataError` naming its
+        row. Returns per node the codes (-1 for a missing cell; possibly a read-only view)
+        and whether the column has a missing cell; see
+        :func:`models.data.category_codes_as`.
+
+        Raises
+        ------
+        DataError
+            A missing column; with held states, a state not among them.
+        """
+        self._check_columns(batch)
+        index = [{s: k for k, s in enumerate(words)} for words in states]
+
+        def unknown(v: int, label: str, row: int) -> DataError:
+            return DataError(f"state {label!r} not among the states read before "
+                             f"({', '.join(states[v])})", path=batch.name,
+                             column=self.nodes[v], row=row + 1)
+
+        out = category_codes_as(batch, self.nodes, index,
+                                grow=self.held_states is None, unknown=unknown)
+        for words, seen in zip(states, index, strict=True):
+            words.extend(list(seen)[len(words):])
+        return out
+
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
         """The sorted states of every node, from one pass over the data (missing cells apart).
 
@@ -542,8 +571,12 @@ class BayesianNetwork(Model, Calibratable):
         contain; the queries have exact means only (nothing to calibrate).
         """
         if "em" in fit.parameters:
-            raise BayescheckError("calibrate needs complete data: with missing cells the fit "
-                                  "gives EM point estimates, not an exact posterior")
+            raise BayescheckError(
+                "calibrate needs complete data: with missing cells the fit gives EM point "
+                "estimates, which have no posterior to rank the truth in (the analytic "
+                "engine), and the declaration sums the missing cells out in a potential, from "
+                "which no data can be simulated (--engine nuts); drop the incomplete rows to "
+                "calibrate, or judge the EM estimate against NUTS with 'check'")
         states = {n: tuple(fit.parameters["cpts"][n]["states"]) for n in self.nodes}
         return replace(self, held_states=states, queries=())
 

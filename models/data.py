@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["MAX_MAGNITUDE", "PLAIN_INT", "SMALL_CSV", "Batch", "DataSource", "RemoteFile",
-           "batch_column", "batch_rows", "category_codes", "data_file", "fingerprint",
-           "frame_fingerprint", "is_plain_label", "is_url", "label_values", "numeric_columns",
-           "plain_cells", "string_labels"]
+           "batch_column", "batch_rows", "category_codes", "category_codes_as", "data_file",
+           "fingerprint", "frame_fingerprint", "is_plain_label", "is_url", "label_values",
+           "numeric_columns", "plain_cells", "string_labels"]
 
 _SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -224,7 +224,8 @@ def _hash_text_chunk(hashers, chunk, start: int) -> None:
     _, offsets, data = chunk.buffers()
     off = np.frombuffer(offsets, dtype=width, count=len(chunk) + 1,
                         offset=chunk.offset * np.dtype(width).itemsize)
-    lengths.update(np.diff(off).astype(np.int64, copy=False).data)  # same bytes, no copy
+    # the lengths as int64 in one pass (a diff then a cast would be two)
+    lengths.update(np.subtract(off[1:], off[:-1], dtype=np.int64).data)
     if data is not None and off[-1] > off[0]:
         characters.update(memoryview(data)[int(off[0]):int(off[-1])])
     if chunk.null_count:
@@ -610,7 +611,8 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     value), and each label is the value as text (``str`` of a frame's or a Parquet file's
     value; a CSV cell as written when the batch reads text). A label may appear more than
     once in ``labels`` (a CSV column read in chunks, or ``1`` and ``"1"`` in an object
-    column); callers map labels, not codes.
+    column); callers map labels, not codes (:func:`category_codes_as` does that mapping in
+    the same pass).
 
     A text CSV is parsed with ``pyarrow.csv`` straight into dictionary-encoded columns (no
     Python object per cell). When a label starts with a blank or holds a quote (pandas'
@@ -628,12 +630,124 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     list of (numpy.ndarray, list of str)
         One ``(codes, labels)`` pair per column; codes are ``int32`` or ``int64``.
     """
+    out = []
+    for pieces in _column_pieces(batch, columns):
+        if len(pieces) == 1 and pieces[0].missing is None:
+            out.append((pieces[0].codes, pieces[0].labels))
+            continue
+        parts, labels = [], []
+        for piece in pieces:
+            codes = piece.codes.astype(np.int32) + np.int32(len(labels))
+            codes[piece.codes < 0] = -1
+            if piece.missing is not None:
+                codes[piece.missing] = -1
+            parts.append(codes)
+            labels.extend(piece.labels)
+        out.append((np.concatenate(parts) if parts else np.zeros(0, np.int32), labels))
+    return out
+
+
+def category_codes_as(batch: Batch, columns: Sequence[str], index: Sequence[dict[str, int]],
+                      *, grow: bool = True,
+                      unknown: Callable[[int, str, int], Exception] | None = None
+                      ) -> list[tuple[np.ndarray, bool]]:
+    """Columns of category labels as codes of the states in ``index``, one pass each.
+
+    What :func:`category_codes` followed by mapping its labels would give, without the
+    intermediate arrays: each chunk's codes go through a small table of its labels straight
+    into the column's codes (a CSV read in 200 chunks costs one gather per column instead of
+    a copy per chunk, a join, a gather and a scan for missing cells). A single chunk whose
+    labels are already the states in order is returned as it is (no copy).
+
+    Parameters
+    ----------
+    batch : Batch
+    columns : sequence of str
+        The columns, all present.
+    index : sequence of dict
+        Per column, state label -> code. With ``grow``, a label not in it is appended
+        (code ``len(index[j])``), in the order the chunks first show it.
+    grow : bool
+        False: a label not in ``index`` is an error, raised as ``unknown(j, label, row)``
+        with the 0-based row of its first cell.
+    unknown : callable, optional
+        Builds that error (default ``KeyError``).
+
+    Returns
+    -------
+    list of (numpy.ndarray, bool)
+        Per column, the codes (``int32`` or ``int64``; ``-1`` for a missing cell; possibly a
+        read-only view) and whether it has a missing cell.
+    """
+    out = []
+    for j, pieces in enumerate(_column_pieces(batch, columns)):
+        states = index[j]
+        maps = []
+        for piece in pieces:
+            mapping = np.empty(len(piece.labels) + 1, np.int32)
+            for i, w in enumerate(piece.labels):
+                k = states.get(w)
+                if k is None:
+                    if grow:
+                        k = states[w] = len(states)
+                    else:
+                        k = -2  # found below, to name its row
+                mapping[i] = k
+            mapping[-1] = -1  # a code -1 (a missing cell) stays -1
+            maps.append(mapping)
+        if len(pieces) == 1 and pieces[0].missing is None and \
+                np.array_equal(maps[0][:-1], np.arange(len(pieces[0].labels))):
+            codes = pieces[0].codes  # already the codes of the states: no copy
+            out.append((codes, bool(pieces[0].signed and len(codes) and codes.min() < 0)))
+            continue
+        codes = np.empty(sum(len(p.codes) for p in pieces), np.int32)
+        start, gap = 0, False
+        for piece, mapping in zip(pieces, maps, strict=True):
+            part = codes[start:start + len(piece.codes)]
+            if piece.signed:
+                part[:] = mapping[piece.codes]  # -1 indexes the trailing -1
+                gap = gap or bool(len(part) and part.min() < 0)
+            else:  # every code indexes a label: no bounds to check, no -1 to wrap
+                np.take(mapping, piece.codes, out=part, mode="clip")
+            if piece.missing is not None:
+                part[piece.missing] = -1
+                gap = True
+            start += len(piece.codes)
+        if any((m == -2).any() for m in maps):
+            row = int(np.flatnonzero(codes == -2)[0])
+            for piece in pieces:  # the label of that row
+                if row < len(piece.codes):
+                    break
+                row -= len(piece.codes)
+            label = piece.labels[int(piece.codes[row])]
+            row = int(np.flatnonzero(codes == -2)[0])
+            raise (unknown or (lambda _j, w, _r: KeyError(w)))(j, label, row)
+        out.append((codes, gap))
+    return out
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One chunk of a column: ``codes`` index ``labels``.
+
+    ``signed``: a code may be -1 (a missing cell); ``missing``: else the rows that are
+    missing (Arrow's nulls, whose codes are meaningless), or None.
+    """
+
+    codes: np.ndarray
+    labels: list[str]
+    signed: bool = False
+    missing: np.ndarray | None = None
+
+
+def _column_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]]:
+    """Every column's chunks as codes and labels, from the cheapest reader that applies."""
     plain = [label_values(batch, name) for name in columns]  # a small plain file: no pyarrow
     if all(values is not None for values in plain):
-        return [_plain_codes(values) for values in plain]
+        return [[_Piece(*_plain_codes(values), signed=True)] for values in plain]
     if batch.content is not None and batch.kind == "csv" and batch.text \
             and "frame" not in batch._cache:
-        out = _arrow_text_codes(batch, columns)
+        out = _arrow_text_pieces(batch, columns)
         if out is not None:
             return out
     import pandas as pd
@@ -641,13 +755,13 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     arrow = [_arrow_text_chunks(frame[name].array) for name in columns]
     out: list = [None] * len(columns)
     text = [i for i, chunks in enumerate(arrow) if chunks is not None]
-    for i, codes in zip(text, _map_columns(_chunked_text_codes, [arrow[i] for i in text],
-                                           len(frame)), strict=True):
-        out[i] = codes
+    for i, pieces in zip(text, _map_columns(_encoded_pieces, [arrow[i] for i in text],
+                                            len(frame)), strict=True):
+        out[i] = pieces
     for i, name in enumerate(columns):
         if arrow[i] is None:
             codes, uniques = pd.factorize(frame[name])
-            out[i] = (codes, [str(u) for u in uniques])
+            out[i] = [_Piece(codes, [str(u) for u in uniques], signed=True)]
     return out
 
 
@@ -678,20 +792,13 @@ def _plain_codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
     return codes, labels
 
 
-def _chunked_text_codes(chunks) -> tuple[np.ndarray, list[str]]:
-    """:func:`_text_codes` of every chunk of a column, joined (labels may repeat)."""
-    parts, labels = [], []
-    for chunk in chunks:
-        codes, words = _text_codes(chunk, len(labels))
-        parts.append(codes)
-        labels.extend(words)
-    if len(parts) == 1:
-        return parts[0], labels
-    return (np.concatenate(parts) if parts else np.zeros(0, np.int32)), labels
+def _encoded_pieces(chunks) -> list[_Piece]:
+    """Every chunk of an Arrow string (or dictionary) column as a piece (Arrow's hashing)."""
+    return [_dictionary_piece(chunk) for chunk in chunks]
 
 
-def _arrow_text_codes(batch: Batch, columns: Sequence[str]):
-    """:func:`category_codes` of a text CSV read by pyarrow, or None to use pandas."""
+def _arrow_text_pieces(batch: Batch, columns: Sequence[str]):
+    """:func:`_column_pieces` of a text CSV read by pyarrow, or None to use pandas."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
     if not columns:
@@ -711,40 +818,30 @@ def _arrow_text_codes(batch: Batch, columns: Sequence[str]):
         return None
     out = []
     for name in columns:
-        codes, labels = _chunked_text_codes(table.column(name).chunks)
-        if any(w[:1] in (" ", "\t") or '"' in w for w in labels):
+        pieces = _encoded_pieces(table.column(name).chunks)
+        if any(w[:1] in (" ", "\t") or '"' in w for p in pieces for w in p.labels):
             return None
-        out.append((codes, labels))
+        out.append(pieces)
     return out
 
 
-def _text_codes(chunk, base: int = 0) -> tuple[np.ndarray, list[str]]:
-    """Codes and labels of an Arrow string (or dictionary) array.
+def _dictionary_piece(chunk) -> _Piece:
+    """An Arrow string (or dictionary) array as a piece: its dictionary indices, no copy.
 
-    Codes in order of first appearance, plus ``base``; -1 for null. Arrow's hash-based
-    dictionary encoding, in C++ with no Python object per value.
+    Codes in order of first appearance (Arrow's hash-based dictionary encoding, in C++ with
+    no Python object per value); a read-only view of Arrow's index buffer.
     """
     import pyarrow as pa
     encoded = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
-    return _dictionary_indices(encoded, base), encoded.dictionary.to_pylist()
-
-
-def _dictionary_indices(chunk, base: int) -> np.ndarray:
-    """A dictionary array's indices plus ``base`` as int32, -1 where the value is null.
-
-    With ``base`` 0 and no null, a read-only view of Arrow's buffer.
-    """
-    indices = chunk.indices
+    indices = encoded.indices
     values = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices),
                            offset=indices.offset * 4)
-    if not base and not indices.null_count:
-        return values  # a read-only view of Arrow's buffer: no copy
-    out = values + np.int32(base)
+    missing = None
     if indices.null_count:
         bits = np.unpackbits(np.frombuffer(indices.buffers()[0], dtype=np.uint8),
                              bitorder="little")
-        out[bits[indices.offset:indices.offset + len(indices)] == 0] = -1
-    return out
+        missing = bits[indices.offset:indices.offset + len(indices)] == 0
+    return _Piece(values, encoded.dictionary.to_pylist(), missing=missing)
 
 
 def numeric_columns(batch: Batch, columns: Sequence[str], *,

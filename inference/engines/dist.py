@@ -79,6 +79,14 @@ class Dist:
 
     def _moments(self):
         """Standardised ``(mean, variance)`` as scipy's ``_stats`` gives them, or None."""
+        if self.family == "beta" and len(self.args) == 2 and not self.kwds \
+                and all(type(x) in (float, np.float64) for x in self.args):
+            # one Beta marginal of many (a CPT entry each): the same operations on floats,
+            # without the arrays (a fit summary asks this of thousands of entries)
+            a, b = float(self.args[0]), float(self.args[1])
+            if a > 0 and b > 0:
+                a_plus_b = a + b
+                return a / a_plus_b, a * b / (a_plus_b**2 * (a_plus_b + 1)), 0.0, 1.0
         valid = self._valid()
         if valid is None:
             return None

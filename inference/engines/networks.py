@@ -63,6 +63,7 @@ __all__ = [
     "NetworkSchema",
     "clear_query_plans",
     "cpt_posterior",
+    "count_columns",
     "count_tables",
     "d_separation",
     "dirichlet_prior",
@@ -308,6 +309,23 @@ def count_tables(codes: np.ndarray, cardinality: Sequence[int],
                 i = int(np.flatnonzero(bad)[0])
                 raise ValueError(f"node {names[v]!r}, row {i}: code {int(col[i])} outside "
                                  f"0..{r - 1}")
+    return count_columns([codes[:, v] for v in range(nodes)], cardinality, parents)
+
+
+def count_columns(columns: Sequence[np.ndarray], cardinality: Sequence[int],
+                  parents: Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
+    """:func:`count_tables` of codes given as one array per node, none checked.
+
+    Each code must be in ``0 .. r_v - 1`` (the caller built them so): a reader that has
+    the columns apart counts them as they are, without first copying them into one matrix.
+
+    Parameters
+    ----------
+    columns : sequence of numpy.ndarray
+        One 1-D integer array per node, all of one length.
+    cardinality, parents
+        As for :func:`count_tables`.
+    """
     tables = []
     for v, r in enumerate(cardinality):
         shape = (math.prod(cardinality[p] for p in parents[v]), r)
@@ -318,14 +336,14 @@ def count_tables(codes: np.ndarray, cardinality: Sequence[int],
         # traffic of 64-bit: counting a 1e6-row node with 3 parents 18 ms -> 8.5 ms)
         dtype = np.int32 if shape[0] * r < 2**31 else np.int64
         if parents[v]:
-            flat = codes[:, parents[v][0]].astype(dtype)
+            flat = columns[parents[v][0]].astype(dtype)
             for p in parents[v][1:]:
                 flat *= cardinality[p]
-                flat += codes[:, p]
+                flat += columns[p]
             flat *= r
-            flat += codes[:, v]
+            flat += columns[v]
         else:
-            flat = codes[:, v]
+            flat = columns[v]
         tables.append(np.bincount(flat, minlength=shape[0] * r).reshape(shape)
                       .astype(np.int64, copy=False))
     return tuple(tables)

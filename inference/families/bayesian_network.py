@@ -3,13 +3,13 @@
 The batches stream through :func:`inference.streaming.run_stream` in one pass; the
 checkpointed state is :class:`NetworkTally`: every node's states in the order first seen,
 its count table of the complete rows indexed by them, and the distinct incomplete rows with
-their multiplicities. Each batch's columns are factorised once
-(:meth:`models.BayesianNetwork.batch_codes`) and counted with one ``bincount`` per node on a
-mixed-radix index; at the end the states are sorted and the tables renumbered. With complete
-data the fit
-holds every CPT's Dirichlet posterior, each query's posterior predictive (variable
-elimination on the posterior-mean CPTs), each independence question's d-separation answer
-with a connecting path, and the BD / BDeu log marginal likelihood as ``log_evidence``.
+their multiplicities. Each batch's columns are factorised once, straight into codes of the
+states (:meth:`models.BayesianNetwork.state_columns`), and counted with one ``bincount`` per
+node on a mixed-radix index; at the end the states are sorted and the tables renumbered. With
+complete data the fit holds every CPT's Dirichlet posterior, each query's posterior
+predictive (variable elimination on the posterior-mean CPTs), each independence question's
+d-separation answer with a connecting path, and the BD / BDeu log marginal likelihood as
+``log_evidence``.
 
 With missing cells the CPTs are EM point estimates (:mod:`inference.engines.network_em`), the
 queries are answered at those CPTs (plug-in, not the posterior predictive), there is no
@@ -41,6 +41,7 @@ from ..engines.networks import (
     CPTPosterior,
     NetworkCounts,
     NetworkSchema,
+    count_columns,
     count_tables,
     cpt_posterior,
     d_separation,
@@ -134,40 +135,24 @@ def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
     parents = model.parents
     labels = tally.states()
     old = [len(x) for x in labels]
-    parts = model.batch_codes(batch)
-    rows = len(parts[0][0]) if parts else 0
-    codes = np.empty((rows, len(model.nodes)), dtype=np.int32, order="F")
-    gaps = []  # the nodes with a missing cell in this batch
-    for v, (node, (local, words)) in enumerate(zip(model.nodes, parts, strict=True)):
-        if rows and local.min() < 0:
-            gaps.append(v)
-        if model.held_states is not None:
-            codes[:, v] = model.relabel(batch, node, tuple(labels[v]), local, words)
-            continue
-        index = {s: k for k, s in enumerate(labels[v])}
-        mapping = np.empty(len(words) + 1, np.int32)
-        for i, w in enumerate(words):
-            k = index.get(w)
-            if k is None:
-                k = index[w] = len(labels[v])
-                labels[v].append(w)
-            mapping[i] = k
-        mapping[-1] = -1  # a missing cell: local code -1
-        if np.array_equal(mapping[:-1], np.arange(len(words))):
-            codes[:, v] = local  # already the codes of the states as listed (-1 stays)
-        else:
-            codes[:, v] = mapping[local]
+    columns = model.state_columns(batch, labels)  # appends the new states to labels
+    rows = len(columns[0][0]) if columns else 0
     card = [len(x) for x in labels]
     tables = tally.tables(parents)
     if card != old:
         tables = grow_tables(tables, parents, old, card)
     missing = tally.missing()
+    codes = [c for c, _ in columns]
+    gaps = [v for v, (_, gap) in enumerate(columns) if gap]
     if gaps:
-        incomplete = codes[:, gaps].min(axis=1) < 0
-        missing = missing + MissingPatterns.from_codes(codes[incomplete])
-        codes = np.asfortranarray(codes[~incomplete])
-    # every code indexes its node's states by construction: no range check
-    batch_tables = count_tables(codes, card, parents, model.nodes, validate=False)
+        matrix = np.empty((rows, len(model.nodes)), dtype=np.int32, order="F")
+        for v, c in enumerate(codes):
+            matrix[:, v] = c
+        incomplete = matrix[:, gaps].min(axis=1) < 0
+        missing = missing + MissingPatterns.from_codes(matrix[incomplete])
+        codes = list(np.asfortranarray(matrix[~incomplete]).T)
+    # every code indexes its node's states by construction: no range check, no copy
+    batch_tables = count_columns(codes, card, parents)
     tables = tuple(a + b for a, b in zip(tables, batch_tables, strict=True))
     return NetworkTally.of(labels, tables, missing), rows
 

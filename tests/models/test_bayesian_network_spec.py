@@ -324,3 +324,20 @@ def test_in_memory_frames_equal_the_csv_fit(tmp_path):
     with pytest.raises(DataError, match="same content as batch 'frame 0'"):
         fit(Spec(model=spec.model, data=DataSource.from_frame(parts[0], parts[0].copy()),
                  raw=spec.raw))
+
+
+def test_held_states_refuse_a_new_state_naming_column_and_row():
+    from models.data import DataSource
+    from models.errors import DataError
+    from models.spec import Spec
+
+    model = BayesianNetwork(nodes=("a", "b"), edges=(("a", "b"),),
+                            held_states={"a": ("x", "y"), "b": ("u", "v")})
+    frame = pd.DataFrame({"a": pd.array(["x", "y", "x", "y"], dtype="str"),
+                          "b": pd.array(["u", "v", "w", "w"], dtype="str")})
+    with pytest.raises(DataError, match=r"state 'w' not among the states read before \(u, v\)"
+                       ) as err:
+        fit(Spec(model=model, data=DataSource.from_frame(frame), raw={}))
+    assert err.value.column == "b" and err.value.row == 3
+    ok = fit(Spec(model=model, data=DataSource.from_frame(frame.iloc[:2]), raw={}))
+    assert ok.parameters["cpts"]["b"]["counts"] == [[1, 0], [0, 1]]

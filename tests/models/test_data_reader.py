@@ -22,6 +22,7 @@ from models.data import (
     Batch,
     _numeric_columns,
     category_codes,
+    category_codes_as,
     fingerprint,
     frame_fingerprint,
     numeric_columns,
@@ -199,6 +200,86 @@ def test_category_codes_fall_back_to_pandas_where_pyarrow_reads_differently(tmp_
     assert _labels(category_codes(batch, ["a"])) == [expected]
 
 
+def _as_labels(pairs, index):
+    """Each row's label (None when missing), from category_codes_as' codes of ``index``."""
+    out = []
+    for (codes, _), states in zip(pairs, index, strict=True):
+        words = np.array([*states, None], dtype=object)
+        out.append(words[np.asarray(codes)].tolist())
+    return out
+
+
+def _chunked_frame(cols):
+    """A frame of Arrow strings, each column in three chunks, with nulls."""
+    arrays = {}
+    for name, col in zip("abc", cols, strict=True):
+        values = [None if v == "" else v for v in col]
+        third = len(values) // 3
+        arrays[name] = pa.chunked_array([pa.array(values[:third], pa.string()),
+                                         pa.array(values[third:2 * third], pa.string()),
+                                         pa.array(values[2 * third:], pa.string())])
+    return pd.DataFrame({k: pd.Series(pd.arrays.ArrowStringArray(v)) for k, v in
+                         arrays.items()})
+
+
+@pytest.mark.parametrize("source", ["arrow csv", "pandas csv", "chunked frame", "plain csv"])
+def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, monkeypatch, source):
+    rng = np.random.default_rng(3)
+    n = 400 if source == "plain csv" else 120_000  # about 1.5 MB: pyarrow reads it in chunks
+    cols = _text_rows(rng, n)
+    cols[0][-3:] = "late"  # a state seen first in the last chunk
+    expected = [[None if v == "" else v for v in col] for col in (cols[2], cols[0])]
+    if source == "chunked frame":
+        batch = Batch("frame 0", "", _chunked_frame(cols))
+    else:
+        if source == "plain csv":
+            monkeypatch.setattr(data, "SMALL_CSV", 1 << 20)
+        path = tmp_path / "d.csv"
+        path.write_text("\n".join(["a,b,c"] + [",".join(r) for r in zip(*cols, strict=True)])
+                        + "\n")
+        batch = read_batch(path, text=True)
+        if source == "pandas csv":
+            batch.frame  # noqa: B018 - a parsed frame sends the codes to pandas
+    # states already known, in an order of their own, one of them never seen here
+    index = [{"zz": 0, "01": 1}, {"yes": 0}]
+    got = category_codes_as(batch, ["c", "a"], index)
+    assert "frame" not in batch._cache or source != "arrow csv"
+    assert _as_labels(got, index) == expected
+    assert [gap for _, gap in got] == [True, True]
+    assert list(index[0])[:2] == ["zz", "01"] and list(index[1])[:1] == ["yes"]
+    for (codes, _), states in zip(got, index, strict=True):
+        assert codes.min() >= -1 and codes.max() < len(states)
+
+
+def test_category_codes_as_without_growing_names_the_first_row_of_an_unknown_state(tmp_path):
+    rng = np.random.default_rng(4)
+    cols = _text_rows(rng, 120_000)
+    cols[2][70_000] = "new"  # in a later chunk
+    cols[2][90_000] = "new"
+    cols[2][100_000] = "another"
+    path = tmp_path / "d.csv"
+    path.write_text("\n".join(["a,b,c"] + [",".join(r) for r in zip(*cols, strict=True)]) + "\n")
+    known = sorted({v for v in cols[2] if v not in ("", "new", "another")})
+    index = [{s: k for k, s in enumerate(known)}]
+    with pytest.raises(KeyError, match="new"):
+        category_codes_as(read_batch(path, text=True), ["c"], index, grow=False)
+
+    def unknown(j, label, row):
+        return DataError(f"{label} at {row}", path="d.csv")
+
+    with pytest.raises(DataError, match="new at 70000"):
+        category_codes_as(read_batch(path, text=True), ["c"], index, grow=False,
+                          unknown=unknown)
+    assert len(index[0]) == len(known)  # nothing appended
+
+
+def test_category_codes_as_keeps_a_single_chunk_in_order_without_a_copy():
+    frame = pd.DataFrame({"s": pd.array(["x", "y", "x", "y"], dtype="str")})
+    (codes, gap), = category_codes_as(Batch("frame 0", "", frame), ["s"], [{"x": 0}])
+    assert codes.tolist() == [0, 1, 0, 1] and not gap
+    assert not codes.flags.owndata  # a view of Arrow's index buffer, not a copy
+
+
 def test_category_codes_of_frames_keep_str_of_values():
     frame = pd.DataFrame({"s": pd.array(["x", None, "y", "x"], dtype="str"),
                           "o": pd.Series([1, "1", None, 2.5], dtype=object),
@@ -232,3 +313,12 @@ def test_frame_fingerprint_changes_with_any_cell_and_not_with_chunks_or_index():
     swapped.loc[[1, 2], "a"] = frame.loc[[2, 1], "a"].to_numpy()
     assert (frame.loc[1, "a"] == frame.loc[2, "a"]) or frame_fingerprint(swapped) != base
     assert frame_fingerprint(frame.rename(columns={"a": "A"})) != base
+
+
+def test_category_codes_as_names_the_label_of_the_first_unknown_row(monkeypatch, tmp_path):
+    # the plain reader lists labels sorted: "a" (row 3) comes before "b" (row 1) there
+    monkeypatch.setattr(data, "SMALL_CSV", 1 << 20)
+    (tmp_path / "d.csv").write_text("c\nx\nb\nx\na\n")
+    with pytest.raises(KeyError, match="'b'"):
+        category_codes_as(read_batch(tmp_path / "d.csv", text=True), ["c"], [{"x": 0}],
+                          grow=False)
