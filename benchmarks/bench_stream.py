@@ -220,7 +220,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=float, nargs="+", default=[1e6])
     parser.add_argument("--files", type=int, default=100,
                         help="files per 1e6 rows (10,000 rows each by default)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=None, help="rounds (default 3)")
     parser.add_argument("--data", type=Path, default=ROOT / "bench-output" / "stream-data")
     parser.add_argument("--csv", action="store_true")
     parser.add_argument("--no-sklearn", action="store_true")
@@ -233,11 +233,12 @@ def main(argv=None) -> int:
     parser.add_argument("--base", default="02b37bf",
                         help="commit whose bayescheck fit runs as 'base' (default 02b37bf)")
     parser.add_argument("--quick", action="store_true",
-                        help="--rows 1e6 --repeat 3 --no-sklearn --methods fit base")
+                        help="--rows 1e6 --no-sklearn --methods fit base")
     args = parser.parse_args(argv)
     if args.quick:
-        args.rows, args.repeat, args.no_sklearn = [1e6], 3, True
+        args.rows, args.no_sklearn = [1e6], True
         args.methods = ["fit", "base"]
+    args.repeat = args.repeat or 3
 
     methods = (["xtx", "qr", "fit_sequential", "base", "fit"]
                + ([] if args.no_sklearn else ["bayesian_ridge"]))
