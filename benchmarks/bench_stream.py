@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/bench_stream.py [--rows 1e6] [--files 100] [--repeat 3]
         [--data DIR] [--csv] [--no-sklearn] [--sklearn-max-rows N] [--methods M ...]
+        [--base REV]
+    .venv/bin/python benchmarks/bench_stream.py --quick   # 1e6 rows: floor, REV, fit (< 3 min)
 
 Data: n x 50 Gaussian features and a response in ``--files`` Parquet files (or CSV with
 ``--csv``), written once to ``--data`` (default ``bench-output/stream-data``) and reused.
@@ -20,16 +22,26 @@ rounds (median kept), so all see the same machine:
 
 - ``bayescheck fit, BAYESCHECK_READ_AHEAD=0``: the same command reading and computing in one
   thread, one batch after the other (the stream before read-ahead threads).
+- ``bayescheck fit at REV``: the same command from another commit (``--base REV``, default
+  02b37bf, main before round 7), unpacked with ``git archive`` into
+  ``bench-output/base-REV``: before and after in the same run.
+
+``--quick`` is ``--rows 1e6 --repeat 3 --no-sklearn --methods fit base``: the floor, the
+base commit and this tree's fit, alternating (about 1.5 minutes on the idle machine, data
+written on the first run).
 
 Children cache compiled modules in ``bench-output/pycache`` (``PYTHONPYCACHEPREFIX``; an
 untimed warm-up fit fills it), as an installed package has them.
 
-Times are taken inside each child from its first line (imports included: "whole"), and
+"command" is the parent's clock around the child, from starting the interpreter to its
+exit (what a user waits for), with the child's CPU (user + system, from the parent's
+``RUSAGE_CHILDREN``) over the same span. Times are also taken inside each child from its
+first line (imports included, interpreter start and exit not: "whole"), and
 apart the stream alone ("stream": the floors' loop over the files, after their imports; for
 ``bayescheck fit`` its own clock, ``posterior.json``'s ``seconds``, from listing the files to
 the posterior, without the interpreter's start, the imports and the spec). "start-up" is the
-difference. CPU time (user + system of the child, whole) is given beside wall time, as it is
-the steadier figure when other jobs share the cores.
+difference. CPU time is given beside wall time, as it is the steadier figure when other
+jobs share the cores.
 
 BLAS runs on one thread in every child (``bayescheck fit`` limits it itself on big streams;
 the others through threadpoolctl), as on a shared 2-core machine threads only spin. Peak
@@ -43,6 +55,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -64,7 +78,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 # Every BLAS the method uses is loaded before the limit is set (a library loaded inside
 # threadpool_limits is not limited): scipy's, and scikit-learn's through scipy.
-sys.path.insert(0, sys.argv[4] if method == "qr" else ".")
+sys.path.insert(0, sys.argv[4] if method == "qr" else ".")  # "." is the tree (cwd)
 import scipy.linalg
 if method == "qr":
     from inference.engines.linear_gaussian import merge_roots, triangular_root
@@ -157,14 +171,27 @@ def make_data(folder: Path, rows: int, files: int, csv: bool) -> Path:
 
 #: ``bayescheck fit`` as users run it (read-ahead on its default) and with the read-ahead
 #: switched off (``BAYESCHECK_READ_AHEAD=0``: reading, then arithmetic, in one thread).
-FIT_AHEAD = {"fit": None, "fit_sequential": "0"}
+FIT_AHEAD = {"fit": None, "fit_sequential": "0", "base": None}
 
 
-def run(method: str, spec: Path, out: Path) -> dict:
-    """One method in a fresh interpreter: seconds (inside the child) and peak RSS."""
+def base_tree(rev: str) -> Path:
+    """The source tree of commit ``rev``, unpacked once into ``bench-output/base-REV``."""
+    tree = ROOT / "bench-output" / f"base-{rev}"
+    if not (tree / "reports" / "cli.py").exists():
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def run(method: str, spec: Path, out: Path, base: Path | None = None) -> dict:
+    """One method in a fresh interpreter: seconds (inside the child and around it), CPU, RSS."""
     data = spec.with_suffix("")
     pattern = "*.csv" if spec.stem.endswith("csv") else "*.parquet"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
+    tree = base if method == "base" else ROOT
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(PYCACHE)}
     env.pop("BAYESCHECK_READ_AHEAD", None)
     # Compiled modules are cached, as an installed package has them (pip compiles on
     # install): without, every child compiled bayescheck's ~75 modules from source.
@@ -172,14 +199,19 @@ def run(method: str, spec: Path, out: Path) -> dict:
     if FIT_AHEAD.get(method) is not None:
         env["BAYESCHECK_READ_AHEAD"] = FIT_AHEAD[method]
     child = "fit" if method in FIT_AHEAD else method
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", CHILD, child, str(data), pattern, str(ROOT)
-                           if method == "qr" else str(spec), str(out)], env=env, cwd=ROOT,
+                           if method == "qr" else str(spec), str(out)], env=env, cwd=tree,
                           capture_output=True, text=True)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{method} failed:\n{done.stderr}")
     record = json.loads(done.stdout.strip().splitlines()[-1])
-    record["wall"] = time.perf_counter() - wall
+    record["command"] = wall
+    record["command_cpu"] = (after.ru_utime + after.ru_stime
+                             - before.ru_utime - before.ru_stime)
     return record
 
 
@@ -188,7 +220,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=float, nargs="+", default=[1e6])
     parser.add_argument("--files", type=int, default=100,
                         help="files per 1e6 rows (10,000 rows each by default)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=None, help="rounds (default 3)")
     parser.add_argument("--data", type=Path, default=ROOT / "bench-output" / "stream-data")
     parser.add_argument("--csv", action="store_true")
     parser.add_argument("--no-sklearn", action="store_true")
@@ -196,30 +228,42 @@ def main(argv=None) -> int:
                         help="skip BayesianRidge above this many rows (it holds the whole "
                              "matrix in memory: about 13 GB at 1e7 x 50)")
     parser.add_argument("--methods", nargs="+",
-                        choices=["xtx", "qr", "fit_sequential", "fit", "bayesian_ridge"],
+                        choices=["xtx", "qr", "fit_sequential", "base", "fit", "bayesian_ridge"],
                         help="run only these (the floor, xtx, is always run)")
+    parser.add_argument("--base", default="02b37bf",
+                        help="commit whose bayescheck fit runs as 'base' (default 02b37bf)")
+    parser.add_argument("--quick", action="store_true",
+                        help="--rows 1e6 --no-sklearn --methods fit base")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.no_sklearn = [1e6], True
+        args.methods = ["fit", "base"]
+    args.repeat = args.repeat or 3
 
-    methods = (["xtx", "qr", "fit_sequential", "fit"]
+    methods = (["xtx", "qr", "fit_sequential", "base", "fit"]
                + ([] if args.no_sklearn else ["bayesian_ridge"]))
     if args.methods:
         methods = [m for m in methods if m == "xtx" or m in args.methods]
     names = {"xtx": "pyarrow read + X'X", "qr": "pyarrow read + per-batch QR (TSQR)",
              "fit_sequential": "bayescheck fit, BAYESCHECK_READ_AHEAD=0",
+             "base": f"bayescheck fit at {args.base}",
              "fit": "**bayescheck fit** (read-ahead 2, default)",
              "bayesian_ridge": "pyarrow read + BayesianRidge"}
-    lines = [f"| method | rows | files | whole s (median of {args.repeat}) | whole rows/s | "
-             f"start-up s | stream s | stream rows/s | stream / read + X'X | CPU s | "
-             f"CPU / read + X'X | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    base = base_tree(args.base) if "base" in methods else None
+    lines = [f"| method | rows | files | command s (median of {args.repeat}) | command rows/s | "
+             f"command CPU s | CPU / read + X'X | whole s | start-up s | stream s | "
+             f"stream rows/s | stream / read + X'X | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     loads = []
     for rows in map(int, args.rows):
         files = max(1, round(args.files * rows / 1e6))
         spec = make_data(args.data, rows, files, args.csv)
         used = [m for m in methods if m != "bayesian_ridge" or rows <= args.sklearn_max_rows]
-        with tempfile.TemporaryDirectory() as tmp:  # warm-up: compiles the modules once
-            run("fit", spec, Path(tmp) / "out")
+        for warm in ("fit", "base") if base else ("fit",):  # compiles the modules once
+            with tempfile.TemporaryDirectory() as tmp:
+                run(warm, spec, Path(tmp) / "out", base)
         times = {m: [] for m in methods}
+        commands = {m: [] for m in methods}
         streams = {m: [] for m in methods}
         cpus = {m: [] for m in methods}
         rss = {m: [] for m in methods}
@@ -227,20 +271,22 @@ def main(argv=None) -> int:
         for _ in range(args.repeat):
             for m in used:
                 with tempfile.TemporaryDirectory() as tmp:
-                    rec = run(m, spec, Path(tmp) / "out")
+                    rec = run(m, spec, Path(tmp) / "out", base)
                 times[m].append(rec["seconds"])
+                commands[m].append(rec["command"])
                 streams[m].append(rec["stream"])
-                cpus[m].append(rec["cpu"])
+                cpus[m].append(rec["command_cpu"])
                 rss[m].append(rec["rss_mb"])
             loads.append(os.getloadavg()[0])
         floor = statistics.median(streams["xtx"])
         cpu_floor = statistics.median(cpus["xtx"])
         for m in used:
             t, c = statistics.median(times[m]), statistics.median(cpus[m])
-            st = statistics.median(streams[m])
-            lines.append(f"| {names[m]} | {rows:,} | {files} | {t:.3f} | {rows / t:,.0f} | "
-                         f"{t - st:.3f} | {st:.3f} | {rows / st:,.0f} | {st / floor:.2f} | "
-                         f"{c:.3f} | {c / cpu_floor:.2f} | {max(rss[m]):.0f} |")
+            st, cm = statistics.median(streams[m]), statistics.median(commands[m])
+            lines.append(f"| {names[m]} | {rows:,} | {files} | {cm:.3f} | {rows / cm:,.0f} | "
+                         f"{c:.3f} | {c / cpu_floor:.2f} | {t:.3f} | {t - st:.3f} | "
+                         f"{st:.3f} | {rows / st:,.0f} | {st / floor:.2f} | "
+                         f"{max(rss[m]):.0f} |")
     table = "\n".join(lines) + (f"\n\nload average (1 min) before and after each round: "
                                 f"{', '.join(f'{x:.1f}' for x in loads)}; "
                                 f"{'CSV' if args.csv else 'Parquet'} batches\n")

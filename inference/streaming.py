@@ -16,12 +16,17 @@ so a resumed stream performs the same operations on the same numbers as an unint
 Reading runs ahead of absorbing: up to :data:`READ_AHEAD` batches (environment variable
 ``BAYESCHECK_READ_AHEAD``; 0 reads in the calling thread) are read, checked and, when the
 family gives its ``statistic`` of one batch, reduced to it on worker threads while the
-state absorbs the batch before them. Parquet decoding, numpy and the LAPACK QR release the
-GIL, so on a machine with two cores reading and arithmetic overlap. The results are
-absorbed strictly in file order, and an error met on a worker (a bad value, naming its
-file, column and row) is raised when the stream reaches that batch, after the batches
-before it were absorbed, exactly as without read-ahead; at most ``READ_AHEAD + 1`` batches
-are held at once, so memory stays flat in the number of rows.
+state absorbs the batch before them. A statistic is small (a triangular factor, counts),
+so up to :data:`STATISTICS_AHEAD` finished ones may wait for the state, the threads still
+holding at most ``READ_AHEAD`` batches; an ``initial_state`` given as a function is built
+after the threads started, so its cost (the prior's, which imports scipy.linalg: about
+0.3 s of CPU) runs beside the first batches' reading. Parquet decoding, numpy and the
+LAPACK QR release the GIL, so on a machine with two cores reading and arithmetic overlap.
+The results are absorbed strictly in file order, and an error met on a worker (a bad
+value, naming its file, column and row) is raised when the stream reaches that batch,
+after the batches before it were absorbed, exactly as without read-ahead; at most
+``READ_AHEAD + 1`` batches are held at once (plus the finished statistics), so memory
+stays flat in the number of rows.
 
 For parallel reductions (Dask), a family's ``absorb`` is the statistic of one batch followed
 by a merge; for linear regression these are
@@ -73,6 +78,10 @@ CHECKPOINT_SECONDS = 10.0
 CHECKPOINT_NAME = "checkpoint.npz"
 #: Batches read ahead of the one being absorbed when ``BAYESCHECK_READ_AHEAD`` is not set.
 READ_AHEAD = 2
+#: Finished statistics that may wait for the state when a family gives its ``statistic``
+#: (each a few kilobytes), so the reading threads need not stop while the calling thread
+#: is busy elsewhere (building the prior, a checkpoint).
+STATISTICS_AHEAD = 32
 
 
 def model_key(spec) -> str:
@@ -367,24 +376,33 @@ def _failed(exc: BaseException) -> Future:
 
 
 def _in_order(loaders: Iterable[Callable[[], Any]], work: Callable[[Callable[[], Any]], Any],
-              depth: int) -> Iterator[Any]:
+              depth: int, threads: int | None = None,
+              started: Callable[[], None] | None = None) -> Iterator[Any]:
     """``work(load)`` for each loader, in order, up to ``depth`` of them ahead on threads.
 
     With ``depth`` 0 everything runs in the calling thread. Otherwise, while the caller
-    handles result i, results i+1 .. i+depth are being computed on at most ``depth``
-    threads (no more than the cores). An exception, whether raised by ``work`` on a thread
-    or by the iteration of ``loaders`` (a resumed batch whose content changed), is raised
-    in its place in the order, after every result before it was handed out. Closing the
-    generator (an error in the caller, an interrupt) cancels what has not started; the (at
-    most ``depth``) running calls finish on their own and their results are dropped, so the
-    caller can save its checkpoint at once even if a read hangs.
+    handles result i, results i+1 .. i+depth are being computed (or wait, finished) on at
+    most ``threads`` threads (default ``depth``; no more than the cores). An exception,
+    whether raised by ``work`` on a thread or by the iteration of ``loaders`` (a resumed
+    batch whose content changed), is raised in its place in the order, after every result
+    before it was handed out. Closing the generator (an error in the caller, an interrupt)
+    cancels what has not started; the (at most ``threads``) running calls finish on their
+    own and their results are dropped, so the caller can save its checkpoint at once even
+    if a read hangs.
+
+    ``started()``, if given, is called in the calling thread once the first ``depth + 1``
+    loads were handed to the threads (with ``depth`` 0: before the first), before any
+    result is handed out, so its work runs beside theirs.
     """
     loaders = iter(loaders)
     if depth <= 0:
+        if started is not None:
+            started()
         for load in loaders:
             yield work(load)
         return
-    pool = ThreadPoolExecutor(max_workers=max(1, min(depth, os.cpu_count() or 1)),
+    workers = depth if threads is None else threads
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, depth, os.cpu_count() or 1)),
                               thread_name_prefix="bayescheck-read")
     window: collections.deque[Future] = collections.deque()
     exhausted = False
@@ -400,6 +418,9 @@ def _in_order(loaders: Iterable[Callable[[], Any]], work: Callable[[Callable[[],
                     exhausted = True
                 else:
                     window.append(pool.submit(work, load))
+            if started is not None:
+                started, call = None, started
+                call()
             if not window:
                 return
             yield window.popleft().result()
@@ -429,7 +450,7 @@ def _one_blas_thread(source: DataSource):
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def run_stream(source: DataSource, *, initial_state: Any,
+def run_stream(source: DataSource, *, initial_state: Any | Callable[[], Any],
                absorb: Callable[[Any, Batch], tuple[Any, int]],
                summarize: Callable[[Any], dict | None],
                checkpoint: Path | None = None, resume: bool = False, model_key: str = "",
@@ -443,8 +464,10 @@ def run_stream(source: DataSource, *, initial_state: Any,
     ----------
     source : models.DataSource
         The stream (read lazily, one batch at a time).
-    initial_state : object
-        The prior, as a state dataclass with an immutable update.
+    initial_state : object or callable
+        The prior, as a state dataclass with an immutable update; or a function of no
+        arguments returning it, called once the reading threads have started (unless
+        resuming), so that its cost overlaps the reading.
     absorb : callable
         ``absorb(state, batch) -> (new_state, rows)``; with ``statistic``,
         ``absorb(state, statistic(batch))``.
@@ -470,19 +493,25 @@ def run_stream(source: DataSource, *, initial_state: Any,
         It must be a pure function of the batch.
     ahead : int, optional
         Batches read (and reduced by ``statistic``) ahead of the one absorbed; 0 reads in
-        the calling thread. Default :func:`read_ahead`.
+        the calling thread. Default :func:`read_ahead`. With ``statistic``, up to
+        :data:`STATISTICS_AHEAD` finished statistics may wait, still computed on at most
+        ``ahead`` threads.
 
     Returns
     -------
     StreamResult
     """
+    build = initial_state if callable(initial_state) else None
     if resume:
         if checkpoint is None:
             raise SpecError("--resume needs an output folder holding a checkpoint")
+        if build is not None:
+            initial_state, build = build(), None
         result = load_checkpoint(checkpoint, type(initial_state), model_key,
                                  initial_state=initial_state)
     else:
-        result = StreamResult(initial_state)
+        # Built below, once the reading threads run, when given as a function.
+        result = StreamResult(None if build is not None else initial_state)
     interval = checkpoint_interval() if checkpoint_seconds is None else checkpoint_seconds
     depth = read_ahead() if ahead is None else ahead
     seen = {r.fingerprint: r.name for r in result.records}
@@ -509,9 +538,15 @@ def run_stream(source: DataSource, *, initial_state: Any,
 
     def absorb_all():
         loaders = source.loaders(skip={r.name: r.fingerprint for r in result.records})
-        with contextlib.closing(_in_order(loaders, read, depth)) as items:
+        window = depth if statistic is None or depth == 0 else max(depth, STATISTICS_AHEAD)
+        with contextlib.closing(_in_order(loaders, read, window, threads=depth,
+                                          started=build_state)) as items:
             for name, digest, item, seconds in items:
                 absorb_one(name, digest, item, seconds)
+
+    def build_state():
+        if build is not None:
+            result.state = build()
 
     def absorb_one(name, digest, item, seconds):
         nonlocal rows

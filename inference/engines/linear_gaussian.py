@@ -55,6 +55,7 @@ __all__ = [
     "GaussianPosterior",
     "NormalInverseGammaPosterior",
     "RegressionStats",
+    "load_lapack",
     "merge_roots",
     "nig_log_evidence",
     "nig_t_scale",
@@ -79,20 +80,69 @@ def _lapack_pointer(name: str):
     return get_pointer(capsule, get_name(capsule))
 
 
+@cache  # on first use
+def _openblas_library():
+    """scipy's own OpenBLAS (``scipy.libs``, in its Linux wheels) loaded by ctypes, or None.
+
+    Found without importing scipy (``importlib.util.find_spec`` does not run the package):
+    importing scipy.linalg costs about 0.3 s of CPU, which a stream can spend later, beside
+    the reading (:func:`inference.streaming.run_stream`). It is the library scipy.linalg
+    loads itself, so its LAPACK is the one every other factorisation here calls.
+    """
+    import glob
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or not spec.submodule_search_locations:  # pragma: no cover
+        return None
+    folder = os.path.join(list(spec.submodule_search_locations)[0], os.pardir, "scipy.libs")
+    for path in sorted(glob.glob(os.path.join(folder, "libscipy_openblas*.so"))):
+        try:
+            return ctypes.CDLL(path)
+        except OSError:  # pragma: no cover - another build
+            continue
+    return None  # pragma: no cover - not a scipy wheel with its own OpenBLAS
+
+
+def load_lapack() -> None:
+    """Load the LAPACK the QR calls, so that a BLAS thread limit set next covers it.
+
+    A stream limits BLAS to one thread (:func:`inference.streaming.run_stream`, with
+    threadpoolctl, which limits the libraries loaded at that moment) and then factors its
+    first batches on reading threads, before anything has imported scipy.
+    """
+    _gil_free_lapack()
+
+
+def _library_pointer(name: str):
+    """The address of ``scipy_<name>_`` in scipy's OpenBLAS, or None."""
+    lib = _openblas_library()
+    try:
+        return None if lib is None else ctypes.cast(getattr(lib, f"scipy_{name}_"),
+                                                    ctypes.c_void_p).value
+    except AttributeError:  # pragma: no cover - another build
+        return None
+
+
 @cache  # on first use: importing scipy.linalg costs more than a small fit
 def _gil_free_lapack():
     """LAPACK's ``dgeqrt`` and ``dtpqrt`` called through ctypes, which releases the GIL.
 
     scipy's f2py wrapper (``scipy.linalg.lapack.dgeqrt``) holds the GIL while LAPACK runs,
     so a stream reading the next batch on another thread waits for the QR. The same routines
-    (scipy's own LAPACK, from the function pointers :mod:`scipy.linalg.cython_lapack`
-    exports) called through ctypes run beside the reader. None when the pointers cannot be
-    had (another scipy build): the f2py wrapper of ``dgeqrt`` is used then.
+    (scipy's own LAPACK) called through ctypes run beside the reader: taken from scipy's
+    OpenBLAS library (:func:`_openblas_library`, no scipy import), else from the function
+    pointers :mod:`scipy.linalg.cython_lapack` exports (which call the same library
+    routines). None when neither can be had (another scipy build): the f2py wrapper of
+    ``dgeqrt`` is used then.
     """
-    try:
-        geqrt, tpqrt = _lapack_pointer("dgeqrt"), _lapack_pointer("dtpqrt")
-    except (ImportError, AttributeError, KeyError, ValueError):  # pragma: no cover
-        return None
+    geqrt, tpqrt = _library_pointer("dgeqrt"), _library_pointer("dtpqrt")
+    if not (geqrt and tpqrt):
+        try:
+            geqrt, tpqrt = _lapack_pointer("dgeqrt"), _lapack_pointer("dtpqrt")
+        except (ImportError, AttributeError, KeyError, ValueError):  # pragma: no cover
+            return None
     if not (geqrt and tpqrt):  # pragma: no cover
         return None
     i, p = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
@@ -109,20 +159,12 @@ def _blas_threads_getter():
     Only found in scipy's Linux wheels (``scipy.libs``); elsewhere None, and
     :func:`_qr_in_place` factors in one call.
     """
-    import glob
-    import os
-
-    import scipy
-
-    folder = os.path.join(os.path.dirname(scipy.__file__), os.pardir, "scipy.libs")
-    for path in glob.glob(os.path.join(folder, "libscipy_openblas*.so")):
-        try:
-            getter = ctypes.CDLL(path).scipy_openblas_get_num_threads
-        except (OSError, AttributeError):  # pragma: no cover - another build
-            continue
-        getter.restype, getter.argtypes = ctypes.c_int, []
-        return getter
-    return None  # pragma: no cover - not a scipy wheel with its own OpenBLAS
+    lib = _openblas_library()
+    getter = getattr(lib, "scipy_openblas_get_num_threads", None)
+    if getter is None:  # pragma: no cover - not a scipy wheel with its own OpenBLAS
+        return None
+    getter.restype, getter.argtypes = ctypes.c_int, []
+    return getter
 
 
 #: Rows factored at a time by :func:`triangular_root` on a tall block, and LAPACK's block

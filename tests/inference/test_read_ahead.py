@@ -225,3 +225,68 @@ def test_a_bad_environment_setting_is_refused_by_name(monkeypatch, name, raw):
     read = read_ahead if name == "BAYESCHECK_READ_AHEAD" else checkpoint_interval
     with pytest.raises(SpecError, match=f"{name} must be .*{raw!r}"):
         read()
+
+
+def test_the_prior_is_built_while_the_threads_read(tmp_path, monkeypatch):
+    """Given as a function, the stream's initial state is built once the reading threads
+    run, and finished statistics (more than READ_AHEAD) wait for it: the state's build
+    sees batches reduced meanwhile. The result equals the one with the state given."""
+    from inference.streaming import run_stream
+
+    spec_path = make_stream(tmp_path, "parquet", n_batches=7)
+    spec = load_spec(spec_path)
+    model = spec.model
+    reduced = []
+    reduced_enough = threading.Event()
+
+    def statistic(batch):
+        out = lr_family.batch_statistic(model, batch)
+        reduced.append(batch.name)
+        if len(reduced) >= 5:
+            reduced_enough.set()
+        return out
+
+    seen_at_build = []
+
+    def build():
+        reduced_enough.wait(timeout=30)
+        seen_at_build.append(len(reduced))
+        return lr_family.prior_posterior(model)
+
+    common = dict(absorb=lambda state, stat: (state.update(stat), stat.n),
+                  summarize=lambda state: None, statistic=statistic, ahead=2)
+    lazy = run_stream(spec.data, initial_state=build, **common)
+    assert seen_at_build and seen_at_build[0] >= 5 > 2  # beyond READ_AHEAD's 2 batches
+    given = run_stream(spec.data, initial_state=lr_family.prior_posterior(model), **common)
+    np.testing.assert_array_equal(lazy.state.root, given.state.root)
+    assert lazy.records == given.records
+    # With the read-ahead off the state is built first, in the calling thread.
+    reduced.clear()
+    seen_at_build.clear()
+    reduced_enough.set()
+    run_stream(spec.data, initial_state=build, **{**common, "ahead": 0})
+    assert seen_at_build == [0]
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_in_order_with_fewer_threads_than_its_window(depth):
+    """A window deeper than its threads: still in order, never more than ``threads`` calls
+    at once, and ``started`` runs after the first loads were handed out."""
+    running, most = [0], [0]
+    lock = threading.Lock()
+    log = []
+
+    def work(load):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        value = load()
+        with lock:
+            running[0] -= 1
+        return value
+
+    items = _in_order((lambda i=i: i for i in range(20)), work, 8, threads=depth,
+                      started=lambda: log.append("started"))
+    assert list(items) == list(range(20))
+    assert log == ["started"]
+    assert most[0] <= depth
