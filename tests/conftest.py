@@ -9,16 +9,16 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
-#: CPU seconds of the heaviest test files (per-test ``process_time`` summed per file, one
-#: ``make test`` run on a warm PyTensor cache, round 7: benchmarks/SUITE.md). Only their
-#: order matters; a file not listed counts as :data:`NUTS_FILE_CPU` if it runs NUTS, else 0.
+#: CPU seconds of the heaviest test files (benchmarks/suite_cpu.py, warm PyTensor cache,
+#: round 7: benchmarks/SUITE.md). Only their order matters; a file not listed counts as
+#: :data:`NUTS_FILE_CPU` if it runs NUTS, else 0.
 FILE_CPU = {
-    "tests/reports/test_semi_naive_bayes_check.py": 92,
-    "tests/reports/test_bayesian_network_check.py": 77,
-    "tests/reports/test_gaussian_mixture_check.py": 73,
+    "tests/reports/test_semi_naive_bayes_check.py": 63,
     "tests/reports/test_bayesian_network_missing_check.py": 57,
+    "tests/reports/test_bayesian_network_check.py": 55,
     "tests/reports/test_calibrate.py": 53,
-    "tests/reports/test_naive_bayes_check.py": 52,
+    "tests/reports/test_gaussian_mixture_check.py": 49,
+    "tests/reports/test_naive_bayes_check.py": 44,
     "tests/reports/test_report_html.py": 37,
     "tests/reports/test_check_nuts.py": 24,
     "tests/reports/test_ard_check.py": 22,
