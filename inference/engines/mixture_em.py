@@ -85,6 +85,7 @@ import contextlib
 import itertools
 import math
 import os
+import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -93,9 +94,9 @@ from typing import NamedTuple
 import numpy as np
 
 try:  # optional: keeps BLAS single-threaded while our own threads split the batches
-    from threadpoolctl import threadpool_limits as _threadpool_limits
+    from threadpoolctl import ThreadpoolController as _ThreadpoolController
 except ImportError:  # pragma: no cover - without it BLAS keeps its own threading
-    _threadpool_limits = None
+    _ThreadpoolController = None
 
 __all__ = [
     "COVARIANCE_KINDS",
@@ -551,10 +552,27 @@ def _statistics(X, state, moments, hard, batch_size=None, pool=None) -> EMStats:
     return total
 
 
+#: threadpoolctl's view of the loaded libraries, and ``len(sys.modules)`` when it was taken.
+_CONTROLLER: tuple = (None, -1)
+
+
 def _blas_single_thread():
-    if _threadpool_limits is None:
+    """A context in which BLAS runs on one thread (``threadpool_limits(1, "blas")``).
+
+    ``threadpool_limits`` finds the loaded libraries anew on every call (about 14 ms here,
+    reading each one's file), which was most of the cost of :func:`log_posterior` on a
+    posterior draw: a mixture check evaluates it at 400 of them. The scan is kept and done
+    again only when modules were imported since (a BLAS library comes with a module); the
+    thread counts themselves are read and set on every entry, as before.
+    """
+    global _CONTROLLER
+    if _ThreadpoolController is None:
         return contextlib.nullcontext()
-    return _threadpool_limits(limits=1, user_api="blas")
+    controller, seen = _CONTROLLER
+    if controller is None or seen != len(sys.modules):
+        controller = _ThreadpoolController()
+        _CONTROLLER = (controller, len(sys.modules))
+    return controller.limit(limits=1, user_api="blas")
 
 
 # --------------------------------------------------------------------------------------------

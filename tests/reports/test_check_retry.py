@@ -44,28 +44,6 @@ def _spec(draws=500, tune=500):
     return replace(spec, sampling=replace(spec.sampling, draws=draws, tune=tune))
 
 
-def test_a_starved_first_run_is_sampled_again_and_passes(first_run_starved, tmp_path):
-    result = run_check(_spec(), tmp_path)
-    assert result.verdict == "pass", result.comparison.summary()
-    first, again = result.attempts
-    assert first["verdict"] == "inconclusive" and first["problems"]
-    assert (again["draws"], again["tune"]) == (1000, 1000)
-    assert again["seed"] == first["seed"] + RETRY_SEED_OFFSET
-    assert [c["draws"] for c in first_run_starved] == [500, 1000]
-    # the verdict rests on the second run's draws alone
-    assert result.sample.idata.posterior.sizes["draw"] == 1000
-    # posterior.nc holds the kept run, with its posterior predictive
-    import xarray as xr
-    with xr.open_datatree(tmp_path / "posterior.nc") as tree:
-        assert tree.posterior.sizes["draw"] == 1000
-        assert "posterior_predictive" in tree.children
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert [a["verdict"] for a in summary["attempts"]] == ["inconclusive", "pass"]
-    sentence = json.loads((tmp_path / "report.json").read_text())["verdict_sentence"]
-    assert "sampled again with 1000 draws after 1000" in sentence
-    assert "sampled again with 1000 draws" in (tmp_path / "report.html").read_text()
-
-
 def test_a_wrong_closed_form_still_fails_after_the_retry(first_run_starved, tmp_path):
     spec = _spec()
     wrong = fit(replace(spec, model=replace(spec.model, a=spec.model.a + 1.0)))
@@ -83,9 +61,28 @@ def test_no_retry_keeps_the_first_verdict(first_run_starved, tmp_path, capsys):
     assert [a["verdict"] for a in summary["attempts"]] == ["inconclusive"]
 
 
-def test_the_cli_says_when_it_sampled_again(first_run_starved, tmp_path, capsys):
+def test_a_starved_first_run_is_sampled_again_passes_and_the_cli_says_so(first_run_starved,
+                                                                         tmp_path, capsys):
+    """Through the CLI (which calls run_check): the retry, its records and what is printed."""
     code = main(["check", str(COIN), "--out", str(tmp_path), "--draws", "500", "--tune",
                  "500", "--quiet"])
     assert code == 0
     out = capsys.readouterr().out
     assert "gave no verdict" in out and f"seed {3 + RETRY_SEED_OFFSET}" in out
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["verdict"] == "pass"
+    first, again = summary["attempts"]
+    assert first["verdict"] == "inconclusive" and first["problems"]
+    assert again["verdict"] == "pass"
+    assert (again["draws"], again["tune"]) == (1000, 1000)
+    assert again["seed"] == first["seed"] + RETRY_SEED_OFFSET
+    assert [c["draws"] for c in first_run_starved] == [500, 1000]
+    # the verdict rests on the second run's draws alone: posterior.nc holds the kept run,
+    # with its posterior predictive
+    import xarray as xr
+    with xr.open_datatree(tmp_path / "posterior.nc") as tree:
+        assert tree.posterior.sizes["draw"] == 1000
+        assert "posterior_predictive" in tree.children
+    sentence = json.loads((tmp_path / "report.json").read_text())["verdict_sentence"]
+    assert "sampled again with 1000 draws after 1000" in sentence
+    assert "sampled again with 1000 draws" in (tmp_path / "report.html").read_text()
