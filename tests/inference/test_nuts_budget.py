@@ -28,8 +28,8 @@ RUN = dict(total=12000, numba=8.0, watch=1.0, speedup=8.0)
 
 
 def test_too_big_for_c_only_above_the_limit():
-    assert too_big_for_c(400, max_nodes=400) is None
-    assert "401 nodes" in too_big_for_c(401, max_nodes=400)
+    assert too_big_for_c(200, max_nodes=200) is None
+    assert "201 nodes" in too_big_for_c(201, max_nodes=200)
 
 
 def test_numba_seconds_grows_with_the_graph():
@@ -83,7 +83,7 @@ def test_graph_size_keys_the_shape_not_the_object_or_values():
     one, other = graph_size(regression_model([1.0, 2.0, 3.0])), graph_size(
         regression_model([5.0, -1.0, 0.5]))
     longer = graph_size(regression_model([1.0, 2.0, 3.0, 4.0]))
-    assert one.key == other.key and one.nodes == other.nodes > 10
+    assert one.key == other.key and one.nodes == other.nodes > 5
     assert longer.key != one.key
     assert graph_size(coin_model()).key != one.key
 
