@@ -1,5 +1,6 @@
 """The rule of the ``auto`` NUTS backend: when the C path is skipped or abandoned for Numba."""
 
+import numpy as np
 import pymc as pm
 import pytest
 from scipy import stats
@@ -160,3 +161,47 @@ def test_auto_keeps_c_within_the_budget_and_falls_back_to_numba(monkeypatch, bud
     assert sampled.backend.startswith("numba (c abandoned after ")
     assert sample_nuts(coin_model(), draws=100, tune=100, chains=2, seed=4).backend == \
         sampled.backend
+
+
+@pytest.mark.slow
+def test_calibrate_simulations_share_one_shape(monkeypatch):
+    """Each simulation of ``calibrate --engine nuts`` declares a new model: one shape key.
+
+    The models are built as :func:`inference.sbc._simulate` builds them (simulated frames of
+    the spec's design), so a C run abandoned in the first simulation sends every later one
+    to Numba; a design with another number of rows is another shape.
+    """
+
+    from inference.sbc import _observed
+    from models.data import DataSource
+    from models.spec import load_spec
+
+    spec = load_spec("examples/linear_regression/stream.toml")
+    frame = spec.data.read_all()
+    prior = pm.sample_prior_predictive(draws=2, model=spec.model.declare(spec.data),
+                                       random_seed=0)
+    observed = _observed(prior.prior_predictive)
+
+    def declared(s, rows=None):
+        sim = spec.model.simulated_frame(frame, {k: v[s] for k, v in observed.items()})
+        sim = sim if rows is None else sim.iloc[:rows]
+        return spec.model.declare(DataSource.from_frame(sim))
+
+    first, second = declared(0), declared(1)
+    data = [m.rvs_to_values[m.observed_RVs[0]].data for m in (first, second)]
+    assert data[0].shape == data[1].shape and not np.allclose(data[0], data[1])
+    assert graph_size(first).key == graph_size(second).key
+    assert graph_size(declared(0, rows=len(frame) - 1)).key != graph_size(first).key
+
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setattr(nuts_budget, "_ABANDONED", {graph_size(first).key: "c abandoned"})
+    paths = []
+    monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
+                        lambda model, initvals=None, backend=None: paths.append(backend)
+                        or (object(), backend))
+    import nutpie
+
+    monkeypatch.setattr(nutpie, "sample", lambda _compiled, **_kwargs: "trace")
+    ran = nuts_budget.sample_nutpie_budgeted(second, draws=10, tune=10, chains=1, seed=0,
+                                             cores=1, progress_bar=False)
+    assert paths == ["numba"] and ran.backend == "numba (c abandoned)"
