@@ -133,7 +133,9 @@ def main(argv=None) -> int:
                 runs = results.setdefault(name, {}).setdefault(backend, [])
                 runs.append(run_check(spec, backend, cache, str(work / "out")))
         print(f"{name}: " + ", ".join(f"{b} {min(r['cpu'] for r in rs):.1f} s"
-                                      for b, rs in results[name].items()),
+                                      for b, rs in results[name].items())
+              + "; auto: " + ", ".join(str(r["nuts_backend"])
+                                       for r in results[name].get("auto", [])),
               file=sys.stderr, flush=True)
     state = "cold" if args.cold else "warm"
     print(f"\nload average before: {load[0]:.1f}, after: {os.getloadavg()[0]:.1f}; "
