@@ -1,12 +1,12 @@
 """nutpie on PyTensor's C path or with Numba, whichever this model's size and run say is cheaper.
 
 The two ways :mod:`inference.nutpie_compile` offers cost differently. Numba pays a fixed
-compile in every process (6-10 s of CPU for the small examples, 15-25 s for the naive-Bayes
-graphs) and then evaluates the log density and gradient about 10x faster; the C path compiles
-in about a second on a warm cache but pays a Python call plus one C thunk per graph node for
-each leapfrog step (90-110 microseconds for the coin, ~1 ms for naive Bayes), so its cost
-follows the number of steps times the graph's size. benchmarks/CHECK_SPEED.md has the
-measurements behind the constants below.
+compile in every process (7-19 s of CPU for the examples probed) and then evaluates the log
+density and gradient 10-60x faster; the C path compiles in 1-3 s on a warm cache but pays a
+Python call plus one C thunk per graph node for each leapfrog step (86 microseconds for the
+coin, 4.8 ms for the 17-parameter mixture of blobs), so its cost follows the number of steps
+times the graph's size. benchmarks/CHECK_SPEED.md has the measurements behind the constants
+below.
 
 ``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) decides in two stages:
 
