@@ -13,9 +13,10 @@ GIL. It wins when the sampler takes few steps (the coin: 10 s of CPU for the who
 instead of 15.5 s) and loses badly when it takes many: scikit-learn's diabetes data with
 unscaled features and a known noise, a 17-node graph like the small examples', sampled for
 197 s against Numba's 7 s. Nothing cheap predicts the number of steps before sampling, so
-by default (``auto``) :mod:`inference.nuts_budget` starts on the C path and falls back to
-Numba when the sampling, watched as it runs, would take longer than compiling with Numba;
-``BAYESCHECK_NUTS_BACKEND=c`` or ``numba`` asks for one path.
+by default (``auto``) :mod:`inference.nuts_budget` sends large graphs to Numba up front and
+samples smaller ones on the C path, falling back to Numba when the sampling, watched as it
+runs, would cost more than Numba; ``BAYESCHECK_NUTS_BACKEND=c`` or ``numba`` asks for one
+path.
 
 Both paths evaluate the same PyTensor graph of the log density and its symbolic gradient,
 so the sampled distribution is the same; only the draws for a given seed differ.

@@ -1,25 +1,43 @@
-"""nutpie on PyTensor's C path within a budget, Numba when the C path would cost more.
+"""nutpie on PyTensor's C path or with Numba, whichever this model's size and run say is cheaper.
 
 The two ways :mod:`inference.nutpie_compile` offers cost differently. Numba pays a fixed
-compile in every process (6-7 s of CPU for a one-parameter coin, more for larger graphs) and
-then samples fast; the C path compiles in well under a second on a warm cache but pays a
-Python call per leapfrog step (about 40 microseconds), so its cost follows the number of
-steps, which nothing cheap predicts before sampling (benchmarks/CHECK_SPEED.md: the coin
-samples in 1.5 s, scikit-learn's diabetes regression would take over 190 s).
+compile in every process (7-19 s of CPU for the examples probed) and then evaluates the log
+density and gradient 10-60x faster; the C path compiles in 1-3 s on a warm cache but pays a
+Python call plus one C thunk per graph node for each leapfrog step (86 microseconds for the
+coin, 4.8 ms for the 17-parameter mixture of blobs), so its cost follows the number of steps
+times the graph's size. benchmarks/CHECK_SPEED.md has the measurements behind the constants
+below.
 
-So ``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) samples on the C path first, in the
-background, and watches nutpie's progress: once ``WATCH_SECONDS`` of CPU have passed, the
-CPU time still needed is projected from the share of draws done so far; when it exceeds
-``BUDGET_SECONDS`` (about what the Numba compile of a small model costs), or when the C run
-has already used twice the budget, it is abandoned and the model compiled with Numba and
-sampled again from the start with the same seed. A wrong guess either way costs at most about
-one Numba compile. CPU time rather than wall time, so that a loaded machine does not tip the
-decision. The chains run one after another on the C path (``cores=1``): they hold the GIL
-for each call anyway, and two threads queueing for it only added system time.
+``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) decides in two stages:
+
+1. **Up front, from the graph's size.** The log density is built (before any rewrite or
+   compile) and its apply nodes counted. Above ``MAX_C_NODES`` the C path
+   is not tried: per step it costs several times the small graphs', and on an empty cache
+   each new op is a g++ run, so compiling such a graph with g++ only to abandon it was the
+   cold test suite's extra cost.
+2. **While sampling, from the cost per gradient evaluation.** Smaller graphs sample on the C
+   path in nutpie's background sampler. Once ``WATCH_SECONDS`` of CPU have passed, the main
+   thread projects the CPU still needed as the cost of one evaluation (CPU so far / leapfrog
+   steps so far, stable after a fraction of a second) times the evaluations still expected:
+   the draws left times the steps per draw of the latest half of the draws done. The first
+   tuning draws, before the step size adapts, take the longest trajectories; the earlier
+   projection from the share of draws done counted them for the whole run and overestimated
+   naive Bayes about 5x. When the projection exceeds what Numba would cost from here (its
+   compile, estimated from the graph's size, plus every evaluation at ``NUMBA_SPEEDUP`` times
+   the C path's speed), or the run has used twice that, it is abandoned and the model is
+   compiled with Numba and sampled again from the start with the same seed.
+
+CPU time rather than wall time, so that a loaded machine does not tip the decision. The
+chains run one after another on the C path (``cores=1``): they hold the GIL for each call
+anyway, and two threads queueing for it only added system time. An abandoned C run is
+remembered per model *shape* (:func:`shape_key`: the same graph over data of the same
+shapes), so a retry, each simulation of ``calibrate --engine nuts`` and a re-declared model
+go straight to Numba.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 import weakref
@@ -28,15 +46,24 @@ from dataclasses import dataclass
 from .lazy_imports import import_nutpie
 from .nutpie_compile import backend_setting, compile_for_nutpie
 
-__all__ = ["BUDGET_SECONDS", "WATCH_SECONDS", "Budgeted", "over_budget", "sample_nutpie_budgeted"]
+__all__ = ["MAX_C_NODES", "NUMBA_SPEEDUP", "WATCH_SECONDS", "Budgeted", "GraphSize",
+           "graph_size", "numba_seconds", "over_budget", "sample_nutpie_budgeted",
+           "too_big_for_c"]
 
-#: CPU seconds the C path's sampling may be projected to take before Numba is used instead.
-BUDGET_SECONDS = 8.0
+#: Apply nodes of the log density graph above which the C path is not tried.
+MAX_C_NODES = 200
+#: CPU seconds of a Numba compile: ``NUMBA_BASE_SECONDS + NUMBA_NODE_SECONDS * nodes``.
+NUMBA_BASE_SECONDS = 6.0
+NUMBA_NODE_SECONDS = 0.04
+#: How many times faster Numba evaluates the log density and gradient than the C path.
+NUMBA_SPEEDUP = 10.0
 #: CPU seconds of C sampling watched before a projection is trusted.
 WATCH_SECONDS = 1.0
 
-# Models whose C run was abandoned: a retry of the same model goes straight to Numba.
-_ABANDONED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# C runs abandoned, by shape_key: a model of the same shape goes straight to Numba.
+_ABANDONED: dict[str, str] = {}
+# graph_size per model object, so that a retry does not count again.
+_SIZES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -48,11 +75,12 @@ class Budgeted:
     trace : xarray.DataTree
         nutpie's result.
     backend : str
-        ``"c"``, ``"numba"``, or ``"numba (c abandoned after 1.2 s: ...)"``.
+        ``"c"``, ``"numba"``, ``"numba (c abandoned after 1.2 s: ...)"`` or
+        ``"numba (graph of 900 nodes ...)"``.
     sampling_seconds : float
         Wall time of the kept run's sampling (no compile, no abandoned run).
     abandoned : str or None
-        Why the C run was given up (None when it was not).
+        Why the C path was given up or not tried (None when it was used).
     """
 
     trace: object
@@ -61,41 +89,134 @@ class Budgeted:
     abandoned: str | None = None
 
 
+@dataclass(frozen=True)
+class GraphSize:
+    """How big a model's log density graph is, and its shape.
+
+    Attributes
+    ----------
+    nodes : int
+        Apply nodes of the log density, before rewrites.
+    key : str
+        Digest of the graph's ops and their output types (static shapes included) in
+        topological order: equal for the same model structure over data of the same shapes,
+        whatever the data's values.
+    """
+
+    nodes: int
+    key: str
+
+
+def graph_size(model) -> GraphSize:
+    """Count the apply nodes of ``model``'s log density, and key its shape.
+
+    Builds the graph (0.02-0.8 s for the examples; nothing is compiled) and remembers the
+    answer per model object.
+    """
+    known = _SIZES.get(model)
+    if known is not None:
+        return known
+    from pytensor.graph.traversal import io_toposort
+
+    # The log density alone: its gradient has 1.8-2.8x as many nodes and would double the
+    # cost of counting (1.3 s instead of 0.6 s for the Asia network).
+    nodes = io_toposort(model.value_vars, [model.logp()])
+    digest = hashlib.sha1()
+    for node in nodes:
+        digest.update(f"{node.op}|{[str(o.type) for o in node.outputs]};".encode())
+    for rv in model.observed_RVs:  # observed data enter as constants: their shapes count
+        digest.update(f"{rv.name}:{model.rvs_to_values[rv].type};".encode())
+    size = GraphSize(nodes=len(nodes), key=digest.hexdigest())
+    _SIZES[model] = size
+    return size
+
+
+def shape_key(model) -> str:
+    """The key under which an abandoned C run of ``model`` is remembered (:class:`GraphSize`)."""
+    return graph_size(model).key
+
+
+def too_big_for_c(nodes: int, max_nodes: int = MAX_C_NODES) -> str | None:
+    """Why a graph of ``nodes`` apply nodes goes straight to Numba, else None."""
+    if nodes > max_nodes:
+        return f"graph of {nodes} nodes > {max_nodes}: c not tried"
+    return None
+
+
+def numba_seconds(nodes: int) -> float:
+    """Estimated CPU seconds of compiling a graph of ``nodes`` apply nodes with Numba."""
+    return NUMBA_BASE_SECONDS + NUMBA_NODE_SECONDS * nodes
+
+
 class _Progress:
-    """The latest share of draws done, as nutpie's progress callback reports it."""
+    """Draws and leapfrog steps done, as nutpie's progress callback reports them."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.done = 0
         self.total = 0
+        self._seen: list[tuple[int, int]] = [(0, 0)]  # (draws, steps), draws increasing
 
     def __call__(self, chains) -> None:
         done = sum(int(c.finished_draws) for c in chains)
-        total = sum(int(c.total_draws) for c in chains)
+        steps = sum(int(c.total_num_steps) for c in chains)
         with self._lock:
-            self.done, self.total = done, total
+            self.total = sum(int(c.total_draws) for c in chains)
+            if done > self._seen[-1][0]:
+                self._seen.append((done, steps))
 
-    def share(self) -> float:
+    def state(self) -> tuple[int, int, int, float]:
+        """Draws done, total draws, steps done, steps per draw over the latest half."""
         with self._lock:
-            return self.done / self.total if self.total else 0.0
+            done, steps = self._seen[-1]
+            total = self.total
+            half = next(p for p in reversed(self._seen) if p[0] <= done // 2)
+        recent = (steps - half[1]) / (done - half[0]) if done > half[0] else 0.0
+        return done, total, steps, recent
 
 
-def over_budget(cpu: float, share: float, budget: float,
-                watch: float) -> str | None:
-    """Why a C run ``share`` done after ``cpu`` CPU seconds should be abandoned, else None.
+def over_budget(cpu: float, *, done: int, total: int, steps: int, recent: float,
+                numba: float, watch: float, speedup: float = NUMBA_SPEEDUP) -> str | None:
+    """Why a C run should be abandoned for Numba, else None.
 
-    After ``watch`` seconds, when the projected remaining time ``cpu * (1 - share) / share``
-    exceeds ``budget``; at any time, when ``cpu`` exceeds twice the budget.
+    Parameters
+    ----------
+    cpu : float
+        CPU seconds the C run has used.
+    done, total : int
+        Draws done (tuning included, all chains) and draws in the whole run.
+    steps : int
+        Leapfrog steps (gradient evaluations) so far.
+    recent : float
+        Steps per draw over the latest half of the draws done.
+    numba : float
+        Estimated CPU seconds of the Numba compile (:func:`numba_seconds`).
+    watch : float
+        CPU seconds before any projection is trusted.
+    speedup : float
+        How many times cheaper a Numba evaluation is than a C one.
+
+    Returns
+    -------
+    str or None
+        After ``watch`` seconds, a reason when the C run's projected remaining CPU
+        (``cpu / steps`` per evaluation, ``(total - done) * recent`` evaluations) exceeds
+        Numba's compile plus all the run's evaluations at ``speedup``; at any time, when
+        ``cpu`` exceeds twice Numba's compile; None once the run is done.
     """
-    if cpu >= 2 * budget and share < 1.0:
-        return f"{100 * share:.0f} % of the draws after {cpu:.1f} s"
+    if total and done >= total:
+        return None
+    if cpu >= 2 * numba:
+        return f"{done} of {total} draws after {cpu:.1f} s"
     if cpu < watch:
         return None
-    if share <= 0.0:
-        return f"no draw finished after {cpu:.1f} s" if cpu >= budget else None
-    remaining = cpu * (1.0 - share) / share
-    if remaining > budget:
-        return f"{remaining:.0f} s more projected from {100 * share:.0f} % done"
+    if steps <= 0 or done <= 0:
+        return f"no draw finished after {cpu:.1f} s" if cpu >= numba else None
+    per_step = cpu / steps
+    remaining = (total - done) * recent * per_step
+    with_numba = numba + (steps + (total - done) * recent) * per_step / speedup
+    if remaining > with_numba:
+        return (f"{remaining:.0f} s more projected at {1e6 * per_step:.0f} us x "
+                f"{recent:.0f} steps a draw > Numba's {with_numba:.0f} s")
     return None
 
 
@@ -113,8 +234,9 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
     """Sample ``model`` with nutpie on the path ``BAYESCHECK_NUTS_BACKEND`` says.
 
     ``numba`` and ``c`` sample on that path (the C path with one core, see the module
-    docstring); ``auto`` races the C path against ``budget`` and falls back to Numba.
-    ``cores`` is used on the Numba path. ``budget`` defaults to ``BUDGET_SECONDS``.
+    docstring); ``auto`` decides as the module docstring says. ``cores`` is used on the
+    Numba path. ``budget`` replaces the estimated Numba compile (:func:`numba_seconds`) that
+    the C run's projection is weighed against.
     """
     nutpie = import_nutpie()  # without arviz_plots and matplotlib
 
@@ -129,14 +251,19 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
         return Budgeted(trace, "numba" if why is None else f"numba ({why})",
                         time.time() - began, why)
 
-    earlier = _ABANDONED.get(model)
-    if setting == "numba" or earlier is not None:
-        return numba(earlier)
+    if setting == "numba":
+        return numba(None)
+    size = graph_size(model) if setting == "auto" else None
+    if size is not None:
+        why = _ABANDONED.get(size.key) or too_big_for_c(size.nodes, MAX_C_NODES)
+        if why is not None:
+            return numba(why)
     compiled, _ = compile_for_nutpie(model, initvals=initvals, backend="c")
     began = time.time()
-    if setting == "c":
+    if size is None:
         return Budgeted(nutpie.sample(compiled, cores=1, **kwargs), "c", time.time() - began)
 
+    numba_cost = numba_seconds(size.nodes) if budget is None else budget
     watched = _Progress()
     sampler = nutpie.sample(compiled, cores=1, blocking=False, progress_callback=watched,
                             progress_rate=100, **kwargs)
@@ -144,8 +271,9 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
     why = None
     while not _finished(sampler):
         time.sleep(0.05)
-        why = over_budget(time.process_time() - started, watched.share(),
-                          BUDGET_SECONDS if budget is None else budget, WATCH_SECONDS)
+        done, total, steps, recent = watched.state()
+        why = over_budget(time.process_time() - started, done=done, total=total, steps=steps,
+                          recent=recent, numba=numba_cost, watch=WATCH_SECONDS)
         if why is not None:
             break
     if why is None:
@@ -153,5 +281,5 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
         return Budgeted(trace, "c", time.time() - began)
     sampler.cancel()
     why = f"c abandoned after {time.process_time() - started:.1f} s: {why}"
-    _ABANDONED[model] = why
+    _ABANDONED[size.key] = why
     return numba(why)
