@@ -44,25 +44,14 @@ def import_arviz_stats() -> None:
     message that names where jax would have been used. During this import
     ``inspect.stack`` returns the frames without their source; it is restored after.
     """
-    import inspect
     import sys
+
+    from inference.lazy_imports import frames_without_source
 
     if "arviz_stats.base" in sys.modules:
         return
-
-    def frames(context: int = 1) -> list:
-        out, frame = [], sys._getframe(1)
-        while frame is not None:
-            out.append(inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno,
-                                         frame.f_code.co_name, None, None))
-            frame = frame.f_back
-        return out
-
-    real, inspect.stack = inspect.stack, frames
-    try:
+    with frames_without_source():
         import arviz_stats.base  # noqa: F401
-    finally:
-        inspect.stack = real
 
 
 def light_ticks(fig, nbins: int = 4) -> None:
