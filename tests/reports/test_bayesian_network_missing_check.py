@@ -70,6 +70,7 @@ def brute_force_log_likelihood(frame: pd.DataFrame, model, states, cpts) -> floa
     return total
 
 
+@pytest.mark.slow  # compiles the declaration's log density with PyTensor
 def test_summed_out_log_density_equals_brute_force_enumeration(tmp_path):
     spec_path = holed_asia(tmp_path, 150, 0.3, seed=3)
     spec = load_spec(spec_path)
@@ -107,6 +108,7 @@ def test_barren_missing_nodes_are_dropped_and_the_limit_is_per_pattern():
     assert info.value.nodes == (0, 1) and info.value.row == 1
 
 
+@pytest.mark.slow  # compiles the declaration's log density with PyTensor
 def test_em_objective_is_the_declared_density_in_the_sampler_coordinates(tmp_path):
     """Up to a constant, and its gradient vanishes at the EM estimate: the estimate is the
     mode of the declared posterior where NUTS samples (log-ratio coordinates)."""
