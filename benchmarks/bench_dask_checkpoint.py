@@ -34,49 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-
-MIXTURE = """model = "gaussian_mixture"
-n_components = 3
-covariance = "diag"
-[data]
-path = "parts/*.parquet"
-[fit]
-n_init = 1
-seed = 0
-max_iter = 30
-"""
-
-SPEC = """model = "linear_regression"
-[data]
-path = "parts/*.parquet"
-target = "y"
-[prior]
-mean = 0.0
-cov = 100.0
-[likelihood]
-noise_sd = 1.0
-"""
-
-
-def write_data(folder: Path, rows: int, d: int, files: int, model: str) -> Path:
-    rng = np.random.default_rng(0)
-    (folder / "parts").mkdir(parents=True)
-    theta = rng.normal(size=d)
-    centres = rng.normal(scale=4.0, size=(3, d))
-    per = rows // files
-    for i in range(files):
-        if model == "linear_regression":
-            X = rng.normal(size=(per, d))
-            frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(d)])
-            frame["y"] = X @ theta + rng.normal(size=per)
-        else:
-            X = centres[rng.integers(0, 3, size=per)] + rng.normal(size=(per, d))
-            frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(d)])
-        frame.to_parquet(folder / "parts" / f"{i}.parquet", index=False)
-    spec = folder / "spec.toml"
-    spec.write_text(SPEC if model == "linear_regression" else MIXTURE)
-    return spec
+from bench_dask import write_data  # the same data and specs as the cluster benchmark
 
 
 def main() -> None:

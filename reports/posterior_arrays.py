@@ -92,8 +92,15 @@ class Posterior:
         """Read the report's groups of a netCDF-4 file written by ArviZ / xarray."""
         import h5py
 
+        from models.errors import BayescheckError
+
         groups = {}
-        with h5py.File(path, "r") as f:
+        try:
+            f = h5py.File(path, "r")
+        except OSError as exc:  # truncated, not HDF5, unreadable: name the file, not h5py
+            raise BayescheckError(f"{path}: not a readable posterior file ({exc}); re-run "
+                                  f"the 'bayescheck check' that writes it") from None
+        with f:
             for name in GROUPS:
                 if name in f:
                     groups[name] = _read_group(f[name])

@@ -62,3 +62,13 @@ def test_selection_by_label_picks_the_named_element(written):
     count = post.get("posterior", "count")
     np.testing.assert_array_equal(count.sel({"slot": 3}).values, count.values[..., 3])
     assert post.chains() == 2
+
+
+def test_a_truncated_file_is_refused_naming_it(written):
+    from models.errors import BayescheckError
+
+    cut = written.with_name("cut.nc")
+    cut.write_bytes(written.read_bytes()[:3000])
+    with pytest.raises(BayescheckError, match=r"cut\.nc: not a readable posterior file"):
+        Posterior.read(cut)
+    assert Posterior.read(written).chains() == 2  # the whole file still reads
