@@ -82,11 +82,12 @@ class Dist:
         if self.family == "beta" and len(self.args) == 2 and not self.kwds \
                 and all(type(x) in (float, np.float64) for x in self.args):
             # one Beta marginal of many (a CPT entry each): the same operations on floats,
-            # without the arrays (a fit summary asks this of thousands of entries)
+            # without the arrays (a fit summary asks this of thousands of entries); x * x,
+            # not x**2, which raises OverflowError on floats where numpy gives inf
             a, b = float(self.args[0]), float(self.args[1])
             if a > 0 and b > 0:
                 a_plus_b = a + b
-                return a / a_plus_b, a * b / (a_plus_b**2 * (a_plus_b + 1)), 0.0, 1.0
+                return a / a_plus_b, a * b / (a_plus_b * a_plus_b * (a_plus_b + 1)), 0.0, 1.0
         valid = self._valid()
         if valid is None:
             return None
@@ -101,7 +102,7 @@ class Dist:
         elif self.family == "beta":
             a, b = shapes
             a_plus_b = a + b
-            mu, mu2 = a / a_plus_b, a * b / (a_plus_b**2 * (a_plus_b + 1))
+            mu, mu2 = a / a_plus_b, a * b / (a_plus_b * a_plus_b * (a_plus_b + 1))
         else:  # invgamma
             (a,) = shapes
             if not np.all(a > 2):

@@ -33,6 +33,8 @@ def _lgamma(x: float) -> float:
         return math.lgamma(x)
     except ValueError:  # a pole (0, -1, -2, ...): scipy's value
         return math.inf
+    except OverflowError:  # |x| near the float maximum: log |Gamma| exceeds it, as in scipy
+        return math.inf
 
 
 _LGAMMA = np.frompyfunc(_lgamma, 1, 1)

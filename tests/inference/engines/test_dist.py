@@ -105,3 +105,13 @@ def test_fast_path_does_not_import_scipy_stats():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=root).stdout
     assert out.strip() == "False"
+
+
+def test_beta_of_huge_floats_gives_the_array_paths_numbers_not_an_overflow():
+    """A prior of 1e308 (a hostile spec): a + b overflows; numpy's answers, no exception."""
+    for a, b in ((1e308, 1.0), (1e308, 1e308), (1e200, 1e200)):
+        light, arrays = Dist("beta", a, b), Dist("beta", np.asarray(a), np.asarray(b))
+        with np.errstate(all="ignore"):
+            for method in ("mean", "var"):
+                got, want = getattr(light, method)(), getattr(arrays, method)()
+                assert got == want or (np.isnan(got) and np.isnan(want)), (method, a, b)

@@ -71,3 +71,10 @@ def test_gammaln_shapes_poles_and_a_wrong_function_told_apart():
     assert np.isnan(gammaln(np.nan)) and gammaln(np.inf) == np.inf
     # log Gamma(x + 1) = log Gamma(x) + log x: an off-by-one argument is far outside 16 ulp
     assert _ulps_apart(gammaln(X + 1.0), sps.gammaln(X)).max() > 1e6
+
+
+def test_gammaln_overflows_to_inf_as_scipys_does():
+    """math.lgamma raises OverflowError near the float maximum; scipy gives inf there."""
+    huge = [1e306, 1e308, np.finfo(np.float64).max, -1.5e308]
+    np.testing.assert_array_equal(gammaln(huge), sps.gammaln(huge))
+    assert gammaln(1e308) == np.inf
