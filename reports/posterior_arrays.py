@@ -97,6 +97,8 @@ class Posterior:
         groups = {}
         try:
             f = h5py.File(path, "r")
+        except FileNotFoundError:
+            raise  # a run folder without it: the report says which of its files is lacking
         except OSError as exc:  # truncated, not HDF5, unreadable: name the file, not h5py
             raise BayescheckError(f"{path}: not a readable posterior file ({exc}); re-run "
                                   f"the 'bayescheck check' that writes it") from None
