@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/bench_stream.py [--rows 1e6] [--files 100] [--repeat 3]
         [--data DIR] [--csv] [--no-sklearn] [--sklearn-max-rows N] [--methods M ...]
-        [--base REV]
+        [--base REV | --base-tree DIR]
     .venv/bin/python benchmarks/bench_stream.py --quick   # 1e6 rows: floor, REV, fit (< 3 min)
+    git archive main | tar -x -C /tmp/main-r8   # then, main beside this tree:
+    .venv/bin/python benchmarks/bench_stream.py --quick --base-tree /tmp/main-r8
 
 Data: n x 50 Gaussian features and a response in ``--files`` Parquet files (or CSV with
 ``--csv``), written once to ``--data`` (default ``bench-output/stream-data``) and reused.
@@ -12,8 +14,9 @@ rounds (median kept), so all see the same machine:
 
 - ``pyarrow read + X'X``: read every file with pyarrow (the columns used), accumulate Z'Z of
   ``Z = [X | y]``: the floor of any exact method that reads the files.
-- ``pyarrow read + QR``: the same reading, and the per-batch TSQR bayescheck keeps (one
-  ``triangular_root`` per file, merged): the floor of bayescheck's arithmetic.
+- ``pyarrow read + QR``: the same reading, and the per-batch statistic bayescheck keeps (one
+  ``regression_stats_joint`` root per file: preconditioned Cholesky QR or Householder,
+  merged by TSQR): the floor of bayescheck's arithmetic.
 - ``bayescheck fit``: the command users run (``python -m reports fit SPEC --out DIR
   --quiet``): reading, vectorised validation, XXH3 fingerprints, the trajectory, checkpoints
   on a time interval, posterior.json; imports included.
@@ -81,7 +84,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, sys.argv[4] if method == "qr" else ".")  # "." is the tree (cwd)
 import scipy.linalg
 if method == "qr":
-    from inference.engines.linear_gaussian import merge_roots, triangular_root
+    from inference.engines.linear_gaussian import merge_roots, regression_stats_joint
 if method == "bayesian_ridge":
     from sklearn.linear_model import BayesianRidge
 if method != "fit":
@@ -124,7 +127,7 @@ else:
         elif method == "qr":
             root = None
             for f in files:
-                r = triangular_root(read(f), overwrite=True)
+                r = regression_stats_joint(read(f), overwrite=True).root
                 root = r if root is None else merge_roots(root, r)
             result = float(root[-1, -1] ** 2)
         elif method == "bayesian_ridge":
@@ -232,6 +235,9 @@ def main(argv=None) -> int:
                         help="run only these (the floor, xtx, is always run)")
     parser.add_argument("--base", default="02b37bf",
                         help="commit whose bayescheck fit runs as 'base' (default 02b37bf)")
+    parser.add_argument("--base-tree", type=Path, default=None,
+                        help="run 'base' from this unpacked source tree instead (e.g. "
+                             "`git archive main | tar -x -C /tmp/main-r8`)")
     parser.add_argument("--quick", action="store_true",
                         help="--rows 1e6 --no-sklearn --methods fit base")
     args = parser.parse_args(argv)
@@ -244,12 +250,15 @@ def main(argv=None) -> int:
                + ([] if args.no_sklearn else ["bayesian_ridge"]))
     if args.methods:
         methods = [m for m in methods if m == "xtx" or m in args.methods]
-    names = {"xtx": "pyarrow read + X'X", "qr": "pyarrow read + per-batch QR (TSQR)",
+    names = {"xtx": "pyarrow read + X'X", "qr": "pyarrow read + per-batch root (TSQR)",
              "fit_sequential": "bayescheck fit, BAYESCHECK_READ_AHEAD=0",
              "base": f"bayescheck fit at {args.base}",
              "fit": "**bayescheck fit** (read-ahead 2, default)",
              "bayesian_ridge": "pyarrow read + BayesianRidge"}
-    base = base_tree(args.base) if "base" in methods else None
+    base = None
+    if "base" in methods:
+        base = args.base_tree.resolve() if args.base_tree else base_tree(args.base)
+        names["base"] = f"bayescheck fit at {args.base_tree or args.base}"
     lines = [f"| method | rows | files | command s (median of {args.repeat}) | command rows/s | "
              f"command CPU s | CPU / read + X'X | whole s | start-up s | stream s | "
              f"stream rows/s | stream / read + X'X | peak RSS MB |",
