@@ -240,3 +240,18 @@ def test_the_input_is_not_modified_unless_allowed():
     before = Z.copy()
     cq.batch_root(Z)
     assert np.array_equal(Z, before)
+
+
+def test_real_data_fair_affairs_goes_the_gram_way_to_householder_s_result(gram_calls):
+    """statsmodels' bundled Fair (1978) affairs data: 6,366 rows, an intercept and 8
+    unscaled features (cond(Z) about 350). The batch goes the Gram way (cond(Y) about 1.2)
+    and its least-squares solution is Householder's to 1e-12, lstsq's to 1e-13."""
+    fair = pytest.importorskip("statsmodels.datasets.fair")
+    frame = fair.load_pandas().data
+    X = np.column_stack([np.ones(len(frame)), frame.drop(columns="affairs").to_numpy(float)])
+    y = frame["affairs"].to_numpy(float)
+    Z = np.column_stack([X, y])
+    ours, house = flat_mean(cq.batch_root(Z)), flat_mean(lg.triangular_root(Z))
+    assert len(gram_calls) == 1 and gram_calls[0] < 2.0
+    np.testing.assert_allclose(ours, house, rtol=1e-12)
+    np.testing.assert_allclose(ours, lstsq(X, y), rtol=1e-13)
