@@ -255,3 +255,19 @@ def test_real_data_fair_affairs_goes_the_gram_way_to_householder_s_result(gram_c
     assert len(gram_calls) == 1 and gram_calls[0] < 2.0
     np.testing.assert_allclose(ours, house, rtol=1e-12)
     np.testing.assert_allclose(ours, lstsq(X, y), rtol=1e-13)
+
+
+def test_the_batch_root_does_not_import_scipy():
+    """Like the Householder QR, the Gram way runs before anything imports scipy.linalg (a
+    stream spends that import beside its first batches); checked in a fresh interpreter."""
+    import subprocess
+
+    code = ("import sys, numpy as np\n"
+            "from inference.engines import cholesky_qr as cq\n"
+            "Z = np.asfortranarray(np.random.default_rng(0).normal(size=(5000, 9)))\n"
+            "r = cq.batch_root(Z)\n"
+            "assert np.allclose(r.T @ r, Z.T @ Z)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('scipy.')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[3])
+    assert "scipy.linalg" not in done.stdout, done.stdout
