@@ -15,8 +15,8 @@ rounds (median kept), so all see the same machine:
 - ``pyarrow read + X'X``: read every file with pyarrow (the columns used), accumulate Z'Z of
   ``Z = [X | y]``: the floor of any exact method that reads the files.
 - ``pyarrow read + QR``: the same reading, and the per-batch statistic bayescheck keeps (one
-  ``regression_stats_joint`` root per file: preconditioned Cholesky QR or Householder,
-  merged by TSQR): the floor of bayescheck's arithmetic.
+  ``regression_stats_joint`` root per file, Householder QR, merged by TSQR): the floor of
+  bayescheck's arithmetic.
 - ``bayescheck fit``: the command users run (``python -m reports fit SPEC --out DIR
   --quiet``): reading, vectorised validation, XXH3 fingerprints, the trajectory, checkpoints
   on a time interval, posterior.json; imports included.

@@ -334,16 +334,9 @@ def regression_stats_joint(Z: np.ndarray, *, overwrite: bool = False) -> Regress
     Z : numpy.ndarray
         Shape ``(n, d + 1)``; column-major order avoids a copy.
     overwrite : bool
-        Let the factorisation overwrite ``Z`` (see :func:`triangular_root`).
-
-    Notes
-    -----
-    A tall batch is factored by preconditioned Cholesky QR when it is well conditioned
-    after preconditioning, else by Householder QR (:func:`.cholesky_qr.batch_root`).
+        Let the QR overwrite ``Z`` (see :func:`triangular_root`).
     """
-    from .cholesky_qr import batch_root  # here: that module imports this one
-
-    return RegressionStats(len(Z), batch_root(Z, overwrite=overwrite))
+    return RegressionStats(len(Z), triangular_root(Z, overwrite=overwrite))
 
 
 def nig_t_scale(shape, scale, variance_factor):
