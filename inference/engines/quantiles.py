@@ -186,7 +186,7 @@ def _solve(a: float, b: float, p: float, upper: bool) -> float:
     u = _first_guess(a, b, tail)
     if not lo < u < hi:
         u = 0.25
-    widths = [1.0, 1.0]
+    previous = math.inf
     for _ in range(_MAX_STEPS):
         lower, upper_p, front = _ibeta_pair(a, b, u, 1.0 - u)
         r = (p - upper_p) if upper else (lower - p)  # increasing in u
@@ -204,12 +204,14 @@ def _solve(a: float, b: float, p: float, upper: bool) -> float:
             if denominator > 0.5:  # Halley's correction only while it is a correction
                 step /= denominator
         new = u - step
-        # bisect when the step leaves the bracket, or when the bracket did not halve over
-        # the last two steps (Newton crawling from far out in a tail)
-        if not (lo < new < hi) or not math.isfinite(new) or hi - lo > 0.5 * widths[-2]:
+        # bisect when the step leaves the bracket, or when it is not at most half the last
+        # one (Newton crawling from far out in a tail: as Numerical Recipes' rtsafe)
+        if not (lo < new < hi) or not math.isfinite(new) or abs(new - u) > 0.5 * previous:
             new = math.sqrt(lo * hi) if lo > 0.0 and hi > 4.0 * lo else (
                 hi / 64.0 if lo == 0.0 else 0.5 * (lo + hi))
-        widths.append(hi - lo)
+            previous = hi - lo  # the next Newton step is judged against the bracket
+        else:
+            previous = abs(new - u)
         if abs(new - u) <= 2.0 * _EPS * u:
             return new
         u = new
