@@ -36,11 +36,13 @@ print('REPORT', json.dumps(report))
 """
 
 
-# Examples whose fit needs no scipy at all (Beta quantiles from inference.engines.quantiles).
-# The others take QR / Cholesky factors (scipy.linalg) or, for the Gaussian naive Bayes,
-# gammaln / digamma of the Student-t predictive and the check's log-score oracle.
+# Examples whose fit needs no scipy at all (Beta quantiles from inference.engines.quantiles,
+# ARD's factors from inference.engines.lapack). The others take Cholesky factors and
+# triangular solves (scipy.linalg) or, for the Gaussian naive Bayes, gammaln / digamma of the
+# Student-t predictive and the check's log-score oracle.
 WITHOUT_SCIPY = [ROOT / "examples" / p for p in (
-    "bayes_rule/disease.toml", "bayesian_network/asia.toml", "beta_bernoulli/coin.toml",
+    "ard/design.toml", "bayes_rule/disease.toml", "bayesian_network/asia.toml",
+    "beta_bernoulli/coin.toml",
     "dirichlet_categorical/die.toml", "gaussian_mixture/blobs.toml",
     "gaussian_mixture/worked_step.toml", "naive_bayes/play_tennis_ml.toml",
     "semi_naive_bayes/play_tennis_aode.toml", "semi_naive_bayes/play_tennis_spode.toml",
@@ -72,9 +74,9 @@ def test_fits_that_need_no_scipy_do_not_import_it(tmp_path):
 
 
 def test_the_probe_sees_scipy_where_a_fit_needs_it(tmp_path):
-    ard = ROOT / "examples" / "ard" / "design.toml"  # Cholesky factors: scipy.linalg
-    assert _fit_every_example(tmp_path, heavy=("scipy",), examples=[ard]) == [
-        [str(ard), 0, ["scipy"]]]
+    regression = ROOT / "examples" / "linear_regression" / "unknown_noise.toml"  # scipy.linalg
+    assert _fit_every_example(tmp_path, heavy=("scipy",), examples=[regression]) == [
+        [str(regression), 0, ["scipy"]]]
 
 
 def test_the_probe_sees_a_module_the_fit_loads(tmp_path):
