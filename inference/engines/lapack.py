@@ -9,10 +9,11 @@ passes, so the numbers are scipy's to the last bit (``tests/inference/engines/te
 - :func:`cholesky_lower` is ``scipy.linalg.cholesky(a, lower=True)``: scipy hands a C-ordered
   matrix to ``dpotrf`` as it lies, as the upper triangle of its Fortran-ordered transpose
   (the same matrix), and zeroes the other triangle;
-- :func:`solve_lower` and :func:`cho_solve_lower` are ``solve_triangular(l, b, lower=True)``
-  and ``cho_solve((l, True), b)`` on such a factor: ``dtrtrs`` / ``dpotrs`` with ``uplo =
-  'U'`` (and ``trans = 'T'`` for the triangular solve) on its buffer, the right-hand side
-  copied to Fortran order (as scipy returns it);
+- :func:`solve_triangular` is scipy's: ``dtrtrs`` on a Fortran-contiguous matrix as it is,
+  on any other as a C-contiguous copy read as its transpose (other triangle, other
+  ``trans``), the right-hand side copied to Fortran order (as scipy returns it);
+  :func:`cho_solve_lower` is ``cho_solve((l, True), b)`` on a C-ordered factor (``dpotrs``,
+  ``uplo = 'U'`` on its buffer);
 - :func:`potri_lower` is ``scipy.linalg.lapack.dpotri(l, lower=1)`` (its f2py wrapper copies
   the factor to Fortran order first) and :func:`ger` is ``scipy.linalg.blas.dger`` with
   ``overwrite_a=1`` on a Fortran-ordered matrix.
@@ -31,7 +32,7 @@ import numpy as np
 from .linear_gaussian import _openblas_library
 
 __all__ = ["available", "cho_solve_lower", "cholesky_lower", "ger", "potri_lower",
-           "solve_lower"]
+           "solve_lower", "solve_triangular"]
 
 _P = ctypes.c_void_p
 
@@ -115,13 +116,21 @@ def _factor_buffer(factor: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(factor, dtype=np.float64)
 
 
-def solve_lower(factor, b) -> np.ndarray:
-    """``solve_triangular(factor, b, lower=True)`` for a lower-triangular ``factor``.
+def solve_triangular(a, b, *, lower: bool = False, trans: bool = False) -> np.ndarray:
+    """``scipy.linalg.solve_triangular(a, b, trans, lower)``: ``a x = b`` or ``a' x = b``.
+
+    As scipy 1.18 does: a Fortran-contiguous ``a`` goes to ``dtrtrs`` as it is; any other
+    (C-ordered, or a slice of either) as a C-contiguous copy, read by LAPACK as the transpose,
+    so with the other triangle and the other ``trans``.
 
     Parameters
     ----------
-    factor : array_like, shape (n, n)
+    a : array_like, shape (n, n)
+        Triangular; only the triangle named by ``lower`` is read.
     b : array_like, shape (n,) or (n, k)
+    lower : bool
+    trans : bool
+        Solve with ``a'``.
 
     Returns
     -------
@@ -130,24 +139,44 @@ def solve_lower(factor, b) -> np.ndarray:
     """
     routines = _routines()
     if routines is None:  # pragma: no cover
-        from scipy.linalg import solve_triangular
+        from scipy import linalg
 
-        return solve_triangular(factor, b, lower=True, check_finite=False)
-    factor = _factor_buffer(factor)
-    n = factor.shape[0]
+        return linalg.solve_triangular(a, b, trans=int(trans), lower=lower,
+                                       check_finite=False)
+    a = np.asarray(a, dtype=np.float64)
+    if a.flags.f_contiguous and not a.flags.c_contiguous:
+        uplo, op = (b"L" if lower else b"U"), (b"T" if trans else b"N")
+    else:
+        a = np.ascontiguousarray(a)
+        uplo, op = (b"U" if lower else b"L"), (b"N" if trans else b"T")
+    n = a.shape[0]
     b = np.asarray(b)
     x = _as_matrix(b, n)
     info = ctypes.c_int(0)
     if n and x.shape[1]:
-        # the C-ordered lower factor is the upper factor of its Fortran-ordered transpose:
-        # L x = b is U' x = b
-        routines["dtrtrs"](_char(b"U"), _char(b"T"), _char(b"N"), _int(n), _int(x.shape[1]),
-                           factor.ctypes.data_as(_P), _int(n), x.ctypes.data_as(_P), _int(n),
+        routines["dtrtrs"](_char(uplo), _char(op), _char(b"N"), _int(n), _int(x.shape[1]),
+                           a.ctypes.data_as(_P), _int(n), x.ctypes.data_as(_P), _int(n),
                            ctypes.byref(info), _ONE, _ONE, _ONE)
     if info.value > 0:
         raise np.linalg.LinAlgError(
             f"singular matrix: resolution failed at diagonal {info.value - 1}")
     return x.reshape(b.shape, order="F") if b.ndim == 1 else x
+
+
+def solve_lower(factor, b) -> np.ndarray:
+    """``solve_triangular(factor, b, lower=True)`` (:func:`solve_triangular`).
+
+    Parameters
+    ----------
+    factor : array_like, shape (n, n)
+        Lower triangular.
+    b : array_like, shape (n,) or (n, k)
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    return solve_triangular(factor, b, lower=True)
 
 
 def cho_solve_lower(factor, b) -> np.ndarray:

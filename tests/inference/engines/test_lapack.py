@@ -84,6 +84,24 @@ def test_triangular_and_cholesky_solves_equal_scipys(n):
 
 
 @pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("layout", ["C", "F", "C slice", "F slice"])
+def test_triangular_solves_of_every_layout_equal_scipys(n, layout):
+    """Upper and lower, with and without transposition, as the regression's R is handed in
+    (a C-strided slice of its root) and as the other layouts."""
+    rng = np.random.default_rng(300 + n)
+    big = rng.normal(size=(n + 1, n + 1))
+    big[np.diag_indices(n + 1)] = np.abs(big.diagonal()) + 1.0
+    src = big if layout.startswith("C") else np.asfortranarray(big)
+    a = src[:-1, :-1] if "slice" in layout else np.array(src[:-1, :-1], order=layout)
+    for b in (rng.normal(size=n), np.eye(n), rng.normal(size=(2 * n, n)).T):
+        for lower in (False, True):
+            for trans in (False, True):
+                _same(lapack.solve_triangular(a, b, lower=lower, trans=trans),
+                      solve_triangular(a, b, trans=int(trans), lower=lower,
+                                       check_finite=False))
+
+
+@pytest.mark.parametrize("n", SIZES)
 def test_potri_and_ger_equal_scipys(n):
     rng = np.random.default_rng(200 + n)
     factor = cholesky(_spd(n, rng), lower=True, check_finite=False)
