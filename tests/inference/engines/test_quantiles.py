@@ -221,6 +221,19 @@ def test_arrays_broadcast_and_mix_own_and_scipy_answers():
     assert isinstance(Q.norm_ppf(0.05), float)
 
 
+def test_repeated_values_are_computed_once_and_many_distinct_ones_go_to_scipy(monkeypatch):
+    calls = []
+    original = Q._beta_ppf_scalar
+    monkeypatch.setattr(Q, "_beta_ppf_scalar", lambda *a: calls.append(a) or original(*a))
+    q = np.array([[0.05], [0.95]])
+    got = Q.beta_ppf(q, np.full(5000, 19.0), 13.0)  # a predictive's shape: many equal rows
+    assert got.shape == (2, 5000) and len(calls) == 2
+    assert np.all(got[0] == original(0.05, 19.0, 13.0))
+    a = np.linspace(1.0, 50.0, Q.MAX_OWN_VALUES + 1)
+    np.testing.assert_array_equal(Q.beta_ppf(0.05, a, 13.0), special.betaincinv(a, 13.0, 0.05))
+    assert len(calls) == 2
+
+
 @pytest.mark.slow
 def test_quantiles_in_the_domain_import_no_scipy_and_outside_do():
     code = ("import sys; from inference.engines import quantiles as Q; "
