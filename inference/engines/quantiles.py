@@ -24,11 +24,12 @@ Verified domain: Beta shapes in [:data:`MIN_SHAPE`, :data:`MAX_SHAPE`], t degree
 [:data:`MIN_DF`, :data:`MAX_DF`], probabilities in [:data:`MIN_P`, 1 - :data:`MIN_P`].
 ``tests/inference/engines/test_quantiles.py`` checks it against exact roots (integer shapes and
 even df, in 50-digit decimal arithmetic; df 1 and 2 in closed form): within
-:data:`VERIFIED_RTOL` (4e-15; mostly 1-2 ulp, 9 ulp for t with 1000 df); and against scipy 1.18
-(``betaincinv``, ``stdtrit``, ``ndtri``) on a wide grid and a Hypothesis property, within 1e-13,
-where the larger differences are scipy's own error (its ``betaincinv`` up to 9e-14 in far tails,
-its ``stdtrit`` up to 4e-13). Past ``MAX_SHAPE`` the error grows for a small shape against a
-large one (the continued fraction at ``1 - x`` near 1: 5e-15 at Beta(2, 1000)), hence the limit.
+:data:`VERIFIED_RTOL` (4e-15; Beta mostly 1-2 ulp; t up to 3.3e-15 at 1000 df); and against
+scipy 1.18 (``betaincinv``, ``stdtrit``, ``ndtri``) on a wide grid and a Hypothesis property,
+within 1e-13, where the larger differences are scipy's own error (its ``betaincinv`` up to 9e-14
+in far tails, its ``stdtrit`` up to 4e-13). Past ``MAX_SHAPE`` the error grows for a small shape
+against a large one (the continued fraction at ``1 - x`` near 1: 5e-15 at Beta(2, 1000)), hence
+the limit.
 Anything outside the domain, and any case where an iteration does not settle, is computed by
 scipy (imported then), so no answer silently loses accuracy.
 """
@@ -145,7 +146,8 @@ def _continued_fraction(a: float, b: float, x: float, y: float) -> float:
 def _ibeta_pair(a: float, b: float, x: float, y: float) -> tuple[float, float, float]:
     """``(I_x(a, b), 1 - I_x(a, b), x^a y^b / B(a, b))`` for ``x + y = 1``.
 
-    The smaller of the two probabilities is carried to relative precision.
+    The one computed by the continued fraction carries relative precision; the other is
+    1 minus it (relative precision only while it is the larger).
     """
     if x <= 0.0:
         return 0.0, 1.0, 0.0
