@@ -7,7 +7,10 @@ this checkout and of ``CHECKOUT`` (for example ``git worktree add /tmp/base main
 compares ``posterior.json`` (parsed: every number exactly, the fit's ``seconds`` aside), the
 printed summary (times and the output folder aside) and ``checkpoint.npz`` (every array, byte
 for byte). Prints one line per example and exits 1 on any difference: a change meant to leave
-the numbers alone (start-up, readers, layout) is shown to.
+the numbers alone (start-up, readers, layout) is shown to. Where they differ, every differing
+number of posterior.json is listed (its place, both values, the relative difference and the
+distance in units in the last place), then the printed lines and the checkpoint's arrays
+(largest relative difference) that differ.
 """
 
 from __future__ import annotations
@@ -41,6 +44,51 @@ def _fit(checkout: Path, spec: Path, out: Path) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"{checkout}: fit {spec} failed:\n{done.stderr}")
     return re.sub(r"\d+(\.\d+)? s\b", "<t> s", done.stdout.replace(str(out), "<out>"))
+
+
+def _ulps(x: float, y: float) -> int:
+    """How many doubles lie between ``x`` and ``y`` (same sign; else -1)."""
+    if (x < 0) != (y < 0):
+        return -1
+    ix, iy = (int(np.array(abs(v), dtype=np.float64).view(np.int64)) for v in (x, y))
+    return abs(ix - iy)
+
+
+def number_differences(a, b, where: str = "") -> list[str]:
+    """One line per number that differs between two parsed JSON documents."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [line for k in sorted(set(a) | set(b)) if k != "seconds"
+                for line in number_differences(a.get(k), b.get(k), f"{where}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [line for i, (x, y) in enumerate(zip(a, b, strict=True))
+                for line in number_differences(x, y, f"{where}[{i}]")]
+    if a == b:
+        return []
+    if isinstance(a, float) and isinstance(b, float):
+        rel = abs(a - b) / max(abs(a), abs(b))
+        return [f"  {where}: {a!r} -> {b!r} (relative {rel:.1e}, {_ulps(a, b)} ulp)"]
+    return [f"  {where}: {a!r} -> {b!r}"]
+
+
+def _details(out_a: Path, out_b: Path, print_a: str, print_b: str) -> list[str]:
+    """The differing numbers, printed lines and checkpoint arrays of two fits."""
+    pa, pb = (json.loads((o / "posterior.json").read_text()) for o in (out_a, out_b))
+    lines = number_differences(pb, pa)  # other checkout -> this one
+    lines += [f"  printed: {x!r} -> {y!r}" for x, y in
+              zip(print_b.splitlines(), print_a.splitlines(), strict=False) if x != y]
+    ca, cb = out_a / "checkpoint.npz", out_b / "checkpoint.npz"
+    if ca.exists() and cb.exists():
+        with np.load(ca, allow_pickle=True) as za, np.load(cb, allow_pickle=True) as zb:
+            for k in sorted(set(za.files) & set(zb.files)):
+                x, y = za[k], zb[k]
+                if x.tobytes() == y.tobytes():
+                    continue
+                if x.dtype.kind == "f" and x.shape == y.shape:
+                    rel = np.max(np.abs(x - y) / np.maximum(np.abs(y), np.finfo(float).tiny))
+                    lines.append(f"  checkpoint.npz {k}: largest relative difference {rel:.1e}")
+                else:
+                    lines.append(f"  checkpoint.npz {k}: differs")
+    return lines
 
 
 def differences(a: Path, b: Path, out_a: Path, out_b: Path, print_a: str,
@@ -79,6 +127,8 @@ def main() -> int:
             printed = [_fit(HERE, relative, outs[0]), _fit(other, relative, outs[1])]
             found = differences(HERE, other, *outs, *printed)
             print(f"{name}: {'same numbers' if not found else 'DIFFERENT ' + ', '.join(found)}")
+            if found:
+                print("\n".join(_details(*outs, *printed)))
             bad += bool(found)
     print("every example gives the same numbers" if not bad else f"{bad} example(s) differ")
     return 1 if bad else 0

@@ -12,5 +12,9 @@ used and tested on its own. Modules are named after the mathematics:
 - :mod:`.decisions`: minimum-risk Bayes decisions and Bayes' rule;
 - :mod:`.dist`: light distribution objects handed out as oracles;
 - :mod:`.special`: ``logsumexp`` and ``gammaln`` without importing :mod:`scipy.special`;
+- :mod:`.quantiles`: Beta, Student-t and normal quantiles with numpy and :mod:`math` (scipy
+  outside their verified domain);
+- :mod:`.lapack`: Cholesky factors, triangular solves and rank-one updates through ctypes on
+  scipy's own OpenBLAS, scipy.linalg's numbers without importing it;
 - :mod:`.errors`: the engines' exceptions.
 """

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import quantiles
+
 __all__ = ["Dist"]
 
 # the families with a fast path, and how many shape parameters each has
 _SHAPES = {"norm": 0, "t": 1, "beta": 2, "invgamma": 1}
-
-
-def _special():
-    from scipy import special
-    from scipy.special import _ufuncs
-
-    return special, _ufuncs
 
 
 class Dist:
@@ -27,11 +22,13 @@ class Dist:
     runs that fit thousands of simulations; and ``scipy.stats`` is imported only on first
     use, so the analytic path does not pay for it until a number is asked for.
 
-    For ``norm``, ``t``, ``beta`` and ``invgamma`` with valid parameters, ``mean``, ``var``,
-    ``std`` and ``ppf`` (at 0 < q < 1) never import ``scipy.stats`` (about half the start-up time of
-    ``bayescheck fit``): they evaluate the very expressions scipy 1.18 evaluates (the same
-    ``scipy.special`` functions, the same order of operations), so the numbers are equal to
-    the last bit; anything else goes to ``scipy.stats``.
+    For ``norm``, ``t``, ``beta`` and ``invgamma`` with valid parameters, ``mean``, ``var``
+    and ``std`` never import scipy: they evaluate the very expressions scipy 1.18 evaluates
+    (the same order of operations), so the numbers are equal to the last bit. ``ppf`` (at
+    0 < q < 1) of ``norm``, ``t`` and ``beta`` comes from :mod:`.quantiles` (numpy and
+    :mod:`math`; within a few ulp of scipy's, which it calls outside its verified domain),
+    that of ``invgamma`` from ``scipy.special.gammainccinv``; anything else goes to
+    ``scipy.stats``.
 
     Parameters
     ----------
@@ -140,14 +137,15 @@ class Dist:
         if valid is None or not np.all((0 < q) & (q < 1)):
             return self.scipy.ppf(q, *self.args, **self.kwds)
         shapes, loc, scale = valid
-        special, ufuncs = _special()
         if self.family == "norm":
-            x = special.ndtri(q)
+            x = quantiles.norm_ppf(q)
         elif self.family == "t":
-            x = special.stdtrit(shapes[0], q)
+            x = quantiles.t_ppf(q, shapes[0])
         elif self.family == "beta":
-            x = ufuncs._beta_ppf(q, *shapes)
+            x = quantiles.beta_ppf(q, *shapes)
         else:
+            from scipy import special
+
             x = 1.0 / special.gammainccinv(shapes[0], q)
         return np.asarray(x * scale + loc, dtype=float)[()]
 

@@ -381,7 +381,7 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
     -------
     numpy.ndarray or float
     """
-    from scipy.special import gammaln  # here: importing scipy.special is costly
+    from .special import gammaln  # math.lgamma, as the Dirichlet evidence: no scipy import
 
     return (-0.5 * n * _LOG_2PI + 0.5 * prior_logdet - 0.5 * posterior_logdet
             + shape0 * np.log(scale0) - shape * np.log(scale) + gammaln(shape)
@@ -420,14 +420,16 @@ def _identified_factor(root: np.ndarray, n: int, proper: bool = False) -> np.nda
 
 def _prior_root(mean, cov) -> tuple[np.ndarray, float]:
     """Root of [[P0, P0 mu0], [mu0' P0, mu0' P0 mu0]] and log |P0|, from cov = C C'."""
-    from scipy import linalg
+    from . import lapack
 
     mean = np.asarray(mean, dtype=np.float64)
     cov = np.asarray(cov, dtype=np.float64)
-    chol = linalg.cholesky(cov, lower=True)
+    if not np.all(np.isfinite(cov)):  # as scipy's check_finite, which the call had
+        raise ValueError("array must not contain infs or NaNs")
+    chol = lapack.cholesky_lower(cov)
     # C^-1 is a square root of P0 = cov^-1 (by a triangular solve, not a general inverse);
     # the QR of [C^-1, C^-1 mu0] makes it triangular.
-    chol_inv = linalg.solve_triangular(chol, np.eye(len(mean)), lower=True)
+    chol_inv = lapack.solve_lower(chol, np.eye(len(mean)))
     root = triangular_root(np.column_stack([chol_inv, chol_inv @ mean]))
     return root, -2.0 * float(np.sum(np.log(np.diag(chol))))
 
@@ -471,16 +473,16 @@ class _LinearPosteriorMixin:
     @cached_property
     def mean(self) -> np.ndarray:
         """Posterior mean of theta: R mu = z."""
-        from scipy import linalg
+        from . import lapack
 
-        return linalg.solve_triangular(self._chol, self._z, check_finite=False)
+        return lapack.solve_triangular(self._chol, self._z)
 
     @cached_property
     def _scale_matrix(self) -> np.ndarray:
         """P^-1 = R^-1 R^-T, formed for reporting only (solves never use it)."""
-        from scipy import linalg
+        from . import lapack
 
-        r_inv = linalg.solve_triangular(self._chol, np.eye(self.dim), check_finite=False)
+        r_inv = lapack.solve_triangular(self._chol, np.eye(self.dim))
         return r_inv @ r_inv.T
 
     @property
@@ -510,10 +512,9 @@ class _LinearPosteriorMixin:
 
     def _row_variances(self, X: np.ndarray) -> np.ndarray:
         """x' P^-1 x = |R^-T x|^2 for each row of X."""
-        from scipy import linalg
+        from . import lapack
 
-        Z = linalg.solve_triangular(self._chol, np.atleast_2d(X).T, trans="T",
-                                    check_finite=False)
+        Z = lapack.solve_triangular(self._chol, np.atleast_2d(X).T, trans=True)
         return np.sum(Z * Z, axis=0)
 
 

@@ -68,9 +68,8 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky, solve_triangular
-from scipy.linalg.blas import dger
-from scipy.linalg.lapack import dpotri
+
+from .lapack import cho_solve_lower, cholesky_lower, ger, potri_lower, solve_lower
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -334,9 +333,9 @@ def _posterior(prob: _Problem, idx, alpha_a, noise_var, gram=None, want_cov=Fals
         g = gram if gram is not None else xa.T @ xa
         prec = beta * g
         prec[np.diag_indices(k)] += alpha_a
-        chol = cholesky(prec, lower=True, check_finite=False)
-        mean = beta * cho_solve((chol, True), xty_a, check_finite=False)
-        linv = solve_triangular(chol, np.eye(k), lower=True, check_finite=False)
+        chol = cholesky_lower(prec)
+        mean = beta * cho_solve_lower(chol, xty_a)
+        linv = solve_lower(chol, np.eye(k))
         cov_diag = np.einsum("ij,ij->j", linv, linv)
         resid = prob.y - xa @ mean
         resid2 = float(resid @ resid)
@@ -355,9 +354,9 @@ def _posterior(prob: _Problem, idx, alpha_a, noise_var, gram=None, want_cov=Fals
     inv_a = 1.0 / alpha_a
     c = (xa * inv_a) @ xa.T
     c[np.diag_indices(n)] += noise_var
-    lc = cholesky(c, lower=True, check_finite=False)
-    v = solve_triangular(lc, xa * inv_a, lower=True, check_finite=False)  # L^-1 X_A A^-1
-    u = solve_triangular(lc, prob.y, lower=True, check_finite=False)  # L^-1 y
+    lc = cholesky_lower(c)
+    v = solve_lower(lc, xa * inv_a)  # L^-1 X_A A^-1
+    u = solve_lower(lc, prob.y)  # L^-1 y
     mean = v.T @ u
     cov_diag = inv_a - np.einsum("ij,ij->j", v, v)
     resid = prob.y - xa @ mean
@@ -693,7 +692,7 @@ def _fast_factors(prob: _Problem, state: SBLState):
         q = beta * prob.xty
         return s, q, beta * prob.colnorm2
     b = state.xtx_active  # (M, k)
-    z = solve_triangular(post.chol, b.T, lower=True, check_finite=False)  # (k, M)
+    z = solve_lower(post.chol, b.T)  # (k, M)
     big_s = beta * prob.colnorm2 - beta**2 * np.einsum("ij,ij->j", z, z)
     big_q = beta * (prob.xty - b @ post.mean)
     s = big_s.copy()
@@ -923,16 +922,16 @@ class _FastIncremental:
         a = self.alpha[idx]
         prec = beta * b[idx]
         prec[np.diag_indices(k)] += a
-        chol = cholesky(prec, lower=True, check_finite=False)
+        chol = cholesky_lower(prec)
         # Sigma itself is what the rank-one updates act on: from the factor (LAPACK potri)
-        inv, info = dpotri(chol, lower=1)
+        inv, info = potri_lower(chol)
         if info != 0:
             raise np.linalg.LinAlgError(f"potri failed (info {info})")
         low = np.tril(inv)
         self.sigma = np.asfortranarray(low + np.tril(low, -1).T)
-        mu = beta * cho_solve((chol, True), prob.xty[idx], check_finite=False)
+        mu = beta * cho_solve_lower(chol, prob.xty[idx])
         self.mu[:k] = mu
-        z = solve_triangular(chol, b.T, lower=True, check_finite=False)  # (k, M)
+        z = solve_lower(chol, b.T)  # (k, M)
         self.S = beta * prob.colnorm2 - beta**2 * np.einsum("ij,ij->j", z, z)
         self.Q = beta * (prob.xty - b @ mu)
         self.log_evidence = -0.5 * (
@@ -976,7 +975,7 @@ class _FastIncremental:
         sj = self.sigma[:, pos].copy()
         kappa = 1.0 / (sj[pos] + 1.0 / (a_new - a_old))
         mu_j = self.mu[pos]
-        self.sigma = dger(-kappa, sj, sj, a=self.sigma, overwrite_a=1)  # in place
+        self.sigma = ger(-kappa, sj, sj, self.sigma)  # in place
         self.mu[:k] -= (kappa * mu_j) * sj
         e = self._b_times(sj) / self.noise_var
         self.S += kappa * e**2
@@ -989,7 +988,7 @@ class _FastIncremental:
         sj = self.sigma[:, pos].copy()
         sjj = sj[pos]
         mu_j = self.mu[pos]
-        sig = dger(-1.0 / sjj, sj, sj, a=self.sigma, overwrite_a=1)
+        sig = ger(-1.0 / sjj, sj, sj, self.sigma)
         self.mu[:k] -= (mu_j / sjj) * sj
         e = self._b_times(sj) / self.noise_var
         self.S += e**2 / sjj
@@ -1017,7 +1016,7 @@ class _FastIncremental:
         if k:
             u = beta * (self.sigma @ b_i[self.order[:k]])
             e = beta * (b_i - self._b_times(u))
-            new[:k, :k] = dger(sii, u, u, a=self.sigma, overwrite_a=1)
+            new[:k, :k] = ger(sii, u, u, self.sigma)
             new[:k, k] = -sii * u
             new[k, :k] = -sii * u
             self.mu[:k] -= mu_i * u
