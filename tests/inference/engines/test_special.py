@@ -1,10 +1,15 @@
-"""``inference.engines.special``: logsumexp equal to scipy's bit for bit, gammaln within ulps."""
+"""``inference.engines.special``: logsumexp equal to scipy's bit for bit, gammaln and digamma
+within ulps."""
+
+from decimal import Decimal, getcontext
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import special as sps
 
-from inference.engines.special import gammaln, logsumexp
+from inference.engines import special as special_module
+from inference.engines.special import digamma, gammaln, logsumexp
 
 RNG = np.random.default_rng(12)
 INF = np.inf
@@ -78,3 +83,52 @@ def test_gammaln_overflows_to_inf_as_scipys_does():
     huge = [1e306, 1e308, np.finfo(np.float64).max, -1.5e308]
     np.testing.assert_array_equal(gammaln(huge), sps.gammaln(huge))
     assert gammaln(1e308) == np.inf
+
+
+def _exact_digamma():
+    """psi(n) = -gamma + H_(n-1) and psi(n + 1/2) = -gamma - 2 log 2 + sum_k 2 / (2k - 1)
+    (A&S 6.3.2, 6.3.4), summed exactly and rounded once, n < 400."""
+    getcontext().prec = 50
+    euler = Decimal("0.57721566490153286060651209008240243104215933593992")
+    log2 = Decimal(2).ln()
+
+    def rounded(f):
+        return Decimal(f.numerator) / Decimal(f.denominator)
+
+    xs, exact = [], []
+    harmonic = Fraction(0)
+    for n in range(1, 400):
+        xs.append(float(n))
+        exact.append(float(rounded(harmonic) - euler))
+        harmonic += Fraction(1, n)
+    odd = Fraction(0)
+    for n in range(0, 400):
+        xs.append(n + 0.5)
+        exact.append(float(rounded(odd) - euler - 2 * log2))
+        odd += Fraction(2, 2 * n + 1)
+    return np.array(xs), np.array(exact)
+
+
+def test_digamma_is_within_4_ulp_of_exact_values():
+    xs, exact = _exact_digamma()
+    assert _ulps_apart(digamma(xs), exact).max() <= 4
+
+
+def test_digamma_is_scipys_to_a_few_ulp_over_the_positive_floats():
+    rng = np.random.default_rng(5)
+    wide = np.exp(rng.uniform(np.log(1e-300), np.log(1e300), 20000))
+    near = rng.uniform(0.01, 50.0, 20000)
+    for x in (wide, near, X):
+        assert _ulps_apart(digamma(x), sps.digamma(x)).max() <= 8
+
+
+def test_digamma_shapes_edges_and_a_wrong_series_told_apart(monkeypatch):
+    assert digamma(np.ones((2, 3))).shape == (2, 3)
+    assert isinstance(digamma(3.5), np.float64)
+    edges = [0.0, -0.5, -2.0, np.nan, np.inf]  # scipy's values, through the fallback
+    np.testing.assert_array_equal(digamma(edges), sps.digamma(edges))
+    xs, exact = _exact_digamma()
+    # the series' second coefficient with the wrong sign: far outside 4 ulp
+    monkeypatch.setattr(special_module, "_DIGAMMA_SERIES",
+                        (1 / 12, 1 / 120) + special_module._DIGAMMA_SERIES[2:])
+    assert _ulps_apart(digamma(xs), exact).max() > 1e3
