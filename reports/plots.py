@@ -545,34 +545,37 @@ def _standardise(v, *, mu: float, sd: float) -> float:
     return np.nan if v is None else (v - mu) / sd
 
 
-def _fixed_axes(labels, plot_width: float, plot_height: float, *, right: float = 0.2):
-    """A figure with one Axes whose margins are fixed in inches, room for ``labels`` left.
-
-    The left margin follows the longest y tick label (about 0.055 in a character at 8
-    points), so the figure needs no layout pass over its text (``tight_layout`` and
-    cropping each measured every label).
-    """
-    plt = _plt()
-    left = 0.25 + 0.055 * max((len(t) for t in labels), default=0)
-    bottom, top = 0.55, 0.15
-    width, height = left + plot_width + right, bottom + plot_height + top
-    fig = plt.figure(figsize=(width, height))
-    ax = fig.add_axes((left / width, bottom / height, plot_width / width, plot_height / height))
-    return fig, ax
+def _padded(arrays, pad: float = 0.05) -> tuple[float, float]:
+    """The finite extent of ``arrays`` widened by ``pad`` of it each side (matplotlib's margins)."""
+    values = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return (-1.0, 1.0)
+    lo, hi = float(values.min()), float(values.max())
+    if hi <= lo:
+        return (lo - 0.5 * (abs(lo) or 1.0), hi + 0.5 * (abs(hi) or 1.0))
+    return (lo - pad * (hi - lo), hi + pad * (hi - lo))
 
 
 def forest_figure(rows) -> str:
     """Analytic against sampled 5-95 % intervals and medians, one row per parameter.
 
     Each row is on the scale of its analytic sd around its analytic mean, so parameters of
-    any size share one axis. The intervals and medians of all rows are one artist each.
+    any size share one axis. The row names are the y tick labels; the left margin follows
+    the longest (about 0.055 in a character at 8 points). An SVG (:class:`PanelGrid`).
     """
+    from .panels import PanelGrid
+
     n = len(rows)
     labels = [f"{r['name']} ({r['verdict']})" for r in rows]
-    fig, ax = _fixed_axes(labels, 4.2, 0.25 + 0.34 * n, right=1.2)
+    grid_fig = PanelGrid(1, 1, 4.2, 0.25 + 0.34 * n, left=0.25 + 0.055 * max(map(len, labels),
+                                                                              default=0),
+                         bottom=0.55, top=0.15, gap=0.2)
     y = np.arange(n)[::-1].astype(float)
     drawn = [(yi, r) for yi, r in zip(y, rows, strict=True)
              if r["analytic_mean"] is not None and r["analytic_sd"]]
+    extent = [np.zeros(1)]
+    marks = []
     for kind, offset, colour, label in (("analytic", 0.12, "#d62728", "analytic"),
                                         ("sampled", -0.12, "#08519c", "NUTS")):
         if not drawn:  # rows with exact means only (no sd) draw no interval
@@ -581,16 +584,20 @@ def forest_figure(rows) -> str:
         lo, mid, hi = (np.array([_standardise(r[f"{kind}_{q}"], mu=r["analytic_mean"],
                                               sd=r["analytic_sd"]) for _, r in drawn])
                        for q in ("q05", "q50", "q95"))
-        ax.hlines(at, lo, hi, color=colour, lw=3, label=label)
-        ax.plot(mid, at, "|", color=colour, ms=10, ls="none")
-    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.set_ylim(-0.6, n - 0.4)
-    ax.set_xlabel("(value − analytic mean) / analytic sd", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
-    if drawn:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return figure_uri(fig, crop=False)
+        extent += [lo, mid, hi]
+        marks.append((at, lo, mid, hi, colour, label))
+    panel = grid_fig.panel(0, 0, xlim=_padded(extent), ylim=(-0.6, n - 0.4),
+                           yticks=tuple(y), yticklabels=tuple(labels), ytick_fontsize=8,
+                           xlabel="(value − analytic mean) / analytic sd")
+    panel.vline(0.0, color="#bdbdbd", lw=1.0)
+    for at, lo, mid, hi, colour, label in marks:
+        # every interval one polyline, broken by NaN
+        gap = np.full(at.size, np.nan)
+        panel.line(np.column_stack([lo, hi, gap]).ravel(),
+                   np.column_stack([at, at, gap]).ravel(), color=colour, lw=3.0)
+        panel.markers(mid, at, marker="|", ms=10.0, color=colour)
+        grid_fig.legend_entry(label, color=colour, lw=3.0)
+    return grid_fig.uri()
 
 
 def clip_z(z, threshold: float) -> dict:
@@ -624,28 +631,33 @@ def z_histogram_figure(z, threshold: float) -> str:
     """Histogram of every z score with the standard normal density and the ±threshold lines.
 
     Scores beyond the axis (see :func:`clip_z`) are drawn in the edge bins and counted in a
-    note on the figure, with the largest |z|.
+    note on the figure, with the largest |z|. An SVG (:class:`PanelGrid`).
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     c = clip_z(z, threshold)
     top = c["top"]
-    fig, ax = plt.subplots(figsize=(6.0, 3.0))
-    ax.hist(c["z"], bins=40, range=(-top, top), density=True, color="#9ecae1",
-            histtype="stepfilled", label="z scores")
     grid = np.linspace(-top, top, 300)
     normal = np.exp(-0.5 * grid**2) / math.sqrt(2.0 * math.pi)
-    ax.plot(grid, normal, color="#525252", lw=1.2, label="N(0, 1)")
+    heights = np.histogram(c["z"], bins=40, range=(-top, top), density=True)[0] \
+        if c["z"].size else np.zeros(1)
+    note = (f"clipped to ±{top:.3g}: {c['below']} below, {c['above']} above (largest |z| "
+            f"{c['max_abs']:.3g})" if c["below"] or c["above"] else "")
+    grid_fig = PanelGrid(1, 1, 5.2, 2.2, left=0.5, bottom=0.55, top=0.1)
+    panel = grid_fig.panel(0, 0, xlim=(-top, top),
+                           ylim=(0.0, 1.05 * max(float(np.max(heights)), float(normal.max()))),
+                           yticks=True, xlabel=f"z (fail beyond ±{threshold:.3g})",
+                           note=note, note_color="#d62728")
+    hist_style = {"color": "#9ecae1"}
+    normal_style = {"color": "#525252", "lw": 1.2}
+    if c["z"].size:
+        panel.hist(c["z"], bins=40, range=(-top, top), **hist_style)
+    panel.line(grid, normal, **normal_style)
     for s in (-threshold, threshold):
-        ax.axvline(s, color="#d62728", ls="--", lw=1)
-    if c["below"] or c["above"]:
-        ax.text(0.02, 0.95, f"clipped to ±{top:.3g}: {c['below']} below, {c['above']} above "
-                f"(largest |z| {c['max_abs']:.3g})", transform=ax.transAxes, fontsize=8,
-                va="top", color="#d62728")
-    ax.set_xlabel(f"z (fail beyond ±{threshold:.3g})", fontsize=9)
-    ax.tick_params(labelsize=8)
-    ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    return figure_uri(fig)
+        panel.vline(s, color="#d62728", ls="--", lw=1.0)
+    grid_fig.legend_entry("z scores", "fill", **hist_style)
+    grid_fig.legend_entry("N(0, 1)", **normal_style)
+    return grid_fig.uri()
 
 
 #: E-BFMI below this suggests the sampler explores the tails poorly (arviz' threshold).
@@ -659,35 +671,32 @@ def energy_figure(energy) -> str:
     draw-to-draw changes, each as one KDE over all chains: similar widths mean the
     sampler explores the tails. Beside them each chain's E-BFMI (mean squared change over
     the energy's variance) against :data:`BFMI_THRESHOLD`. The panels arviz_plots.plot_energy
-    draws, with matplotlib directly.
+    draws, as an SVG (:class:`PanelGrid`).
     """
     from .figure_stats import kde
+    from .panels import PanelGrid
 
     energy = np.asarray(energy, dtype=np.float64)
     change = np.diff(energy, axis=1)
     bfmi = np.mean(change**2, axis=1) / np.var(energy, axis=1)
-    plt = _plt()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 2.8),
-                                      gridspec_kw={"width_ratios": [1, 2]})
     chains = np.arange(len(bfmi))
-    left.scatter(bfmi, chains, color=[_chain_colour(c) for c in chains], zorder=3)
-    left.axvline(BFMI_THRESHOLD, color="#999999", ls="--", lw=1)
-    left.set_yticks(chains)
-    left.set_ylabel("chain", fontsize=8)
-    left.set_xlim(0, max(1.05, float(np.nanmax(bfmi)) * 1.1))
-    left.set_title("E-BFMI", fontsize=9)
+    grid_fig = PanelGrid(1, 2, 0.0, 2.0, cell_widths=[2.0, 4.6], left=0.55, bottom=0.35,
+                         top=0.3)
+    left = grid_fig.panel(0, 0, title="E-BFMI",
+                          xlim=(0.0, max(1.05, float(np.nanmax(bfmi)) * 1.1)),
+                          ylim=(-0.5, len(bfmi) - 0.5), yticks=tuple(float(c) for c in chains),
+                          ylabel="chain", ylabel_pad=0.2)
+    left.vline(BFMI_THRESHOLD, color="#999999", ls="--", lw=1.0)
+    for c in chains:
+        left.markers([bfmi[c]], [c], ms=6.0, color=_chain_colour(c))
+    right = grid_fig.panel(0, 1, title="Energy")
     for values, label, colour in ((energy - energy.mean(), "marginal energy", "#1f77b4"),
                                   (change, "energy transition", "#ff7f0e")):
         grid, pdf = kde(values.ravel())
-        right.fill_between(grid, pdf, color=colour, alpha=0.35, label=label)
-    right.set_yticks([])
-    right.set_title("Energy", fontsize=9)
-    right.legend(fontsize=8)
-    for ax in (left, right):
-        ax.tick_params(labelsize=7)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
+        right.fill(np.concatenate([grid[:1], grid, grid[-1:]]),
+                   np.concatenate([[0.0], pdf, [0.0]]), color=colour, alpha=0.35)
+        grid_fig.legend_entry(label, "fill", color=colour, alpha=0.35)
+    return grid_fig.uri()
 
 
 def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:

@@ -1,0 +1,262 @@
+"""SVG figures written with numpy alone, for the report's small-multiple figures.
+
+The report's figures of lines, filled areas, markers and text (:mod:`reports.panels`) used
+to be drawn by matplotlib's Agg renderer and embedded as PNGs. Importing matplotlib costs
+0.45-0.9 s of CPU, and drawing text was most of the rest (matplotlib 3.11 shapes every
+string with libraqm and renders it glyph by glyph: about 1.5 ms for a tick label, 300 to 500
+strings per report; benchmarks/REPORTS.md, round 8). An SVG holds the same lines, areas,
+markers and words; the browser draws them. :class:`Svg` collects the primitives in inches
+(origin bottom left, as matplotlib's figure coordinates) and writes the document: lengths
+in points scale as matplotlib scales them at the figure's dpi, so the figure has the pixel
+size the PNG had.
+
+Markers drawn with transparency (the pair plot's 2000 points per panel, whose overlap shows
+where the draws are dense) would need one SVG element per point for their opacities to add
+up as matplotlib's do (about 40 bytes each); they are rasterised here instead, at the
+figure's dpi (3 x 3 supersampling, each marker a disc, opacity ``1 - (1 - alpha)^k`` where
+``k`` discs overlap), and embedded as one PNG layer.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+import zlib
+from xml.sax.saxutils import escape
+
+import numpy as np
+
+__all__ = ["Svg", "png_rgba"]
+
+#: Fonts, the first matplotlib's default.
+FONTS = "DejaVu Sans, Bitstream Vera Sans, Verdana, Arial, Helvetica, sans-serif"
+#: matplotlib's dash pattern of ``ls="--"`` in multiples of the line width.
+DASH = (3.7, 1.6)
+#: Coordinates are written in this fraction of a pixel (integers in a scaled viewBox).
+SUB = 10
+#: Supersampling of the rasterised translucent markers, per axis.
+SUPERSAMPLE = 3
+
+_ANCHOR = {"left": "start", "center": "middle", "right": "end"}
+_BASELINE = {"top": "text-before-edge", "center": "central", "bottom": "text-after-edge",
+             "baseline": "alphabetic"}
+
+
+def png_rgba(rgba: np.ndarray, level: int = 6) -> bytes:
+    """Encode an ``(h, w, 4)`` uint8 array as a PNG (8-bit RGBA, no filter)."""
+    h, w, _ = rgba.shape
+    raw = np.zeros((h, w * 4 + 1), dtype=np.uint8)
+    raw[:, 1:] = rgba.reshape(h, w * 4)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw.tobytes(), level)) + chunk(b"IEND", b""))
+
+
+def _runs(xy: np.ndarray) -> list[np.ndarray]:
+    """The finite stretches of a polyline (NaN breaks it, as in matplotlib)."""
+    ok = np.isfinite(xy).all(axis=1)
+    if ok.all():
+        return [xy]
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    return [xy[a:b] for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def _numbers(values: np.ndarray) -> str:
+    return " ".join(map(str, values.ravel().tolist()))
+
+
+class Svg:
+    """An SVG figure of ``width`` x ``height`` inches at ``dpi``.
+
+    Every method takes coordinates in inches from the bottom left and sizes in points.
+    ``items`` keeps what was drawn, in those units, for tests: ``(kind, data, style)``.
+    """
+
+    def __init__(self, width: float, height: float, dpi: int = 80):
+        self.width, self.height, self.dpi = width, height, dpi
+        self.items: list[tuple[str, object, dict]] = []
+
+    # --------------------------------------------------------------------- drawing
+
+    def lines(self, polylines, *, color="black", lw: float = 1.0, ls: str = "solid",
+              alpha: float | None = None) -> None:
+        """Polylines (each an ``(n, 2)`` array; NaN breaks one)."""
+        self.items.append(("lines", [np.asarray(p, float) for p in polylines],
+                           {"color": color, "lw": lw, "ls": ls, "alpha": alpha}))
+
+    def polygons(self, polygons, *, color="black", alpha: float | None = None) -> None:
+        """Filled polygons without edges (each an ``(n, 2)`` array, closed)."""
+        self.items.append(("polygons", [np.asarray(p, float) for p in polygons],
+                           {"color": color, "alpha": alpha}))
+
+    def markers(self, x, y, *, marker: str = "o", ms: float = 2.0, mew: float = 0.0,
+                color="black", alpha: float | None = None) -> None:
+        """One marker per point: ``o`` (disc of diameter ``ms``), ``|``, ``d``, ``D``."""
+        self.items.append(("markers", (np.asarray(x, float).ravel(),
+                                       np.asarray(y, float).ravel()),
+                           {"marker": marker, "ms": ms, "mew": mew, "color": color,
+                            "alpha": alpha}))
+
+    def text(self, x: float, y: float, s: str, *, fontsize: float = 8.0, ha: str = "left",
+             va: str = "baseline", rotation: float = 0.0, color="black") -> None:
+        """A string (a newline starts a new line), anchored as matplotlib's ``ha``/``va``."""
+        self.items.append(("text", (x, y, str(s)), {"fontsize": fontsize, "ha": ha,
+                                                    "va": va, "rotation": rotation,
+                                                    "color": color}))
+
+    def texts(self) -> list[str]:
+        """Every string drawn."""
+        return [data[2] for kind, data, _ in self.items if kind == "text"]
+
+    # --------------------------------------------------------------------- writing
+
+    def _units(self, xy: np.ndarray) -> np.ndarray:
+        """Inches (bottom left) to integer viewBox units (top left)."""
+        k = self.dpi * SUB
+        out = np.empty(xy.shape, dtype=np.int64)
+        out[:, 0] = np.rint(xy[:, 0] * k)
+        out[:, 1] = np.rint((self.height - xy[:, 1]) * k)
+        return out
+
+    def _pt(self, points: float) -> float:
+        """Points to viewBox units."""
+        return points * self.dpi / 72 * SUB
+
+    def _path(self, polylines, close: bool = False) -> str:
+        parts = []
+        for poly in polylines:
+            for run in _runs(poly):
+                if len(run) == 0:
+                    continue
+                u = self._units(run)
+                d = np.diff(u, axis=0)
+                parts.append(f"M{u[0, 0]} {u[0, 1]}" + (f"l{_numbers(d)}" if len(d) else "")
+                             + ("z" if close else ""))
+        return "".join(parts)
+
+    @staticmethod
+    def _paint(kind: str, color, alpha) -> str:
+        out = f' {kind}="{color}"'
+        if alpha is not None and alpha < 1:
+            out += f' {kind}-opacity="{alpha:.3g}"'
+        return out
+
+    def _write_lines(self, polylines, style) -> list[str]:
+        width = self._pt(style["lw"])
+        attrs = (f' fill="none" stroke-width="{width:.4g}" stroke-linejoin="round"'
+                 + self._paint("stroke", style["color"], style["alpha"]))
+        if style["ls"] in ("--", "dashed"):
+            attrs += f' stroke-dasharray="{DASH[0] * width:.4g} {DASH[1] * width:.4g}"'
+        if style["alpha"] is None or style["alpha"] >= 1:  # one element: nothing to add up
+            d = self._path(polylines)
+            return [f'<path d="{d}"{attrs}/>'] if d else []
+        return [f'<path d="{d}"{attrs}/>' for d in (self._path([p]) for p in polylines) if d]
+
+    def _write_polygons(self, polygons, style) -> list[str]:
+        attrs = self._paint("fill", style["color"], style["alpha"])
+        if style["alpha"] is None or style["alpha"] >= 1:
+            d = self._path(polygons, close=True)
+            return [f'<path d="{d}"{attrs}/>'] if d else []
+        return [f'<path d="{d}"{attrs}/>' for d in (self._path([p], close=True)
+                                                    for p in polygons) if d]
+
+    def _write_markers(self, xy, style) -> list[str]:
+        x, y = xy
+        keep = np.isfinite(x) & np.isfinite(y)
+        if not keep.any():
+            return []
+        u = self._units(np.column_stack([x[keep], y[keep]]))
+        size = self._pt(style["ms"])
+        marker = style["marker"]
+        if marker == "o" and style["alpha"] is not None and style["alpha"] < 1:
+            return [self._raster_discs(u, size, style["color"], style["alpha"])]
+        paint = self._paint("stroke", style["color"], style["alpha"])
+        if marker == "o":  # a zero-length stroke with round caps is a disc
+            d = "".join(f"M{a} {b}h0" for a, b in u.tolist())
+            return [f'<path d="{d}" stroke-width="{size:.4g}" stroke-linecap="round"'
+                    f'{paint}/>']
+        if marker == "|":
+            half = round(size / 2)
+            d = "".join(f"M{a} {b - half}v{2 * half}" for a, b in u.tolist())
+            return [f'<path d="{d}" stroke-width="{max(self._pt(style["mew"]), SUB):.4g}"'
+                    f'{paint}/>']
+        if marker in ("d", "D"):  # matplotlib's diamond: a unit square turned 45 degrees
+            hy = round(size * math.sqrt(0.5))
+            hx = round(hy * (0.6 if marker == "d" else 1.0))
+            d = "".join(f"M{a} {b - hy}l{hx} {hy}l{-hx} {hy}l{-hx} {-hy}z" for a, b in u.tolist())
+            return [f'<path d="{d}"{self._paint("fill", style["color"], style["alpha"])}/>']
+        raise ValueError(f"marker {marker!r} is not drawn as SVG")
+
+    def _raster_discs(self, u: np.ndarray, size: float, color: str, alpha: float) -> str:
+        """Translucent discs as one PNG layer: opacity ``1 - (1 - alpha)^k`` where k overlap."""
+        s = SUPERSAMPLE
+        w, h = math.ceil(self.width * self.dpi), math.ceil(self.height * self.dpi)
+        radius = size / SUB * s / 2  # in supersampled pixels
+        r = math.ceil(radius)
+        oy, ox = np.mgrid[-r:r + 1, -r:r + 1]
+        disc = (ox**2 + oy**2) <= radius**2
+        ox, oy = ox[disc], oy[disc]
+        # the supersampled pixel (column, row) holding each point's centre
+        cx = np.floor(u[:, 0] / SUB * s).astype(np.int64)
+        cy = np.floor(u[:, 1] / SUB * s).astype(np.int64)
+        px = (cx[:, None] + ox[None, :]).ravel()
+        py = (cy[:, None] + oy[None, :]).ravel()
+        inside = (px >= 0) & (px < w * s) & (py >= 0) & (py < h * s)
+        counts = np.bincount(py[inside] * (w * s) + px[inside], minlength=w * s * h * s)
+        covered = 1.0 - (1.0 - alpha) ** counts.reshape(h * s, w * s)
+        opacity = covered.reshape(h, s, w, s).mean(axis=(1, 3))
+        rgba = np.zeros((h, w, 4), dtype=np.uint8)
+        rgba[..., :3] = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+        rgba[..., 3] = np.rint(opacity * 255)
+        png = base64.b64encode(png_rgba(rgba)).decode("ascii")
+        return (f'<image x="0" y="0" width="{w * SUB}" height="{h * SUB}" '
+                f'preserveAspectRatio="none" href="data:image/png;base64,{png}"/>')
+
+    def _write_text(self, data, style) -> str:
+        x, y, s = data
+        u = self._units(np.array([[x, y]]))[0]
+        size = self._pt(style["fontsize"])
+        lines = s.split("\n")
+        # matplotlib's line spacing (1.2); va places the block, not its first line
+        shift = {"top": 0.0, "center": -(len(lines) - 1) / 2,
+                 "bottom": -(len(lines) - 1), "baseline": -(len(lines) - 1)}[style["va"]]
+        attrs = (f'x="{u[0]}" y="{u[1]}" font-size="{size:.4g}" '
+                 f'text-anchor="{_ANCHOR[style["ha"]]}" '
+                 f'dominant-baseline="{_BASELINE[style["va"]]}"')
+        if style["color"] not in ("black", "#000000"):
+            attrs += f' fill="{style["color"]}"'
+        if style["rotation"]:
+            attrs += f' transform="rotate({-style["rotation"]:g} {u[0]} {u[1]})"'
+        if len(lines) == 1:
+            return f"<text {attrs}>{escape(s)}</text>"
+        spans = "".join(f'<tspan x="{u[0]}" dy="{(shift if i == 0 else 1) * 1.2:.4g}em">'
+                        f"{escape(line)}</tspan>" for i, line in enumerate(lines))
+        return f"<text {attrs}>{spans}</text>"
+
+    def document(self) -> str:
+        """The SVG document."""
+        w, h = self.width * self.dpi, self.height * self.dpi
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
+               f'viewBox="0 0 {w * SUB:.0f} {h * SUB:.0f}" font-family="{FONTS}">',
+               '<rect width="100%" height="100%" fill="white"/>']
+        for kind, data, style in self.items:
+            if kind == "lines":
+                out += self._write_lines(data, style)
+            elif kind == "polygons":
+                out += self._write_polygons(data, style)
+            elif kind == "markers":
+                out += self._write_markers(data, style)
+            else:
+                out.append(self._write_text(data, style))
+        out.append("</svg>")
+        return "\n".join(out)
+
+    def uri(self) -> str:
+        """The document as a ``data:image/svg+xml;base64,...`` URI."""
+        return ("data:image/svg+xml;base64,"
+                + base64.b64encode(self.document().encode("utf-8")).decode("ascii"))
