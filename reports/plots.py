@@ -1,4 +1,10 @@
-"""Figures for the report, returned as PNG data URIs so the HTML is self-contained."""
+"""Figures for the report, returned as data URIs so the HTML is self-contained.
+
+The report's own figures (marginals, intervals, z scores, rank, trace, energy, pair and
+predictive plots) are SVG written with numpy (:class:`reports.panels.PanelGrid`); a fit's
+plots, the point estimates and a stream's trajectory are matplotlib PNGs (their functions
+carry ``matplotlib = True``, which :mod:`reports.figure_jobs` reads).
+"""
 
 from __future__ import annotations
 
@@ -437,6 +443,8 @@ def fit_figure_uri(entry: dict) -> str:
     return fit_figure(entry)["uri"]
 
 
+fit_figure_uri.matplotlib = True  # see reports.figure_jobs
+
 def estimates_figure(comparison, draws) -> str:
     """Point estimates against the sampled posterior, in posterior sds.
 
@@ -482,6 +490,9 @@ def estimates_figure(comparison, draws) -> str:
     return figure_uri(fig)
 
 
+estimates_figure.matplotlib = True  # see reports.figure_jobs
+
+
 def trajectory_figure(trajectory: list[dict]) -> str | None:
     """Posterior mean and 90 % interval of each coefficient after each batch of a stream."""
     steps = [t for t in trajectory if "mean" in t]
@@ -500,6 +511,9 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
         ax.set_xlabel("after batch", fontsize=8)
         ax.tick_params(labelsize=8)
     return _finish_grid(fig, axes, len(names))
+
+
+trajectory_figure.matplotlib = True  # see reports.figure_jobs
 
 
 # ----------------------------------------------------------------- report figures from files

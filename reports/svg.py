@@ -13,8 +13,9 @@ size the PNG had.
 Markers drawn with transparency (the pair plot's 2000 points per panel, whose overlap shows
 where the draws are dense) would need one SVG element per point for their opacities to add
 up as matplotlib's do (about 40 bytes each); they are rasterised here instead, at the
-figure's dpi (3 x 3 supersampling, each marker a disc, opacity ``1 - (1 - alpha)^k`` where
-``k`` discs overlap), and embedded as one PNG layer.
+figure's dpi (each marker a disc, a pixel's opacity ``1 - prod(1 - alpha c)`` over the
+discs that cover a part ``c`` of it, as Agg composites them), and embedded as one PNG
+layer.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ FONTS = "DejaVu Sans, Bitstream Vera Sans, Verdana, Arial, Helvetica, sans-serif
 DASH = (3.7, 1.6)
 #: Coordinates are written in this fraction of a pixel (integers in a scaled viewBox).
 SUB = 10
-#: Supersampling of the rasterised translucent markers, per axis.
-SUPERSAMPLE = 3
+#: Sub-pixel positions of a rasterised translucent marker, per axis.
+PHASES = 4
+#: Samples per pixel and axis of the coverage of a rasterised marker.
+SAMPLES = 8
 
 _ANCHOR = {"left": "start", "center": "middle", "right": "end"}
 _BASELINE = {"top": "text-before-edge", "center": "central", "bottom": "text-after-edge",
@@ -174,7 +177,8 @@ class Svg:
         size = self._pt(style["ms"])
         marker = style["marker"]
         if marker == "o" and style["alpha"] is not None and style["alpha"] < 1:
-            return [self._raster_discs(u, size, style["color"], style["alpha"])]
+            layer = self._raster_discs(u, size, style["color"], style["alpha"])
+            return [layer] if layer else []
         paint = self._paint("stroke", style["color"], style["alpha"])
         if marker == "o":  # a zero-length stroke with round caps is a disc
             d = "".join(f"M{a} {b}h0" for a, b in u.tolist())
@@ -193,29 +197,46 @@ class Svg:
         raise ValueError(f"marker {marker!r} is not drawn as SVG")
 
     def _raster_discs(self, u: np.ndarray, size: float, color: str, alpha: float) -> str:
-        """Translucent discs as one PNG layer: opacity ``1 - (1 - alpha)^k`` where k overlap."""
-        s = SUPERSAMPLE
+        """Translucent discs as one PNG layer.
+
+        A pixel's opacity is ``1 - prod(1 - alpha c)`` over the discs covering a part ``c``
+        of it (as Agg composites them), from coverage kernels precomputed for
+        :data:`PHASES` sub-pixel offsets of a centre.
+        """
         w, h = math.ceil(self.width * self.dpi), math.ceil(self.height * self.dpi)
-        radius = size / SUB * s / 2  # in supersampled pixels
-        r = math.ceil(radius)
-        oy, ox = np.mgrid[-r:r + 1, -r:r + 1]
-        disc = (ox**2 + oy**2) <= radius**2
-        ox, oy = ox[disc], oy[disc]
-        # the supersampled pixel (column, row) holding each point's centre
-        cx = np.floor(u[:, 0] / SUB * s).astype(np.int64)
-        cy = np.floor(u[:, 1] / SUB * s).astype(np.int64)
-        px = (cx[:, None] + ox[None, :]).ravel()
-        py = (cy[:, None] + oy[None, :]).ravel()
-        inside = (px >= 0) & (px < w * s) & (py >= 0) & (py < h * s)
-        counts = np.bincount(py[inside] * (w * s) + px[inside], minlength=w * s * h * s)
-        covered = 1.0 - (1.0 - alpha) ** counts.reshape(h * s, w * s)
-        opacity = covered.reshape(h, s, w, s).mean(axis=(1, 3))
-        rgba = np.zeros((h, w, 4), dtype=np.uint8)
+        radius = size / SUB / 2  # pixels
+        big = math.ceil(radius + 1)
+        offs = np.arange(-big, big + 1)
+        # coverage of each pixel by a disc centred at each sub-pixel phase (SAMPLES^2 points)
+        at = (np.arange(SAMPLES) + 0.5) / SAMPLES
+        centre = (np.arange(PHASES) + 0.5) / PHASES
+        d = (offs[None, :, None] + at[None, None, :]) - centre[:, None, None]  # phase, px, s
+        inside = (d[:, None, :, None, :, None] ** 2 + d[None, :, None, :, None, :] ** 2
+                  <= radius**2)  # y phase, x phase, y px, x px, y sample, x sample
+        kernel = np.log1p(-alpha * inside.mean(axis=(4, 5)))
+        px, py = u[:, 0] / SUB, u[:, 1] / SUB
+        ix, iy = np.floor(px).astype(np.int64), np.floor(py).astype(np.int64)
+        fx = np.minimum(((px - ix) * PHASES).astype(np.int64), PHASES - 1)
+        fy = np.minimum(((py - iy) * PHASES).astype(np.int64), PHASES - 1)
+        rows = np.broadcast_to(iy[:, None, None] + offs[None, :, None], (len(u), *kernel.shape[2:]))
+        cols = np.broadcast_to(ix[:, None, None] + offs[None, None, :], rows.shape)
+        weights = kernel[fy, fx]
+        keep = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w) & (weights < 0)
+        total = np.bincount((rows[keep] * w + cols[keep]), weights[keep], minlength=w * h)
+        opacity = -np.expm1(total.reshape(h, w))
+        used_rows = np.flatnonzero(opacity.any(axis=1))
+        used_cols = np.flatnonzero(opacity.any(axis=0))
+        if used_rows.size == 0:
+            return ""
+        r0, r1, c0, c1 = used_rows[0], used_rows[-1] + 1, used_cols[0], used_cols[-1] + 1
+        rgba = np.zeros((r1 - r0, c1 - c0, 4), dtype=np.uint8)
         rgba[..., :3] = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
-        rgba[..., 3] = np.rint(opacity * 255)
-        png = base64.b64encode(png_rgba(rgba)).decode("ascii")
-        return (f'<image x="0" y="0" width="{w * SUB}" height="{h * SUB}" '
-                f'preserveAspectRatio="none" href="data:image/png;base64,{png}"/>')
+        rgba[..., 3] = np.rint(opacity[r0:r1, c0:c1] * 255)
+        # zlib level 1: 5x faster than 6 on this layer, 20 % larger
+        png = base64.b64encode(png_rgba(rgba, level=1)).decode("ascii")
+        return (f'<image x="{c0 * SUB}" y="{r0 * SUB}" width="{(c1 - c0) * SUB}" '
+                f'height="{(r1 - r0) * SUB}" preserveAspectRatio="none" '
+                f'href="data:image/png;base64,{png}"/>')
 
     def _write_text(self, data, style) -> str:
         x, y, s = data

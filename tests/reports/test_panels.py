@@ -92,23 +92,28 @@ def test_the_svg_holds_every_element_escaped_and_at_the_pngs_size():
 
 def test_translucent_markers_add_up_where_they_overlap():
     """Opacity 1 - (1 - alpha)^k where k markers overlap, as matplotlib composites them."""
+    import base64
     import io
+    import re
 
     from PIL import Image
 
-    from reports.svg import Svg
+    from reports.svg import SUB, Svg
 
-    svg = Svg(1.0, 1.0, dpi=80)
-    for k, x in ((1, 0.25), (3, 0.75)):
-        svg.markers([x] * k, [0.5] * k, ms=8.0, color="#ff0000", alpha=0.3)
-    layers = [svg._write_markers(data, style)[0] for kind, data, style in svg.items]
     alphas = []
-    for layer, x in zip(layers, (0.25, 0.75), strict=True):
-        import base64
-
+    for k in (1, 3):
+        svg = Svg(1.0, 1.0, dpi=80)
+        svg.markers([0.5] * k, [0.5] * k, ms=8.0, color="#ff0000", alpha=0.3)
+        ((_, data, style),) = svg.items
+        (layer,) = svg._write_markers(data, style)
+        x0, y0 = (int(v) // SUB for v in re.search(r'x="(\d+)" y="(\d+)"', layer).groups())
         png = base64.b64decode(layer.split("base64,", 1)[1].split('"', 1)[0])
         rgba = np.asarray(Image.open(io.BytesIO(png)))
-        alphas.append(rgba[40, int(x * 80), 3] / 255)
-        assert tuple(rgba[40, int(x * 80), :3]) == (255, 0, 0)
+        centre = rgba[40 - y0, 40 - x0]  # the pixel under the discs' centre
+        assert tuple(centre[:3]) == (255, 0, 0)
+        alphas.append(centre[3] / 255)
+        # a disc of 8 points (8.9 pixels) across: its edge is partly covered, outside empty
+        row = rgba[40 - y0, :, 3]
+        assert (row > 0).sum() in (9, 10, 11) and row.max() == centre[3]
     assert alphas[0] == pytest.approx(0.3, abs=0.01)
     assert alphas[1] == pytest.approx(1 - 0.7**3, abs=0.01)
