@@ -147,8 +147,12 @@ def job(title: str, caption: str, draw, *args) -> dict:
 
 
 def needs_matplotlib(entry: dict) -> bool:
-    """Whether a job's drawing function imports matplotlib (``draw.matplotlib``)."""
-    return bool(getattr(entry.get("draw"), "matplotlib", False))
+    """Whether a job's drawing function imports matplotlib.
+
+    ``draw.matplotlib``: True, or a function of the job's arguments that says.
+    """
+    flag = getattr(entry.get("draw"), "matplotlib", False)
+    return bool(flag(*entry.get("args", ())) if callable(flag) else flag)
 
 
 # -- the worker process ---------------------------------------------------------------------

@@ -109,8 +109,9 @@ class Panel:
     yticks: bool | tuple = False
     yticklabels: tuple = ()
     ytick_fontsize: float = 7.0
-    #: inches between the frame and the y label's right edge, when there are y ticks
-    ylabel_pad: float = 0.45
+    #: inches between the frame and the y label's right edge, when there are y ticks (None:
+    #: room for the longest tick label)
+    ylabel_pad: float | None = 0.45
     note: str = ""
     note_color: str = "black"
     #: y is drawn on a square-root scale (a rootogram): the items' y and ``ylim`` are given
@@ -222,10 +223,24 @@ class PanelGrid:
         y0 = self.outer_bottom + (self.rows - 1 - row) * cell + self.bottom
         return x0, y0, self.widths[col], self.height
 
+    def _legend_rows(self) -> list[list[tuple[float, str, dict]]]:
+        """The legend's entries with their x, in rows that fit the figure's width."""
+        width = self.outer_left + sum(self.left + w + self.gap for w in self.widths)
+        start = self.outer_left + self.left
+        rows, x = [[]], start
+        for label, style in self.legend:
+            step = 0.5 + 0.075 * len(label)  # about the width of an 8-point label
+            if rows[-1] and x + step > width:
+                rows.append([])
+                x = start
+            rows[-1].append((x, label, style))
+            x += step
+        return rows if self.legend else []
+
     def size(self) -> tuple[float, float]:
         """The figure's size in inches (a strip at the top holds the legend, if any)."""
         width = self.outer_left + sum(self.left + w + self.gap for w in self.widths)
-        strip = LEGEND_STRIP if self.legend else 0.0
+        strip = LEGEND_STRIP * len(self._legend_rows())
         return width, (self.outer_bottom + self.rows * (self.bottom + self.height + self.top)
                        + strip)
 
@@ -269,6 +284,7 @@ class PanelGrid:
                     ticks.append([(X(v), y0), (X(v), y0 - tick)])
                     texts.append((X(v), y0 - tick - 0.02, label, {"ha": "center", "va": "top",
                                                                   "fontsize": 7}))
+            widest = 0
             if p.yticks is not False or p.ygrid:
                 if p.yticks is not False and p.yticks is not True:  # fixed: rows, chains
                     values = at = np.asarray(p.yticks, dtype=np.float64)
@@ -278,6 +294,7 @@ class PanelGrid:
                         tick_values(ylo, yhi)
                     at = np.sqrt(values) if p.ysqrt else values
                     labels = tick_labels(values)
+                widest = max(map(len, labels), default=0)
                 for v, label in zip(at, labels, strict=True):
                     if p.ygrid:
                         grid.append([(x0, Y(v)), (x0 + w, Y(v))])
@@ -293,7 +310,8 @@ class PanelGrid:
                 texts.append((x0 + w / 2, y0 - (0.22 if p.xticks is not False else 0.06),
                               p.xlabel, {"ha": "center", "va": "top", "fontsize": 8}))
             if p.ylabel:
-                texts.append((x0 - (p.ylabel_pad if p.yticks is not False else 0.06),
+                pad = p.ylabel_pad if p.ylabel_pad is not None else 0.12 + 0.055 * widest
+                texts.append((x0 - (pad if p.yticks is not False else 0.06),
                               y0 + h / 2, p.ylabel, {"ha": "right", "va": "center",
                                                       "rotation": 90, "fontsize": 8}))
             if p.note:
@@ -315,8 +333,10 @@ class PanelGrid:
             style = dict(key)
             marker = style.get("marker", "o")
             svg.markers(np.concatenate(mx), np.concatenate(my), marker=marker,
-                        ms=style.get("ms", 2.0), mew=1.0 if marker == "|" else 0.0,
-                        color=style.get("color", "black"), alpha=style.get("alpha"))
+                        ms=style.get("ms", 2.0),
+                        mew=style.get("mew", 1.0 if marker in ("|", "x") else 0.0),
+                        color=style.get("color", "black"), alpha=style.get("alpha"),
+                        mfc=style.get("mfc"))
         self._draw_legend(svg, height)
         for x, y, text, style in texts:
             svg.text(x, y, text, **style)
@@ -324,25 +344,25 @@ class PanelGrid:
         return svg
 
     def _draw_legend(self, svg: Svg, height: float) -> None:
-        """The legend entries in one row in the strip at the top, left to right."""
-        if not self.legend:
-            return
-        x, y = self.outer_left + self.left, height - LEGEND_STRIP / 2
-        for label, style in self.legend:
-            colour = style.get("color", "black")
-            if style["kind"] == "marker":
-                svg.markers([x + 0.11], [y], marker=style.get("marker", "o"),
-                            ms=style.get("ms", 2.0), color=colour)
-            elif style["kind"] == "fill":
-                svg.polygons([np.array([[x, y - 0.05], [x + 0.22, y - 0.05],
-                                        [x + 0.22, y + 0.05], [x, y + 0.05]])],
-                             color=colour, alpha=style.get("alpha"))
-            else:
-                svg.lines([np.array([[x, y], [x + 0.22, y]])], color=colour,
-                          lw=style.get("lw", 1.0), ls=style.get("ls", "solid"),
-                          alpha=style.get("alpha"))
-            svg.text(x + 0.28, y, label, va="center", fontsize=8)
-            x += 0.5 + 0.075 * len(label)  # about the width of an 8-point label
+        """The legend entries in rows in the strip at the top, left to right."""
+        for n, row in enumerate(self._legend_rows()):
+            y = height - LEGEND_STRIP * (n + 0.5)
+            for x, label, style in row:
+                colour = style.get("color", "black")
+                if style["kind"] == "marker":
+                    marker = style.get("marker", "o")
+                    svg.markers([x + 0.11], [y], marker=marker, ms=style.get("ms", 2.0),
+                                mew=style.get("mew", 1.0 if marker in ("|", "x") else 0.0),
+                                color=colour, mfc=style.get("mfc"))
+                elif style["kind"] == "fill":
+                    svg.polygons([np.array([[x, y - 0.05], [x + 0.22, y - 0.05],
+                                            [x + 0.22, y + 0.05], [x, y + 0.05]])],
+                                 color=colour, alpha=style.get("alpha"))
+                else:
+                    svg.lines([np.array([[x, y], [x + 0.22, y]])], color=colour,
+                              lw=style.get("lw", 1.0), ls=style.get("ls", "solid"),
+                              alpha=style.get("alpha"))
+                svg.text(x + 0.28, y, label, va="center", fontsize=8)
 
     def uri(self, dpi: int = 80) -> str:
         """The figure as an SVG data URI (:meth:`reports.svg.Svg.uri`)."""

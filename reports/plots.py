@@ -1,9 +1,10 @@
 """Figures for the report, returned as data URIs so the HTML is self-contained.
 
 The report's own figures (marginals, intervals, z scores, rank, trace, energy, pair and
-predictive plots) are SVG written with numpy (:class:`reports.panels.PanelGrid`); a fit's
-plots, the point estimates and a stream's trajectory are matplotlib PNGs (their functions
-carry ``matplotlib = True``, which :mod:`reports.figure_jobs` reads).
+predictive plots, point estimates) and the fits' series and mixture plots are SVG written
+with numpy (:class:`reports.panels.PanelGrid`); the component intervals, the network DAG,
+a stream's trajectory and the calibration figure are matplotlib PNGs (their drawing
+functions carry ``matplotlib``, which :mod:`reports.figure_jobs` reads).
 """
 
 from __future__ import annotations
@@ -232,19 +233,32 @@ def trace_figure(draws: dict, diverging=None) -> str:
     return grid_fig.uri()
 
 
+def _left_margin(values, extra: float = 0.0) -> float:
+    """Inches left of a frame for the 7-point tick labels of ``values``' round ticks."""
+    from .panels import tick_labels, tick_values
+
+    lo, hi = values
+    return 0.15 + 0.055 * max(map(len, tick_labels(tick_values(lo, hi))), default=1) + extra
+
+
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
                   **_) -> str:
-    """A quantity per iteration, such as the log evidence; with markers when there are few."""
-    plt = _plt()
+    """A quantity per iteration, such as the log evidence; with markers when there are few.
+
+    An SVG (:class:`reports.panels.PanelGrid`).
+    """
+    from .panels import PanelGrid
+
     values = np.asarray(values, dtype=np.float64)
-    fig, ax = plt.subplots(figsize=(6.0, 3.0))
-    ax.plot(np.arange(values.size), values, color="#08519c",
-            marker="o" if values.size <= 60 else None, ms=3)
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(ylabel, fontsize=9)
-    ax.tick_params(labelsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
+    steps = np.arange(values.size, dtype=np.float64)
+    ylim = _padded([values])
+    grid_fig = PanelGrid(1, 1, 5.0, 2.2, left=_left_margin(ylim, 0.25), bottom=0.55, top=0.1)
+    panel = grid_fig.panel(0, 0, xlim=_padded([steps]), ylim=ylim, yticks=True,
+                           xlabel=xlabel, ylabel=ylabel, ylabel_pad=None)
+    panel.line(steps, values, color="#08519c", lw=1.5)
+    if values.size <= 60:
+        panel.markers(steps, values, ms=3.0, mew=1.0, color="#08519c")
+    return grid_fig.uri()
 
 
 def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
@@ -308,53 +322,68 @@ def mixture_figure(points, weights, means, covariances, features, **_) -> str:
     In 1-D a histogram with each weighted component density and their sum; in 2-D or more a
     scatter of two features, the pair that separates the components best
     (:func:`separating_pair`), with each component's 1- and 2-sd ellipses (marginal of those
-    two features), labelled by weight.
+    two features), labelled by weight. An SVG (:class:`reports.panels.PanelGrid`).
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     X = np.asarray(points, dtype=np.float64)
     w, mu, cov = (np.asarray(v, dtype=np.float64) for v in (weights, means, covariances))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    colours = CHAIN_COLOURS  # matplotlib's default colour cycle
     if X.shape[1] == 1:
         lo, hi = X.min(), X.max()
         pad = 0.15 * (hi - lo) + 3 * np.sqrt(cov[:, 0, 0].max())
         grid = np.linspace(lo - pad, hi + pad, 400)
         bins = max(1, min(60, X.shape[0] // 2))
-        ax.hist(X[:, 0], bins=bins, density=True, color="#d9d9d9", label="data")
-        if X.shape[0] <= 50:
-            ax.plot(X[:, 0], np.zeros(X.shape[0]), "|", color="#252525", ms=14)
+        curves = []
         total = np.zeros_like(grid)
         for k in range(w.size):
             sd = np.sqrt(cov[k, 0, 0])
             dens = w[k] * np.exp(-0.5 * ((grid - mu[k, 0]) / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
             total += dens
-            ax.plot(grid, dens, color=colors[k % len(colors)], lw=1.2,
-                    label=f"component {k} (weight {w[k]:.2f}, mean {mu[k, 0]:.3g})")
-        ax.plot(grid, total, color="#111111", lw=1.8, label="mixture")
-        ax.set_xlabel(features[0], fontsize=9)
-    else:
-        a, b = separating_pair(w, mu, cov)
-        idx = np.array([a, b])
-        ax.scatter(X[:, a], X[:, b], s=6, color="#969696", alpha=0.6, label="data")
-        t = np.linspace(0, 2 * np.pi, 200)
-        circle = np.stack([np.cos(t), np.sin(t)])
-        for k in range(w.size):
-            L = np.linalg.cholesky(cov[k][np.ix_(idx, idx)])
-            c = colors[k % len(colors)]
-            for r, ls in ((1.0, "-"), (2.0, "--")):
-                e = mu[k, idx, None] + r * (L @ circle)
-                ax.plot(e[0], e[1], color=c, ls=ls, lw=1.4)
-            ax.plot(mu[k, a], mu[k, b], "x", color=c, ms=8, mew=2,
-                    label=f"component {k} (weight {w[k]:.2f})")
-        ax.set_xlabel(features[a], fontsize=9)
-        ax.set_ylabel(features[b], fontsize=9)
-        if X.shape[1] > 2:
-            ax.set_title(f"the pair of the {X.shape[1]} features that separates the "
-                         f"components best", fontsize=8)
-    ax.tick_params(labelsize=8)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return figure_uri(fig)
+            curves.append((dens, {"color": colours[k % len(colours)], "lw": 1.2},
+                           f"component {k} (weight {w[k]:.2f}, mean {mu[k, 0]:.3g})"))
+        heights = np.histogram(X[:, 0], bins=bins, density=True)[0]
+        ylim = (0.0, 1.05 * max(float(heights.max()), float(total.max())))
+        grid_fig = PanelGrid(1, 1, 5.0, 2.8, left=_left_margin(ylim), bottom=0.55, top=0.1)
+        panel = grid_fig.panel(0, 0, xlim=_padded([grid]), ylim=ylim, yticks=True,
+                               xlabel=features[0])
+        panel.hist(X[:, 0], bins=bins, color="#d9d9d9")
+        grid_fig.legend_entry("data", "fill", color="#d9d9d9")
+        if X.shape[0] <= 50:
+            panel.markers(X[:, 0], np.zeros(X.shape[0]), marker="|", ms=14.0, color="#252525")
+        for dens, style, label in curves:
+            panel.line(grid, dens, **style)
+            grid_fig.legend_entry(label, **style)
+        panel.line(grid, total, color="#111111", lw=1.8)
+        grid_fig.legend_entry("mixture", color="#111111", lw=1.8)
+        return grid_fig.uri()
+    a, b = separating_pair(w, mu, cov)
+    idx = np.array([a, b])
+    t = np.linspace(0, 2 * np.pi, 200)
+    circle = np.stack([np.cos(t), np.sin(t)])
+    ellipses = []
+    for k in range(w.size):
+        L = np.linalg.cholesky(cov[k][np.ix_(idx, idx)])
+        for r, ls in ((1.0, "solid"), (2.0, "--")):
+            ellipses.append((k, mu[k, idx, None] + r * (L @ circle), ls))
+    xlim = _padded([X[:, a]] + [e[0] for _, e, _ in ellipses] + [mu[:, a]])
+    ylim = _padded([X[:, b]] + [e[1] for _, e, _ in ellipses] + [mu[:, b]])
+    grid_fig = PanelGrid(1, 1, 5.0, 3.3, left=_left_margin(ylim, 0.25), bottom=0.55,
+                         top=0.3 if X.shape[1] > 2 else 0.1)
+    panel = grid_fig.panel(0, 0, xlim=xlim, ylim=ylim, yticks=True, xlabel=features[a],
+                           ylabel=features[b], ylabel_pad=None,
+                           title=f"the pair of the {X.shape[1]} features that separates the "
+                                 f"components best" if X.shape[1] > 2 else "")
+    data_style = {"color": "#969696", "alpha": 0.6, "ms": math.sqrt(6.0)}  # scatter's s=6
+    panel.markers(X[:, a], X[:, b], **data_style)
+    grid_fig.legend_entry("data", "marker", color="#969696", ms=math.sqrt(6.0))
+    for k, e, ls in ellipses:
+        panel.line(e[0], e[1], color=colours[k % len(colours)], ls=ls, lw=1.4)
+    for k in range(w.size):
+        style = {"marker": "x", "ms": 8.0, "mew": 2.0, "color": colours[k % len(colours)]}
+        panel.markers([mu[k, a]], [mu[k, b]], **style)
+        grid_fig.legend_entry(f"component {k} (weight {w[k]:.2f})", "marker", **style)
+    return grid_fig.uri()
 
 
 def layered_layout(nodes, edges) -> dict:
@@ -443,7 +472,10 @@ def fit_figure_uri(entry: dict) -> str:
     return fit_figure(entry)["uri"]
 
 
-fit_figure_uri.matplotlib = True  # see reports.figure_jobs
+#: The fit plots still drawn with matplotlib (the others are SVG).
+MATPLOTLIB_FIT_PLOTS = frozenset({"intervals", "dag"})
+# which jobs need matplotlib: see reports.figure_jobs
+fit_figure_uri.matplotlib = lambda entry: entry["kind"] in MATPLOTLIB_FIT_PLOTS
 
 def estimates_figure(comparison, draws) -> str:
     """Point estimates against the sampled posterior, in posterior sds.
@@ -454,43 +486,54 @@ def estimates_figure(comparison, draws) -> str:
     posterior mean (0, open circle) and the estimate (cross, red when the row fails). A row
     without draws of its own (the mixture's responsibilities) is drawn at its
     ``distance_sd``. Beyond 60 rows, the failing ones and then the farthest from their
-    posterior are drawn.
+    posterior are drawn. An SVG (:class:`reports.panels.PanelGrid`), the row names as y
+    tick labels.
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     rows = comparison.parameters
     if len(rows) > 60:
         order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}
         rows = sorted(rows, key=lambda r: (order[r.verdict],
                                            -abs(np.nan_to_num(r.distance_sd))))[:60]
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.3 * n))
-    y = np.arange(n)[::-1]
+    labels = [f"{r.name} ({r.verdict})" for r in rows]
+    y = np.arange(n)[::-1].astype(float)
+    bars, medians, means, crosses = [], [], [], {"#d62728": [], "#111111": []}
     for yi, r in zip(y, rows, strict=True):
         colour = "#d62728" if r.verdict == "fail" else "#111111"
         x = None if r.name not in draws else np.asarray(draws[r.name], dtype=np.float64).ravel()
         sd = float(np.std(x, ddof=1)) if x is not None and x.size > 1 else 0.0
         if not sd > 0:  # no draws of its own, or constant draws: the row's own distance
-            ax.plot(np.nan_to_num(r.distance_sd), yi, "x", color=colour, ms=7, mew=2)
+            crosses[colour].append((float(np.nan_to_num(r.distance_sd)), yi))
             continue
         mean = float(np.mean(x))
 
         def scale(v, mean=mean, sd=sd):
             return (v - mean) / sd
 
-        ax.hlines(yi, scale(r.sampled["lower"]), scale(r.sampled["upper"]), color="#9ecae1",
-                  lw=4)
-        ax.plot(scale(float(np.median(x))), yi, "|", color="#08519c", ms=10)
-        ax.plot(0.0, yi, "o", mfc="white", color="#08519c", ms=5)
-        ax.plot(scale(r.estimate), yi, "x", color=colour, ms=7, mew=2)
-    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(y, [f"{r.name} ({r.verdict})" for r in rows], fontsize=8)
-    ax.set_xlabel("(value − posterior mean) / posterior sd", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
-
-
-estimates_figure.matplotlib = True  # see reports.figure_jobs
+        bars += [(scale(r.sampled["lower"]), yi), (scale(r.sampled["upper"]), yi),
+                 (np.nan, np.nan)]
+        medians.append((scale(float(np.median(x))), yi))
+        means.append((0.0, yi))
+        crosses[colour].append((scale(r.estimate), yi))
+    every = [np.zeros(1)] + [np.asarray(p, dtype=np.float64)[:, 0]
+                             for p in (bars, medians, *crosses.values()) if p]
+    grid_fig = PanelGrid(1, 1, 4.6, 0.25 + 0.3 * n,
+                         left=0.25 + 0.055 * max(map(len, labels), default=0), bottom=0.55,
+                         top=0.15, gap=0.2)
+    panel = grid_fig.panel(0, 0, xlim=_padded(every), ylim=(-0.6, n - 0.4), yticks=tuple(y),
+                           yticklabels=tuple(labels), ytick_fontsize=8,
+                           xlabel="(value − posterior mean) / posterior sd")
+    panel.vline(0.0, color="#bdbdbd", lw=1.0)
+    if bars:
+        panel.line(*np.array(bars).T, color="#9ecae1", lw=4.0)
+        panel.markers(*np.array(medians).T, marker="|", ms=10.0, color="#08519c")
+        panel.markers(*np.array(means).T, ms=5.0, mew=1.0, color="#08519c", mfc="white")
+    for colour, points in crosses.items():
+        if points:
+            panel.markers(*np.array(points).T, marker="x", ms=7.0, mew=2.0, color=colour)
+    return grid_fig.uri()
 
 
 def trajectory_figure(trajectory: list[dict]) -> str | None:

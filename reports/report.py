@@ -534,7 +534,8 @@ def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
     """
     from . import plots
 
-    if data["fit_plots"] or len(data["trajectory"]) > 1 or data["estimates"] is not None:
+    if len(data["trajectory"]) > 1 or any(entry["kind"] in plots.MATPLOTLIB_FIT_PLOTS
+                                          for entry in data["fit_plots"]):
         prestart()  # matplotlib figures: the worker's imports overlap the reading below
     figures, ppc_note = [], None
 

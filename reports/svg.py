@@ -98,12 +98,16 @@ class Svg:
                            {"color": color, "alpha": alpha}))
 
     def markers(self, x, y, *, marker: str = "o", ms: float = 2.0, mew: float = 0.0,
-                color="black", alpha: float | None = None) -> None:
-        """One marker per point: ``o`` (disc of diameter ``ms``), ``|``, ``d``, ``D``."""
+                color="black", alpha: float | None = None, mfc: str | None = None) -> None:
+        """One marker per point, as matplotlib's of size ``ms`` and edge width ``mew``.
+
+        ``o`` (a disc; with ``mfc`` filled with that colour inside an edge of ``color``),
+        ``|``, ``x``, ``d``, ``D``.
+        """
         self.items.append(("markers", (np.asarray(x, float).ravel(),
                                        np.asarray(y, float).ravel()),
                            {"marker": marker, "ms": ms, "mew": mew, "color": color,
-                            "alpha": alpha}))
+                            "alpha": alpha, "mfc": mfc}))
 
     def text(self, x: float, y: float, s: str, *, fontsize: float = 8.0, ha: str = "left",
              va: str = "baseline", rotation: float = 0.0, color="black") -> None:
@@ -180,10 +184,21 @@ class Svg:
             layer = self._raster_discs(u, size, style["color"], style["alpha"])
             return [layer] if layer else []
         paint = self._paint("stroke", style["color"], style["alpha"])
+        edge = self._pt(style["mew"])
         if marker == "o":  # a zero-length stroke with round caps is a disc
             d = "".join(f"M{a} {b}h0" for a, b in u.tolist())
-            return [f'<path d="{d}" stroke-width="{size:.4g}" stroke-linecap="round"'
-                    f'{paint}/>']
+            out = [f'<path d="{d}" stroke-width="{size + edge:.4g}" stroke-linecap="round"'
+                   f'{paint}/>']
+            if style["mfc"] not in (None, style["color"]) and size > edge:  # an open circle
+                out.append(f'<path d="{d}" stroke-width="{size - edge:.4g}" '
+                           f'stroke-linecap="round"'
+                           f'{self._paint("stroke", style["mfc"], style["alpha"])}/>')
+            return out
+        if marker == "x":
+            half = round(size / 2)
+            d = "".join(f"M{a - half} {b - half}l{2 * half} {2 * half}"
+                        f"M{a - half} {b + half}l{2 * half} {-2 * half}" for a, b in u.tolist())
+            return [f'<path d="{d}" stroke-width="{edge:.4g}"{paint}/>']
         if marker == "|":
             half = round(size / 2)
             d = "".join(f"M{a} {b - half}v{2 * half}" for a, b in u.tolist())

@@ -321,10 +321,15 @@ def test_estimates_figure_is_in_posterior_sds(figures):
     rows = [row("cov", 0.01 + 3 * 0.002, "fail"), row("mean", 5.0 - 0.1)]
     plots.estimates_figure(SimpleNamespace(parameters=rows), draws)
     (fig,) = figures
-    crosses = [line for line in fig.axes[0].lines if line.get_marker() == "x"]
-    xs = [float(line.get_xdata()[0]) for line in crosses]
-    assert xs[0] == pytest.approx(3.0, abs=0.2) and xs[1] == pytest.approx(-1.0, abs=0.2)
-    assert "posterior sd" in fig.axes[0].get_xlabel()
+    (panel,) = fig.panels
+    crosses = {style["color"]: (x, y) for kind, x, y, style in _items(panel, "markers")
+               if style.get("marker") == "x"}
+    (fail_x,), (fail_y,) = crosses["#d62728"]  # the failing row, red, at the top
+    (pass_x,), (pass_y,) = crosses["#111111"]
+    assert fail_x == pytest.approx(3.0, abs=0.2) and pass_x == pytest.approx(-1.0, abs=0.2)
+    assert fail_y == 1.0 and pass_y == 0.0
+    assert panel.yticklabels == ("cov (fail)", "mean (pass)")
+    assert "posterior sd" in panel.xlabel
 
 
 def test_mixture_figure_plots_the_pair_that_separates_the_components():
