@@ -94,7 +94,8 @@ def tick_labels(ticks) -> list[str]:
 class Panel:
     """One panel: what is drawn on it, in its own data units.
 
-    ``items`` holds ``(kind, x, y, style)`` with kind ``"line"``, ``"fill"`` (the area
+    ``items`` holds ``(kind, x, y, style)`` with kind ``"line"``, ``"polygon"`` (a
+    :meth:`band`), ``"fill"`` (the area
     between ``y`` and 0), ``"markers"``, ``"hline"`` or ``"vline"``.
     """
 
@@ -128,6 +129,13 @@ class Panel:
     def fill(self, x, y, **style) -> None:
         """The area between the curve ``(x, y)`` and zero."""
         self.items.append(("fill", np.asarray(x, float), np.asarray(y, float), style))
+
+    def band(self, x, lo, hi, **style) -> None:
+        """The filled area between the curves ``(x, lo)`` and ``(x, hi)``."""
+        x = np.asarray(x, float)
+        self.items.append(("polygon", np.concatenate([x, x[::-1]]),
+                           np.concatenate([np.asarray(lo, float), np.asarray(hi, float)[::-1]]),
+                           style))
 
     def hist(self, values, bins: int, range=None, **style) -> None:  # noqa: A002 - numpy's name
         """A filled density histogram of ``values``."""
@@ -265,7 +273,7 @@ class PanelGrid:
                 key = tuple(sorted(style.items()))
                 if kind == "line":
                     lines.setdefault(key, []).append(np.column_stack([X(x), Y(y)]))
-                elif kind == "fill":
+                elif kind in ("fill", "polygon"):
                     fills.setdefault(key, []).append(np.column_stack([X(x), Y(y)]))
                 elif kind == "markers":
                     mx, my = marks.setdefault(key, ([], []))

@@ -100,25 +100,6 @@ def figure_uri(fig, dpi: int = 80, *, crop: bool = True) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _panel_grid(n: int, width: float, height: float):
-    """A figure of ``n`` panels, three to a row; returns the figure and the panels' axes."""
-    plt = _plt()
-    cols = min(3, n)
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
-    return fig, list(axes.flat)
-
-
-def _finish_grid(fig, axes, n: int) -> str:
-    """Hide the unused panels, put the legend on the first, encode the figure."""
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    axes[0].legend(fontsize=8)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
-
-
 def _two_lines(name: str) -> str:
     """An element's name with its index on a second line (``mu[a, b]``: ``mu``, ``[a, b]``)."""
     return name.replace("[", "\n[", 1)
@@ -265,26 +246,35 @@ def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
     """A vector parameter's components: mean and interval each, one row per component.
 
     Components marked in ``zero`` (exactly zero, for example pruned weights) are drawn as open
-    circles at 0.
+    circles at 0. An SVG (:class:`reports.panels.PanelGrid`), the names as y tick labels.
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     n = len(names)
     mean, lower, upper = (np.asarray(v, dtype=np.float64) for v in (mean, lower, upper))
     zero = np.zeros(n, dtype=bool) if zero is None else np.asarray(zero, dtype=bool)
-    fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.28 * n))
-    rows = np.arange(n)[::-1]
+    rows = np.arange(n)[::-1].astype(float)
     kept = ~zero
-    ax.hlines(rows[kept], lower[kept], upper[kept], color="#08519c", lw=2)
-    ax.plot(mean[kept], rows[kept], "o", color="#08519c", label="kept")
+    labels = [str(name) for name in names]
+    grid_fig = PanelGrid(1, 1, 4.6, 0.25 + 0.28 * n,
+                         left=0.25 + 0.055 * max(map(len, labels), default=0), bottom=0.4,
+                         top=0.15, gap=0.2)
+    panel = grid_fig.panel(0, 0, xlim=_padded([lower[kept], upper[kept], mean[kept],
+                                               np.zeros(1)]),
+                           ylim=(-0.6, n - 0.4), yticks=tuple(rows), yticklabels=tuple(labels),
+                           ytick_fontsize=8)
+    panel.vline(0.0, color="#bdbdbd", lw=1.0)
+    gap = np.full(int(kept.sum()), np.nan)
+    panel.line(np.column_stack([lower[kept], upper[kept], gap]).ravel(),
+               np.column_stack([rows[kept], rows[kept], gap]).ravel(), color="#08519c", lw=2.0)
+    kept_style = {"ms": 6.0, "mew": 1.0, "color": "#08519c"}
+    panel.markers(mean[kept], rows[kept], **kept_style)
+    grid_fig.legend_entry("kept", "marker", **kept_style)
     if zero.any():
-        ax.plot(np.zeros(zero.sum()), rows[zero], "o", mfc="white", color="#737373",
-                label="pruned (exactly 0)")
-    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(rows, list(names), fontsize=8)
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return figure_uri(fig)
+        pruned_style = {"ms": 6.0, "mew": 1.0, "color": "#737373", "mfc": "white"}
+        panel.markers(np.zeros(int(zero.sum())), rows[zero], **pruned_style)
+        grid_fig.legend_entry("pruned (exactly 0)", "marker", **pruned_style)
+    return grid_fig.uri()
 
 
 def separating_pair(weights, means, covariances) -> tuple[int, int]:
@@ -473,7 +463,7 @@ def fit_figure_uri(entry: dict) -> str:
 
 
 #: The fit plots still drawn with matplotlib (the others are SVG).
-MATPLOTLIB_FIT_PLOTS = frozenset({"intervals", "dag"})
+MATPLOTLIB_FIT_PLOTS = frozenset({"dag"})
 # which jobs need matplotlib: see reports.figure_jobs
 fit_figure_uri.matplotlib = lambda entry: entry["kind"] in MATPLOTLIB_FIT_PLOTS
 
@@ -537,26 +527,35 @@ def estimates_figure(comparison, draws) -> str:
 
 
 def trajectory_figure(trajectory: list[dict]) -> str | None:
-    """Posterior mean and 90 % interval of each coefficient after each batch of a stream."""
+    """Posterior mean and 90 % interval of each coefficient after each batch of a stream.
+
+    One panel per coefficient (at most :data:`MAX_PANELS`), three to a row; an SVG
+    (:class:`reports.panels.PanelGrid`).
+    """
+    from .panels import PanelGrid
+
     steps = [t for t in trajectory if "mean" in t]
     if len(trajectory) < 2 or not steps:
         return None
     names = list(steps[-1]["mean"])[:MAX_PANELS]
-    fig, axes = _panel_grid(len(names), 4.2, 2.6)
-    index = [i + 1 for i, t in enumerate(trajectory) if "mean" in t]
-    for ax, name in zip(axes, names, strict=False):
-        mean = np.array([t["mean"][name] for t in steps])
-        lo = np.array([t["q05"][name] for t in steps])
-        hi = np.array([t["q95"][name] for t in steps])
-        ax.fill_between(index, lo, hi, color="#c6dbef", label="90 % interval")
-        ax.plot(index, mean, marker="o", color="#08519c", label="mean")
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("after batch", fontsize=8)
-        ax.tick_params(labelsize=8)
-    return _finish_grid(fig, axes, len(names))
-
-
-trajectory_figure.matplotlib = True  # see reports.figure_jobs
+    index = np.array([i + 1 for i, t in enumerate(trajectory) if "mean" in t], dtype=float)
+    cols = min(3, len(names))
+    grid_fig = PanelGrid(math.ceil(len(names) / cols), cols, 3.4, 1.8, left=0.6, bottom=0.5,
+                         top=0.3)
+    band_style = {"color": "#c6dbef"}
+    mean_style = {"color": "#08519c", "lw": 1.5}
+    for i, name in enumerate(names):
+        mean = np.array([t["mean"][name] for t in steps], dtype=float)
+        lo = np.array([t["q05"][name] for t in steps], dtype=float)
+        hi = np.array([t["q95"][name] for t in steps], dtype=float)
+        panel = grid_fig.panel(*divmod(i, cols), title=name, xlabel="after batch",
+                               xlim=_padded([index]), ylim=_padded([lo, hi, mean]), yticks=True)
+        panel.band(index, lo, hi, **band_style)
+        panel.line(index, mean, **mean_style)
+        panel.markers(index, mean, ms=6.0, mew=1.0, color="#08519c")
+    grid_fig.legend_entry("90 % interval", "fill", **band_style)
+    grid_fig.legend_entry("mean", **mean_style)
+    return grid_fig.uri()
 
 
 # ----------------------------------------------------------------- report figures from files

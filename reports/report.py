@@ -534,8 +534,7 @@ def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
     """
     from . import plots
 
-    if len(data["trajectory"]) > 1 or any(entry["kind"] in plots.MATPLOTLIB_FIT_PLOTS
-                                          for entry in data["fit_plots"]):
+    if any(entry["kind"] in plots.MATPLOTLIB_FIT_PLOTS for entry in data["fit_plots"]):
         prestart()  # matplotlib figures: the worker's imports overlap the reading below
     figures, ppc_note = [], None
 
