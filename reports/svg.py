@@ -24,7 +24,6 @@ import base64
 import math
 import struct
 import zlib
-from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -44,6 +43,11 @@ SAMPLES = 8
 _ANCHOR = {"left": "start", "center": "middle", "right": "end"}
 _BASELINE = {"top": "text-before-edge", "center": "central", "bottom": "text-after-edge",
              "baseline": "alphabetic"}
+
+
+def escape(text: str) -> str:
+    """``text`` for an XML element (xml.sax.saxutils' import pulls urllib.request: 0.08 s)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def png_rgba(rgba: np.ndarray, level: int = 6) -> bytes:
