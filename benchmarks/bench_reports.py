@@ -9,10 +9,10 @@ RUNS holds finished check folders as ``RUNS/family/name`` (``bayescheck demo --o
 **Warm table** (what ``check`` spends on the page, imports already paid): each report is
 drawn in one warm process per checkout, after a warm-up render, N times, the two checkouts
 taken turn about. The figure cache (``report_figures.json``) is removed before every render,
-so every figure is drawn. The figure worker: this checkout's is a new interpreter, which
-``check`` starts before sampling, so here a new one is started and waited for before each
-render's clock starts (its CPU while the report is drawn is counted); the baseline forks
-one at each render (counted too). ``check`` hands the posterior it has just written to the report;
+so every figure is drawn. The figure worker: this checkout's is a new interpreter, started
+(when the checkout's rule starts one at all) and waited for before each render's clock
+starts, its CPU while the report is drawn counted; a baseline that forks one at each
+render has it counted too. ``check`` hands the posterior it has just written to the report;
 a checkout whose ``render_run`` takes ``posteriors=`` gets it read into memory before the
 clock starts, the way ``check`` has it (the older code reads ``posterior.nc`` itself).
 
@@ -27,7 +27,7 @@ A CPU probe (10^7 squares in pure Python; about 1.2 s of wall and CPU on the idl
 machine) and the load average are printed at the start and the end: on a shared machine
 wall seconds move by 2x within minutes, which is why the checkouts are taken turn about and
 CPU is given.
-``--quick``: four examples (one parameter to 24), 2 warm renders and 1 cold command each.
+``--quick``: five examples (1 to 26 rows), 2 warm renders and 1 cold command each.
 ``--workers N`` sets ``BAYESCHECK_REPORT_WORKERS`` for this checkout (default: its own
 choice, two processes only when the 1-minute load average leaves a core free).
 """
@@ -47,7 +47,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 CACHE = "report_figures.json"
 QUICK = ["beta_bernoulli/coin", "dirichlet_categorical/die", "naive_bayes/cells_decision",
-         "naive_bayes/play_tennis"]
+         "gaussian_mixture/blobs", "naive_bayes/play_tennis"]
 
 WORKER = """
 import inspect, json, os, sys, time, warnings
@@ -61,7 +61,10 @@ in_memory = "posteriors" in inspect.signature(render_run).parameters
 # each render's clock starts, and its CPU while the report is drawn is counted (from
 # /proc); the baseline's forked child is joined, its CPU in the children's times.
 stop_worker = getattr(figure_jobs, "_stop_worker", lambda: None)
-prestart = getattr(figure_jobs, "prestart", None)
+# A checkout whose check started the worker before sampling (before round 8) gets one
+# started here; round 8 starts one only for matplotlib figures, inside render_run.
+prestart = None if hasattr(figure_jobs, "needs_matplotlib") else \
+    getattr(figure_jobs, "prestart", None)
 def worker_cpu():
     worker = getattr(figure_jobs, "_worker", None)
     if worker is None or not worker.alive():
@@ -171,6 +174,7 @@ def _warm_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> No
         renderer.render(runs[0])  # warm-up: imports and font cache
     base = "baseline" in renderers
     print(f"\nWarm render, figures drawn (median of {repeat}, turn about; {_state()}):\n")
+    # "figures": the embedded images (PNG or SVG data URIs)
     head = "| example | rows | figures | report.html | this: wall s | this: CPU s |"
     print(head + (" baseline: wall s | baseline: CPU s | speed-up wall | speed-up CPU |"
                   if base else ""))

@@ -1,15 +1,16 @@
-"""Small multiples drawn on one matplotlib Axes, for the report's many-panel figures.
+"""Small multiples drawn as one SVG, for the report's many-panel figures.
 
 A matplotlib Axes costs about 10-30 ms to create and as much again to lay out and draw its
-ticks, and a report's figures had about 50 of them (benchmarks/REPORTS.md). A
-:class:`PanelGrid` draws every panel of a figure on a single invisible Axes whose units are
-the figure's inches: each :class:`Panel` keeps what is drawn on it in its own data units,
-and :meth:`PanelGrid.uri` maps every panel into its cell, draws its frame, a few ticks, its
-title and labels, and batches the lines, filled areas and markers of all panels into one
-artist per style. The layout is fixed (margins in inches), so no layout pass measures text.
+ticks, and a report's figures had about 50 of them (benchmarks/REPORTS.md); since round 8
+these figures are not drawn by matplotlib at all. A :class:`PanelGrid` lays out its panels
+in inches: each :class:`Panel` keeps what is drawn on it in its own data units, and
+:meth:`PanelGrid.drawing` maps every panel into its cell, draws its frame, a few ticks
+(:func:`tick_values`: matplotlib's choice of round ticks), its title and labels, and
+batches the lines, filled areas and markers of all panels into one element per style of a
+:class:`reports.svg.Svg`. The layout is fixed (margins in inches), so no text is measured.
 
-What each panel holds stays inspectable after drawing: ``fig.panels`` lists the panels, each
-with its ``title``, ``xlabel``, ``ylabel``, limits and the ``items`` drawn in data units.
+What each panel holds stays inspectable after drawing: ``drawing().panels`` lists the panels,
+each with its ``title``, ``xlabel``, ``ylabel``, limits and the ``items`` drawn in data units.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .svg import Svg
+
 __all__ = ["Panel", "PanelGrid", "tick_labels", "tick_values"]
 
 #: Inches at the top of a figure for its legend, one row of entries.
@@ -26,12 +29,48 @@ LEGEND_STRIP = 0.3
 
 
 def tick_values(lo: float, hi: float, nbins: int = 4) -> np.ndarray:
-    """At most about ``nbins`` + 1 round tick positions between ``lo`` and ``hi``."""
-    from matplotlib.ticker import MaxNLocator
+    """At most about ``nbins`` + 1 round tick positions between ``lo`` and ``hi``.
 
+    The positions matplotlib's ``MaxNLocator(nbins, steps=[1, 2, 2.5, 5, 10])`` picks (the
+    report drew its ticks with it; ``tests/reports/test_panels.py`` compares the two), without
+    importing matplotlib: the smallest step of the form ``{1, 2, 2.5, 5} x 10^k`` at least
+    ``(hi - lo) / nbins``, or the next smaller one while fewer than two multiples of it fall
+    inside; an offset (a power of ten near the centre) is taken off first when the range is
+    narrow against its distance from 0.
+    """
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return np.array([])
-    ticks = MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
+    keep = (lo, hi)
+    if max(abs(lo), abs(hi)) < 1e20 * np.finfo(float).tiny:  # as matplotlib's nonsingular
+        lo, hi = -1e-13, 1e-13
+    elif hi - lo <= 1e-14 * max(abs(lo), abs(hi)):  # too narrow to tick: widened
+        lo, hi = lo - 1e-13 * abs(lo), hi + 1e-13 * abs(hi)
+    span = hi - lo
+    centre = (hi + lo) / 2
+    offset = 0.0 if abs(centre) / span < 100 else \
+        math.copysign(10 ** (math.log10(abs(centre)) // 1), centre)
+    scale = 10 ** (math.log10(span / nbins) // 1)
+    base = np.array([1.0, 2.0, 2.5, 5.0, 10.0])
+    steps = np.concatenate([0.1 * base[:-1], base, [10 * base[1]]]) * scale
+    a, b = lo - offset, hi - offset
+    if offset:  # more slack where the offset dwarfs the step
+        tol = [min(0.4999, max(1e-10, 10 ** (math.log10(abs(offset) / s) - 12))) for s in steps]
+    else:
+        tol = [1e-10] * len(steps)
+    large = np.flatnonzero(steps >= span / nbins)
+    first = int(large[0]) if large.size else len(steps) - 1
+    for i in range(first, -1, -1):
+        step = steps[i]
+        start = (a // step) * step
+        n_lo, rest = divmod(a - start, step)
+        n_lo += abs(rest / step - 1) < tol[i]
+        n_hi, rest = divmod(b - start, step)
+        n_hi += not abs(rest / step) < tol[i]
+        ticks = np.arange(n_lo, n_hi + 1) * step + start
+        if ((ticks <= b) & (ticks >= a)).sum() >= 2:
+            break
+    ticks = ticks + offset
+    lo, hi = keep
     span = hi - lo
     return ticks[(ticks >= lo - 1e-9 * span) & (ticks <= hi + 1e-9 * span)]
 
@@ -55,7 +94,8 @@ def tick_labels(ticks) -> list[str]:
 class Panel:
     """One panel: what is drawn on it, in its own data units.
 
-    ``items`` holds ``(kind, x, y, style)`` with kind ``"line"``, ``"fill"`` (the area
+    ``items`` holds ``(kind, x, y, style)`` with kind ``"line"``, ``"polygon"`` (a
+    :meth:`band`), ``"fill"`` (the area
     between ``y`` and 0), ``"markers"``, ``"hline"`` or ``"vline"``.
     """
 
@@ -66,8 +106,15 @@ class Panel:
     ylim: tuple[float, float] | None = None
     #: True: a few round ticks; a sequence: ticks at these values (category codes)
     xticks: bool | tuple = True
-    yticks: bool = False
+    #: as ``xticks``; fixed ones may carry ``yticklabels`` (a forest plot's row names)
+    yticks: bool | tuple = False
+    yticklabels: tuple = ()
+    ytick_fontsize: float = 7.0
+    #: inches between the frame and the y label's right edge, when there are y ticks (None:
+    #: room for the longest tick label)
+    ylabel_pad: float | None = 0.45
     note: str = ""
+    note_color: str = "black"
     #: y is drawn on a square-root scale (a rootogram): the items' y and ``ylim`` are given
     #: as square roots, the ticks are labelled in the original units
     ysqrt: bool = False
@@ -83,6 +130,13 @@ class Panel:
         """The area between the curve ``(x, y)`` and zero."""
         self.items.append(("fill", np.asarray(x, float), np.asarray(y, float), style))
 
+    def band(self, x, lo, hi, **style) -> None:
+        """The filled area between the curves ``(x, lo)`` and ``(x, hi)``."""
+        x = np.asarray(x, float)
+        self.items.append(("polygon", np.concatenate([x, x[::-1]]),
+                           np.concatenate([np.asarray(lo, float), np.asarray(hi, float)[::-1]]),
+                           style))
+
     def hist(self, values, bins: int, range=None, **style) -> None:  # noqa: A002 - numpy's name
         """A filled density histogram of ``values``."""
         counts, edges = np.histogram(np.asarray(values, float), bins=bins, range=range,
@@ -97,6 +151,10 @@ class Panel:
     def hline(self, y: float, **style) -> None:
         """A horizontal line across the panel."""
         self.items.append(("hline", None, np.asarray([y], float), style))
+
+    def vline(self, x: float, **style) -> None:
+        """A vertical line across the panel."""
+        self.items.append(("vline", np.asarray([x], float), None, style))
 
     def limits(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """The x and y limits: as set, else the drawn data's extent (y from 0 for fills)."""
@@ -173,30 +231,34 @@ class PanelGrid:
         y0 = self.outer_bottom + (self.rows - 1 - row) * cell + self.bottom
         return x0, y0, self.widths[col], self.height
 
+    def _legend_rows(self) -> list[list[tuple[float, str, dict]]]:
+        """The legend's entries with their x, in rows that fit the figure's width."""
+        width = self.outer_left + sum(self.left + w + self.gap for w in self.widths)
+        start = self.outer_left + self.left
+        rows, x = [[]], start
+        for label, style in self.legend:
+            step = 0.5 + 0.075 * len(label)  # about the width of an 8-point label
+            if rows[-1] and x + step > width:
+                rows.append([])
+                x = start
+            rows[-1].append((x, label, style))
+            x += step
+        return rows if self.legend else []
+
     def size(self) -> tuple[float, float]:
         """The figure's size in inches (a strip at the top holds the legend, if any)."""
         width = self.outer_left + sum(self.left + w + self.gap for w in self.widths)
-        strip = LEGEND_STRIP if self.legend else 0.0
+        strip = LEGEND_STRIP * len(self._legend_rows())
         return width, (self.outer_bottom + self.rows * (self.bottom + self.height + self.top)
                        + strip)
 
-    def figure(self):
-        """Draw every panel on a new figure; return it (``fig.panels`` lists the panels)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.collections import LineCollection, PolyCollection
-
+    def drawing(self, dpi: int = 80) -> Svg:
+        """Draw every panel; return the :class:`reports.svg.Svg` (``.panels`` lists them)."""
         width, height = self.size()
-        fig = plt.figure(figsize=(width, height))
-        ax = fig.add_axes((0, 0, 1, 1))
-        ax.set_axis_off()
-        ax.set_xlim(0, width)
-        ax.set_ylim(0, height)
+        svg = Svg(width, height, dpi)
         lines, fills, marks = {}, {}, {}
-        frames, ticks, grid = [], [], []
-        for (row, col), p in self.panels.items():
+        frames, ticks, grid, texts = [], [], [], []
+        for (row, col), p in sorted(self.panels.items()):
             x0, y0, w, h = self._frame(row, col)
             (xlo, xhi), (ylo, yhi) = p.limits()
             sx, sy = w / (xhi - xlo), h / (yhi - ylo)
@@ -211,7 +273,7 @@ class PanelGrid:
                 key = tuple(sorted(style.items()))
                 if kind == "line":
                     lines.setdefault(key, []).append(np.column_stack([X(x), Y(y)]))
-                elif kind == "fill":
+                elif kind in ("fill", "polygon"):
                     fills.setdefault(key, []).append(np.column_stack([X(x), Y(y)]))
                 elif kind == "markers":
                     mx, my = marks.setdefault(key, ([], []))
@@ -219,6 +281,8 @@ class PanelGrid:
                     my.append(Y(y))
                 elif kind == "hline" and ylo <= y[0] <= yhi:
                     lines.setdefault(key, []).append(np.array([[x0, Y(y[0])], [x0 + w, Y(y[0])]]))
+                elif kind == "vline" and xlo <= x[0] <= xhi:
+                    lines.setdefault(key, []).append(np.array([[X(x[0]), y0], [X(x[0]), y0 + h]]))
             frames.append([(x0, y0), (x0 + w, y0), (x0 + w, y0 + h), (x0, y0 + h), (x0, y0)])
             tick = 0.05
             if p.xticks is not False:
@@ -226,74 +290,88 @@ class PanelGrid:
                     np.asarray(p.xticks, dtype=np.float64)
                 for v, label in zip(values, tick_labels(values), strict=True):
                     ticks.append([(X(v), y0), (X(v), y0 - tick)])
-                    ax.text(X(v), y0 - tick - 0.02, label, ha="center", va="top", fontsize=7)
-            if p.yticks or p.ygrid:
-                values = tick_values(max(ylo, 0.0) ** 2, yhi**2) if p.ysqrt else \
-                    tick_values(ylo, yhi)
-                at = np.sqrt(values) if p.ysqrt else values
-                for v, label in zip(at, tick_labels(values), strict=True):
+                    texts.append((X(v), y0 - tick - 0.02, label, {"ha": "center", "va": "top",
+                                                                  "fontsize": 7}))
+            widest = 0
+            if p.yticks is not False or p.ygrid:
+                if p.yticks is not False and p.yticks is not True:  # fixed: rows, chains
+                    values = at = np.asarray(p.yticks, dtype=np.float64)
+                    labels = list(p.yticklabels) if p.yticklabels else tick_labels(values)
+                else:
+                    values = tick_values(max(ylo, 0.0) ** 2, yhi**2) if p.ysqrt else \
+                        tick_values(ylo, yhi)
+                    at = np.sqrt(values) if p.ysqrt else values
+                    labels = tick_labels(values)
+                widest = max(map(len, labels), default=0)
+                for v, label in zip(at, labels, strict=True):
                     if p.ygrid:
                         grid.append([(x0, Y(v)), (x0 + w, Y(v))])
-                    if p.yticks:
+                    if p.yticks is not False:
                         ticks.append([(x0, Y(v)), (x0 - tick, Y(v))])
-                        ax.text(x0 - tick - 0.02, Y(v), label, ha="right", va="center",
-                                fontsize=7)
+                        texts.append((x0 - tick - 0.02, Y(v), label,
+                                      {"ha": "right", "va": "center",
+                                       "fontsize": p.ytick_fontsize}))
             if p.title:
-                ax.text(x0 + w / 2, y0 + h + 0.06, p.title, ha="center", va="bottom",
-                        fontsize=9)
+                texts.append((x0 + w / 2, y0 + h + 0.06, p.title,
+                              {"ha": "center", "va": "bottom", "fontsize": 9}))
             if p.xlabel:
-                ax.text(x0 + w / 2, y0 - (0.22 if p.xticks else 0.06), p.xlabel, ha="center",
-                        va="top", fontsize=8)
+                texts.append((x0 + w / 2, y0 - (0.22 if p.xticks is not False else 0.06),
+                              p.xlabel, {"ha": "center", "va": "top", "fontsize": 8}))
             if p.ylabel:
-                ax.text(x0 - (0.45 if p.yticks else 0.06), y0 + h / 2, p.ylabel, ha="right",
-                        va="center", rotation=90, fontsize=8)
+                pad = p.ylabel_pad if p.ylabel_pad is not None else 0.12 + 0.055 * widest
+                texts.append((x0 - (pad if p.yticks is not False else 0.06),
+                              y0 + h / 2, p.ylabel, {"ha": "right", "va": "center",
+                                                      "rotation": 90, "fontsize": 8}))
             if p.note:
-                ax.text(x0 + 0.05, y0 + h - 0.05, p.note, ha="left", va="top", fontsize=7)
+                texts.append((x0 + 0.05, y0 + h - 0.05, p.note,
+                              {"ha": "left", "va": "top", "fontsize": 7,
+                               "color": p.note_color}))
+        # matplotlib's order, which this replaces: grid, areas, lines, frames, markers, text
         if grid:
-            ax.add_collection(LineCollection(grid, colors="#cccccc", linewidths=0.6,
-                                             zorder=0.5))
+            svg.lines(grid, color="#cccccc", lw=0.6)
         for key, polys in fills.items():
             style = dict(key)
-            ax.add_collection(PolyCollection(polys, facecolors=style.get("color", "#9ecae1"),
-                                             alpha=style.get("alpha"), edgecolors="none"))
+            svg.polygons(polys, color=style.get("color", "#9ecae1"), alpha=style.get("alpha"))
         for key, segs in lines.items():
             style = dict(key)
-            ax.add_collection(LineCollection(segs, colors=style.get("color", "black"),
-                                             linewidths=style.get("lw", 1.0),
-                                             linestyles=style.get("ls", "solid"),
-                                             alpha=style.get("alpha")))
+            svg.lines(segs, color=style.get("color", "black"), lw=style.get("lw", 1.0),
+                      ls=style.get("ls", "solid"), alpha=style.get("alpha"))
+        svg.lines(frames + ticks, color="#444444", lw=0.7)
         for key, (mx, my) in marks.items():
             style = dict(key)
             marker = style.get("marker", "o")
-            ax.plot(np.concatenate(mx), np.concatenate(my), ls="none", marker=marker,
-                    ms=style.get("ms", 2.0), mew=1.0 if marker == "|" else 0,
-                    color=style.get("color", "black"), alpha=style.get("alpha"))
-        ax.add_collection(LineCollection(frames + ticks, colors="#444444", linewidths=0.7))
-        self._draw_legend(ax, width, height)
-        fig.panels = [p for _, p in sorted(self.panels.items())]
-        return fig
+            svg.markers(np.concatenate(mx), np.concatenate(my), marker=marker,
+                        ms=style.get("ms", 2.0),
+                        mew=style.get("mew", 1.0 if marker in ("|", "x") else 0.0),
+                        color=style.get("color", "black"), alpha=style.get("alpha"),
+                        mfc=style.get("mfc"))
+        self._draw_legend(svg, height)
+        for x, y, text, style in texts:
+            svg.text(x, y, text, **style)
+        svg.panels = [p for _, p in sorted(self.panels.items())]
+        return svg
 
-    def _draw_legend(self, ax, width: float, height: float) -> None:
-        """The legend entries in one row in the strip at the top, left to right."""
-        if not self.legend:
-            return
-        x, y = self.outer_left + self.left, height - LEGEND_STRIP / 2
-        for label, style in self.legend:
-            colour = style.get("color", "black")
-            if style["kind"] == "marker":
-                ax.plot([x + 0.11], [y], ls="none", marker=style.get("marker", "o"),
-                        ms=style.get("ms", 2.0), mew=0, color=colour)
-            elif style["kind"] == "fill":
-                ax.fill([x, x + 0.22, x + 0.22, x], [y - 0.05, y - 0.05, y + 0.05, y + 0.05],
-                        color=colour, lw=0)
-            else:
-                ax.plot([x, x + 0.22], [y, y], color=colour, lw=style.get("lw", 1.0),
-                        ls=style.get("ls", "solid"), alpha=style.get("alpha"))
-            ax.text(x + 0.28, y, label, va="center", fontsize=8)
-            x += 0.5 + 0.075 * len(label)  # about the width of an 8-point label
+    def _draw_legend(self, svg: Svg, height: float) -> None:
+        """The legend entries in rows in the strip at the top, left to right."""
+        for n, row in enumerate(self._legend_rows()):
+            y = height - LEGEND_STRIP * (n + 0.5)
+            for x, label, style in row:
+                colour = style.get("color", "black")
+                if style["kind"] == "marker":
+                    marker = style.get("marker", "o")
+                    svg.markers([x + 0.11], [y], marker=marker, ms=style.get("ms", 2.0),
+                                mew=style.get("mew", 1.0 if marker in ("|", "x") else 0.0),
+                                color=colour, mfc=style.get("mfc"))
+                elif style["kind"] == "fill":
+                    svg.polygons([np.array([[x, y - 0.05], [x + 0.22, y - 0.05],
+                                            [x + 0.22, y + 0.05], [x, y + 0.05]])],
+                                 color=colour, alpha=style.get("alpha"))
+                else:
+                    svg.lines([np.array([[x, y], [x + 0.22, y]])], color=colour,
+                              lw=style.get("lw", 1.0), ls=style.get("ls", "solid"),
+                              alpha=style.get("alpha"))
+                svg.text(x + 0.28, y, label, va="center", fontsize=8)
 
     def uri(self, dpi: int = 80) -> str:
-        """The figure as a PNG data URI (see :func:`reports.plots.figure_uri`)."""
-        from .plots import figure_uri
-
-        return figure_uri(self.figure(), dpi=dpi, crop=False)
+        """The figure as an SVG data URI (:meth:`reports.svg.Svg.uri`)."""
+        return self.drawing(dpi).uri()

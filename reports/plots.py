@@ -1,4 +1,11 @@
-"""Figures for the report, returned as PNG data URIs so the HTML is self-contained."""
+"""Figures for the report, returned as data URIs so the HTML is self-contained.
+
+The report's own figures (marginals, intervals, z scores, rank, trace, energy, pair and
+predictive plots, point estimates) and the fits' series and mixture plots are SVG written
+with numpy (:class:`reports.panels.PanelGrid`); the component intervals, the network DAG,
+a stream's trajectory and the calibration figure are matplotlib PNGs (their drawing
+functions carry ``matplotlib``, which :mod:`reports.figure_jobs` reads).
+"""
 
 from __future__ import annotations
 
@@ -91,25 +98,6 @@ def figure_uri(fig, dpi: int = 80, *, crop: bool = True) -> str:
                 pil_kwargs={"compress_level": PNG_COMPRESSION})
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _panel_grid(n: int, width: float, height: float):
-    """A figure of ``n`` panels, three to a row; returns the figure and the panels' axes."""
-    plt = _plt()
-    cols = min(3, n)
-    rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
-    return fig, list(axes.flat)
-
-
-def _finish_grid(fig, axes, n: int) -> str:
-    """Hide the unused panels, put the legend on the first, encode the figure."""
-    for ax in axes[n:]:
-        ax.set_visible(False)
-    axes[0].legend(fontsize=8)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
 
 
 def _two_lines(name: str) -> str:
@@ -226,45 +214,67 @@ def trace_figure(draws: dict, diverging=None) -> str:
     return grid_fig.uri()
 
 
+def _left_margin(values, extra: float = 0.0) -> float:
+    """Inches left of a frame for the 7-point tick labels of ``values``' round ticks."""
+    from .panels import tick_labels, tick_values
+
+    lo, hi = values
+    return 0.15 + 0.055 * max(map(len, tick_labels(tick_values(lo, hi))), default=1) + extra
+
+
 def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
                   **_) -> str:
-    """A quantity per iteration, such as the log evidence; with markers when there are few."""
-    plt = _plt()
+    """A quantity per iteration, such as the log evidence; with markers when there are few.
+
+    An SVG (:class:`reports.panels.PanelGrid`).
+    """
+    from .panels import PanelGrid
+
     values = np.asarray(values, dtype=np.float64)
-    fig, ax = plt.subplots(figsize=(6.0, 3.0))
-    ax.plot(np.arange(values.size), values, color="#08519c",
-            marker="o" if values.size <= 60 else None, ms=3)
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(ylabel, fontsize=9)
-    ax.tick_params(labelsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
+    steps = np.arange(values.size, dtype=np.float64)
+    ylim = _padded([values])
+    grid_fig = PanelGrid(1, 1, 5.0, 2.2, left=_left_margin(ylim, 0.25), bottom=0.55, top=0.1)
+    panel = grid_fig.panel(0, 0, xlim=_padded([steps]), ylim=ylim, yticks=True,
+                           xlabel=xlabel, ylabel=ylabel, ylabel_pad=None)
+    panel.line(steps, values, color="#08519c", lw=1.5)
+    if values.size <= 60:
+        panel.markers(steps, values, ms=3.0, mew=1.0, color="#08519c")
+    return grid_fig.uri()
 
 
 def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
     """A vector parameter's components: mean and interval each, one row per component.
 
     Components marked in ``zero`` (exactly zero, for example pruned weights) are drawn as open
-    circles at 0.
+    circles at 0. An SVG (:class:`reports.panels.PanelGrid`), the names as y tick labels.
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     n = len(names)
     mean, lower, upper = (np.asarray(v, dtype=np.float64) for v in (mean, lower, upper))
     zero = np.zeros(n, dtype=bool) if zero is None else np.asarray(zero, dtype=bool)
-    fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.28 * n))
-    rows = np.arange(n)[::-1]
+    rows = np.arange(n)[::-1].astype(float)
     kept = ~zero
-    ax.hlines(rows[kept], lower[kept], upper[kept], color="#08519c", lw=2)
-    ax.plot(mean[kept], rows[kept], "o", color="#08519c", label="kept")
+    labels = [str(name) for name in names]
+    grid_fig = PanelGrid(1, 1, 4.6, 0.25 + 0.28 * n,
+                         left=0.25 + 0.055 * max(map(len, labels), default=0), bottom=0.4,
+                         top=0.15, gap=0.2)
+    panel = grid_fig.panel(0, 0, xlim=_padded([lower[kept], upper[kept], mean[kept],
+                                               np.zeros(1)]),
+                           ylim=(-0.6, n - 0.4), yticks=tuple(rows), yticklabels=tuple(labels),
+                           ytick_fontsize=8)
+    panel.vline(0.0, color="#bdbdbd", lw=1.0)
+    gap = np.full(int(kept.sum()), np.nan)
+    panel.line(np.column_stack([lower[kept], upper[kept], gap]).ravel(),
+               np.column_stack([rows[kept], rows[kept], gap]).ravel(), color="#08519c", lw=2.0)
+    kept_style = {"ms": 6.0, "mew": 1.0, "color": "#08519c"}
+    panel.markers(mean[kept], rows[kept], **kept_style)
+    grid_fig.legend_entry("kept", "marker", **kept_style)
     if zero.any():
-        ax.plot(np.zeros(zero.sum()), rows[zero], "o", mfc="white", color="#737373",
-                label="pruned (exactly 0)")
-    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(rows, list(names), fontsize=8)
-    ax.tick_params(axis="x", labelsize=8)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return figure_uri(fig)
+        pruned_style = {"ms": 6.0, "mew": 1.0, "color": "#737373", "mfc": "white"}
+        panel.markers(np.zeros(int(zero.sum())), rows[zero], **pruned_style)
+        grid_fig.legend_entry("pruned (exactly 0)", "marker", **pruned_style)
+    return grid_fig.uri()
 
 
 def separating_pair(weights, means, covariances) -> tuple[int, int]:
@@ -302,53 +312,68 @@ def mixture_figure(points, weights, means, covariances, features, **_) -> str:
     In 1-D a histogram with each weighted component density and their sum; in 2-D or more a
     scatter of two features, the pair that separates the components best
     (:func:`separating_pair`), with each component's 1- and 2-sd ellipses (marginal of those
-    two features), labelled by weight.
+    two features), labelled by weight. An SVG (:class:`reports.panels.PanelGrid`).
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     X = np.asarray(points, dtype=np.float64)
     w, mu, cov = (np.asarray(v, dtype=np.float64) for v in (weights, means, covariances))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    colours = CHAIN_COLOURS  # matplotlib's default colour cycle
     if X.shape[1] == 1:
         lo, hi = X.min(), X.max()
         pad = 0.15 * (hi - lo) + 3 * np.sqrt(cov[:, 0, 0].max())
         grid = np.linspace(lo - pad, hi + pad, 400)
         bins = max(1, min(60, X.shape[0] // 2))
-        ax.hist(X[:, 0], bins=bins, density=True, color="#d9d9d9", label="data")
-        if X.shape[0] <= 50:
-            ax.plot(X[:, 0], np.zeros(X.shape[0]), "|", color="#252525", ms=14)
+        curves = []
         total = np.zeros_like(grid)
         for k in range(w.size):
             sd = np.sqrt(cov[k, 0, 0])
             dens = w[k] * np.exp(-0.5 * ((grid - mu[k, 0]) / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
             total += dens
-            ax.plot(grid, dens, color=colors[k % len(colors)], lw=1.2,
-                    label=f"component {k} (weight {w[k]:.2f}, mean {mu[k, 0]:.3g})")
-        ax.plot(grid, total, color="#111111", lw=1.8, label="mixture")
-        ax.set_xlabel(features[0], fontsize=9)
-    else:
-        a, b = separating_pair(w, mu, cov)
-        idx = np.array([a, b])
-        ax.scatter(X[:, a], X[:, b], s=6, color="#969696", alpha=0.6, label="data")
-        t = np.linspace(0, 2 * np.pi, 200)
-        circle = np.stack([np.cos(t), np.sin(t)])
-        for k in range(w.size):
-            L = np.linalg.cholesky(cov[k][np.ix_(idx, idx)])
-            c = colors[k % len(colors)]
-            for r, ls in ((1.0, "-"), (2.0, "--")):
-                e = mu[k, idx, None] + r * (L @ circle)
-                ax.plot(e[0], e[1], color=c, ls=ls, lw=1.4)
-            ax.plot(mu[k, a], mu[k, b], "x", color=c, ms=8, mew=2,
-                    label=f"component {k} (weight {w[k]:.2f})")
-        ax.set_xlabel(features[a], fontsize=9)
-        ax.set_ylabel(features[b], fontsize=9)
-        if X.shape[1] > 2:
-            ax.set_title(f"the pair of the {X.shape[1]} features that separates the "
-                         f"components best", fontsize=8)
-    ax.tick_params(labelsize=8)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return figure_uri(fig)
+            curves.append((dens, {"color": colours[k % len(colours)], "lw": 1.2},
+                           f"component {k} (weight {w[k]:.2f}, mean {mu[k, 0]:.3g})"))
+        heights = np.histogram(X[:, 0], bins=bins, density=True)[0]
+        ylim = (0.0, 1.05 * max(float(heights.max()), float(total.max())))
+        grid_fig = PanelGrid(1, 1, 5.0, 2.8, left=_left_margin(ylim), bottom=0.55, top=0.1)
+        panel = grid_fig.panel(0, 0, xlim=_padded([grid]), ylim=ylim, yticks=True,
+                               xlabel=features[0])
+        panel.hist(X[:, 0], bins=bins, color="#d9d9d9")
+        grid_fig.legend_entry("data", "fill", color="#d9d9d9")
+        if X.shape[0] <= 50:
+            panel.markers(X[:, 0], np.zeros(X.shape[0]), marker="|", ms=14.0, color="#252525")
+        for dens, style, label in curves:
+            panel.line(grid, dens, **style)
+            grid_fig.legend_entry(label, **style)
+        panel.line(grid, total, color="#111111", lw=1.8)
+        grid_fig.legend_entry("mixture", color="#111111", lw=1.8)
+        return grid_fig.uri()
+    a, b = separating_pair(w, mu, cov)
+    idx = np.array([a, b])
+    t = np.linspace(0, 2 * np.pi, 200)
+    circle = np.stack([np.cos(t), np.sin(t)])
+    ellipses = []
+    for k in range(w.size):
+        L = np.linalg.cholesky(cov[k][np.ix_(idx, idx)])
+        for r, ls in ((1.0, "solid"), (2.0, "--")):
+            ellipses.append((k, mu[k, idx, None] + r * (L @ circle), ls))
+    xlim = _padded([X[:, a]] + [e[0] for _, e, _ in ellipses] + [mu[:, a]])
+    ylim = _padded([X[:, b]] + [e[1] for _, e, _ in ellipses] + [mu[:, b]])
+    grid_fig = PanelGrid(1, 1, 5.0, 3.3, left=_left_margin(ylim, 0.25), bottom=0.55,
+                         top=0.3 if X.shape[1] > 2 else 0.1)
+    panel = grid_fig.panel(0, 0, xlim=xlim, ylim=ylim, yticks=True, xlabel=features[a],
+                           ylabel=features[b], ylabel_pad=None,
+                           title=f"the pair of the {X.shape[1]} features that separates the "
+                                 f"components best" if X.shape[1] > 2 else "")
+    data_style = {"color": "#969696", "alpha": 0.6, "ms": math.sqrt(6.0)}  # scatter's s=6
+    panel.markers(X[:, a], X[:, b], **data_style)
+    grid_fig.legend_entry("data", "marker", color="#969696", ms=math.sqrt(6.0))
+    for k, e, ls in ellipses:
+        panel.line(e[0], e[1], color=colours[k % len(colours)], ls=ls, lw=1.4)
+    for k in range(w.size):
+        style = {"marker": "x", "ms": 8.0, "mew": 2.0, "color": colours[k % len(colours)]}
+        panel.markers([mu[k, a]], [mu[k, b]], **style)
+        grid_fig.legend_entry(f"component {k} (weight {w[k]:.2f})", "marker", **style)
+    return grid_fig.uri()
 
 
 def layered_layout(nodes, edges) -> dict:
@@ -437,6 +462,11 @@ def fit_figure_uri(entry: dict) -> str:
     return fit_figure(entry)["uri"]
 
 
+#: The fit plots still drawn with matplotlib (the others are SVG).
+MATPLOTLIB_FIT_PLOTS = frozenset({"dag"})
+# which jobs need matplotlib: see reports.figure_jobs
+fit_figure_uri.matplotlib = lambda entry: entry["kind"] in MATPLOTLIB_FIT_PLOTS
+
 def estimates_figure(comparison, draws) -> str:
     """Point estimates against the sampled posterior, in posterior sds.
 
@@ -446,60 +476,86 @@ def estimates_figure(comparison, draws) -> str:
     posterior mean (0, open circle) and the estimate (cross, red when the row fails). A row
     without draws of its own (the mixture's responsibilities) is drawn at its
     ``distance_sd``. Beyond 60 rows, the failing ones and then the farthest from their
-    posterior are drawn.
+    posterior are drawn. An SVG (:class:`reports.panels.PanelGrid`), the row names as y
+    tick labels.
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     rows = comparison.parameters
     if len(rows) > 60:
         order = {"fail": 0, "inconclusive": 1, "differs": 2, "pass": 3}
         rows = sorted(rows, key=lambda r: (order[r.verdict],
                                            -abs(np.nan_to_num(r.distance_sd))))[:60]
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(6.0, 0.8 + 0.3 * n))
-    y = np.arange(n)[::-1]
+    labels = [f"{r.name} ({r.verdict})" for r in rows]
+    y = np.arange(n)[::-1].astype(float)
+    bars, medians, means, crosses = [], [], [], {"#d62728": [], "#111111": []}
     for yi, r in zip(y, rows, strict=True):
         colour = "#d62728" if r.verdict == "fail" else "#111111"
         x = None if r.name not in draws else np.asarray(draws[r.name], dtype=np.float64).ravel()
         sd = float(np.std(x, ddof=1)) if x is not None and x.size > 1 else 0.0
         if not sd > 0:  # no draws of its own, or constant draws: the row's own distance
-            ax.plot(np.nan_to_num(r.distance_sd), yi, "x", color=colour, ms=7, mew=2)
+            crosses[colour].append((float(np.nan_to_num(r.distance_sd)), yi))
             continue
         mean = float(np.mean(x))
 
         def scale(v, mean=mean, sd=sd):
             return (v - mean) / sd
 
-        ax.hlines(yi, scale(r.sampled["lower"]), scale(r.sampled["upper"]), color="#9ecae1",
-                  lw=4)
-        ax.plot(scale(float(np.median(x))), yi, "|", color="#08519c", ms=10)
-        ax.plot(0.0, yi, "o", mfc="white", color="#08519c", ms=5)
-        ax.plot(scale(r.estimate), yi, "x", color=colour, ms=7, mew=2)
-    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(y, [f"{r.name} ({r.verdict})" for r in rows], fontsize=8)
-    ax.set_xlabel("(value − posterior mean) / posterior sd", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
-    fig.tight_layout()
-    return figure_uri(fig)
+        bars += [(scale(r.sampled["lower"]), yi), (scale(r.sampled["upper"]), yi),
+                 (np.nan, np.nan)]
+        medians.append((scale(float(np.median(x))), yi))
+        means.append((0.0, yi))
+        crosses[colour].append((scale(r.estimate), yi))
+    every = [np.zeros(1)] + [np.asarray(p, dtype=np.float64)[:, 0]
+                             for p in (bars, medians, *crosses.values()) if p]
+    grid_fig = PanelGrid(1, 1, 4.6, 0.25 + 0.3 * n,
+                         left=0.25 + 0.055 * max(map(len, labels), default=0), bottom=0.55,
+                         top=0.15, gap=0.2)
+    panel = grid_fig.panel(0, 0, xlim=_padded(every), ylim=(-0.6, n - 0.4), yticks=tuple(y),
+                           yticklabels=tuple(labels), ytick_fontsize=8,
+                           xlabel="(value − posterior mean) / posterior sd")
+    panel.vline(0.0, color="#bdbdbd", lw=1.0)
+    if bars:
+        panel.line(*np.array(bars).T, color="#9ecae1", lw=4.0)
+        panel.markers(*np.array(medians).T, marker="|", ms=10.0, color="#08519c")
+        panel.markers(*np.array(means).T, ms=5.0, mew=1.0, color="#08519c", mfc="white")
+    for colour, points in crosses.items():
+        if points:
+            panel.markers(*np.array(points).T, marker="x", ms=7.0, mew=2.0, color=colour)
+    return grid_fig.uri()
 
 
 def trajectory_figure(trajectory: list[dict]) -> str | None:
-    """Posterior mean and 90 % interval of each coefficient after each batch of a stream."""
+    """Posterior mean and 90 % interval of each coefficient after each batch of a stream.
+
+    One panel per coefficient (at most :data:`MAX_PANELS`), three to a row; an SVG
+    (:class:`reports.panels.PanelGrid`).
+    """
+    from .panels import PanelGrid
+
     steps = [t for t in trajectory if "mean" in t]
     if len(trajectory) < 2 or not steps:
         return None
     names = list(steps[-1]["mean"])[:MAX_PANELS]
-    fig, axes = _panel_grid(len(names), 4.2, 2.6)
-    index = [i + 1 for i, t in enumerate(trajectory) if "mean" in t]
-    for ax, name in zip(axes, names, strict=False):
-        mean = np.array([t["mean"][name] for t in steps])
-        lo = np.array([t["q05"][name] for t in steps])
-        hi = np.array([t["q95"][name] for t in steps])
-        ax.fill_between(index, lo, hi, color="#c6dbef", label="90 % interval")
-        ax.plot(index, mean, marker="o", color="#08519c", label="mean")
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("after batch", fontsize=8)
-        ax.tick_params(labelsize=8)
-    return _finish_grid(fig, axes, len(names))
+    index = np.array([i + 1 for i, t in enumerate(trajectory) if "mean" in t], dtype=float)
+    cols = min(3, len(names))
+    grid_fig = PanelGrid(math.ceil(len(names) / cols), cols, 3.4, 1.8, left=0.6, bottom=0.5,
+                         top=0.3)
+    band_style = {"color": "#c6dbef"}
+    mean_style = {"color": "#08519c", "lw": 1.5}
+    for i, name in enumerate(names):
+        mean = np.array([t["mean"][name] for t in steps], dtype=float)
+        lo = np.array([t["q05"][name] for t in steps], dtype=float)
+        hi = np.array([t["q95"][name] for t in steps], dtype=float)
+        panel = grid_fig.panel(*divmod(i, cols), title=name, xlabel="after batch",
+                               xlim=_padded([index]), ylim=_padded([lo, hi, mean]), yticks=True)
+        panel.band(index, lo, hi, **band_style)
+        panel.line(index, mean, **mean_style)
+        panel.markers(index, mean, ms=6.0, mew=1.0, color="#08519c")
+    grid_fig.legend_entry("90 % interval", "fill", **band_style)
+    grid_fig.legend_entry("mean", **mean_style)
+    return grid_fig.uri()
 
 
 # ----------------------------------------------------------------- report figures from files
@@ -545,34 +601,37 @@ def _standardise(v, *, mu: float, sd: float) -> float:
     return np.nan if v is None else (v - mu) / sd
 
 
-def _fixed_axes(labels, plot_width: float, plot_height: float, *, right: float = 0.2):
-    """A figure with one Axes whose margins are fixed in inches, room for ``labels`` left.
-
-    The left margin follows the longest y tick label (about 0.055 in a character at 8
-    points), so the figure needs no layout pass over its text (``tight_layout`` and
-    cropping each measured every label).
-    """
-    plt = _plt()
-    left = 0.25 + 0.055 * max((len(t) for t in labels), default=0)
-    bottom, top = 0.55, 0.15
-    width, height = left + plot_width + right, bottom + plot_height + top
-    fig = plt.figure(figsize=(width, height))
-    ax = fig.add_axes((left / width, bottom / height, plot_width / width, plot_height / height))
-    return fig, ax
+def _padded(arrays, pad: float = 0.05) -> tuple[float, float]:
+    """The finite extent of ``arrays`` widened by ``pad`` of it each side (matplotlib's margins)."""
+    values = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays])
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return (-1.0, 1.0)
+    lo, hi = float(values.min()), float(values.max())
+    if hi <= lo:
+        return (lo - 0.5 * (abs(lo) or 1.0), hi + 0.5 * (abs(hi) or 1.0))
+    return (lo - pad * (hi - lo), hi + pad * (hi - lo))
 
 
 def forest_figure(rows) -> str:
     """Analytic against sampled 5-95 % intervals and medians, one row per parameter.
 
     Each row is on the scale of its analytic sd around its analytic mean, so parameters of
-    any size share one axis. The intervals and medians of all rows are one artist each.
+    any size share one axis. The row names are the y tick labels; the left margin follows
+    the longest (about 0.055 in a character at 8 points). An SVG (:class:`PanelGrid`).
     """
+    from .panels import PanelGrid
+
     n = len(rows)
     labels = [f"{r['name']} ({r['verdict']})" for r in rows]
-    fig, ax = _fixed_axes(labels, 4.2, 0.25 + 0.34 * n, right=1.2)
+    grid_fig = PanelGrid(1, 1, 4.2, 0.25 + 0.34 * n, left=0.25 + 0.055 * max(map(len, labels),
+                                                                              default=0),
+                         bottom=0.55, top=0.15, gap=0.2)
     y = np.arange(n)[::-1].astype(float)
     drawn = [(yi, r) for yi, r in zip(y, rows, strict=True)
              if r["analytic_mean"] is not None and r["analytic_sd"]]
+    extent = [np.zeros(1)]
+    marks = []
     for kind, offset, colour, label in (("analytic", 0.12, "#d62728", "analytic"),
                                         ("sampled", -0.12, "#08519c", "NUTS")):
         if not drawn:  # rows with exact means only (no sd) draw no interval
@@ -581,16 +640,20 @@ def forest_figure(rows) -> str:
         lo, mid, hi = (np.array([_standardise(r[f"{kind}_{q}"], mu=r["analytic_mean"],
                                               sd=r["analytic_sd"]) for _, r in drawn])
                        for q in ("q05", "q50", "q95"))
-        ax.hlines(at, lo, hi, color=colour, lw=3, label=label)
-        ax.plot(mid, at, "|", color=colour, ms=10, ls="none")
-    ax.axvline(0.0, color="#bdbdbd", lw=1, zorder=0)
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.set_ylim(-0.6, n - 0.4)
-    ax.set_xlabel("(value − analytic mean) / analytic sd", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
-    if drawn:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return figure_uri(fig, crop=False)
+        extent += [lo, mid, hi]
+        marks.append((at, lo, mid, hi, colour, label))
+    panel = grid_fig.panel(0, 0, xlim=_padded(extent), ylim=(-0.6, n - 0.4),
+                           yticks=tuple(y), yticklabels=tuple(labels), ytick_fontsize=8,
+                           xlabel="(value − analytic mean) / analytic sd")
+    panel.vline(0.0, color="#bdbdbd", lw=1.0)
+    for at, lo, mid, hi, colour, label in marks:
+        # every interval one polyline, broken by NaN
+        gap = np.full(at.size, np.nan)
+        panel.line(np.column_stack([lo, hi, gap]).ravel(),
+                   np.column_stack([at, at, gap]).ravel(), color=colour, lw=3.0)
+        panel.markers(mid, at, marker="|", ms=10.0, color=colour)
+        grid_fig.legend_entry(label, color=colour, lw=3.0)
+    return grid_fig.uri()
 
 
 def clip_z(z, threshold: float) -> dict:
@@ -624,28 +687,33 @@ def z_histogram_figure(z, threshold: float) -> str:
     """Histogram of every z score with the standard normal density and the ±threshold lines.
 
     Scores beyond the axis (see :func:`clip_z`) are drawn in the edge bins and counted in a
-    note on the figure, with the largest |z|.
+    note on the figure, with the largest |z|. An SVG (:class:`PanelGrid`).
     """
-    plt = _plt()
+    from .panels import PanelGrid
+
     c = clip_z(z, threshold)
     top = c["top"]
-    fig, ax = plt.subplots(figsize=(6.0, 3.0))
-    ax.hist(c["z"], bins=40, range=(-top, top), density=True, color="#9ecae1",
-            histtype="stepfilled", label="z scores")
     grid = np.linspace(-top, top, 300)
     normal = np.exp(-0.5 * grid**2) / math.sqrt(2.0 * math.pi)
-    ax.plot(grid, normal, color="#525252", lw=1.2, label="N(0, 1)")
+    heights = np.histogram(c["z"], bins=40, range=(-top, top), density=True)[0] \
+        if c["z"].size else np.zeros(1)
+    note = (f"clipped to ±{top:.3g}: {c['below']} below, {c['above']} above (largest |z| "
+            f"{c['max_abs']:.3g})" if c["below"] or c["above"] else "")
+    grid_fig = PanelGrid(1, 1, 5.2, 2.2, left=0.5, bottom=0.55, top=0.1)
+    panel = grid_fig.panel(0, 0, xlim=(-top, top),
+                           ylim=(0.0, 1.05 * max(float(np.max(heights)), float(normal.max()))),
+                           yticks=True, xlabel=f"z (fail beyond ±{threshold:.3g})",
+                           note=note, note_color="#d62728")
+    hist_style = {"color": "#9ecae1"}
+    normal_style = {"color": "#525252", "lw": 1.2}
+    if c["z"].size:
+        panel.hist(c["z"], bins=40, range=(-top, top), **hist_style)
+    panel.line(grid, normal, **normal_style)
     for s in (-threshold, threshold):
-        ax.axvline(s, color="#d62728", ls="--", lw=1)
-    if c["below"] or c["above"]:
-        ax.text(0.02, 0.95, f"clipped to ±{top:.3g}: {c['below']} below, {c['above']} above "
-                f"(largest |z| {c['max_abs']:.3g})", transform=ax.transAxes, fontsize=8,
-                va="top", color="#d62728")
-    ax.set_xlabel(f"z (fail beyond ±{threshold:.3g})", fontsize=9)
-    ax.tick_params(labelsize=8)
-    ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    return figure_uri(fig)
+        panel.vline(s, color="#d62728", ls="--", lw=1.0)
+    grid_fig.legend_entry("z scores", "fill", **hist_style)
+    grid_fig.legend_entry("N(0, 1)", **normal_style)
+    return grid_fig.uri()
 
 
 #: E-BFMI below this suggests the sampler explores the tails poorly (arviz' threshold).
@@ -659,35 +727,32 @@ def energy_figure(energy) -> str:
     draw-to-draw changes, each as one KDE over all chains: similar widths mean the
     sampler explores the tails. Beside them each chain's E-BFMI (mean squared change over
     the energy's variance) against :data:`BFMI_THRESHOLD`. The panels arviz_plots.plot_energy
-    draws, with matplotlib directly.
+    draws, as an SVG (:class:`PanelGrid`).
     """
     from .figure_stats import kde
+    from .panels import PanelGrid
 
     energy = np.asarray(energy, dtype=np.float64)
     change = np.diff(energy, axis=1)
     bfmi = np.mean(change**2, axis=1) / np.var(energy, axis=1)
-    plt = _plt()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, 2.8),
-                                      gridspec_kw={"width_ratios": [1, 2]})
     chains = np.arange(len(bfmi))
-    left.scatter(bfmi, chains, color=[_chain_colour(c) for c in chains], zorder=3)
-    left.axvline(BFMI_THRESHOLD, color="#999999", ls="--", lw=1)
-    left.set_yticks(chains)
-    left.set_ylabel("chain", fontsize=8)
-    left.set_xlim(0, max(1.05, float(np.nanmax(bfmi)) * 1.1))
-    left.set_title("E-BFMI", fontsize=9)
+    grid_fig = PanelGrid(1, 2, 0.0, 2.0, cell_widths=[2.0, 4.6], left=0.55, bottom=0.35,
+                         top=0.3)
+    left = grid_fig.panel(0, 0, title="E-BFMI",
+                          xlim=(0.0, max(1.05, float(np.nanmax(bfmi)) * 1.1)),
+                          ylim=(-0.5, len(bfmi) - 0.5), yticks=tuple(float(c) for c in chains),
+                          ylabel="chain", ylabel_pad=0.2)
+    left.vline(BFMI_THRESHOLD, color="#999999", ls="--", lw=1.0)
+    for c in chains:
+        left.markers([bfmi[c]], [c], ms=6.0, color=_chain_colour(c))
+    right = grid_fig.panel(0, 1, title="Energy")
     for values, label, colour in ((energy - energy.mean(), "marginal energy", "#1f77b4"),
                                   (change, "energy transition", "#ff7f0e")):
         grid, pdf = kde(values.ravel())
-        right.fill_between(grid, pdf, color=colour, alpha=0.35, label=label)
-    right.set_yticks([])
-    right.set_title("Energy", fontsize=9)
-    right.legend(fontsize=8)
-    for ax in (left, right):
-        ax.tick_params(labelsize=7)
-    light_ticks(fig)
-    fig.tight_layout()
-    return figure_uri(fig, crop=False)
+        right.fill(np.concatenate([grid[:1], grid, grid[-1:]]),
+                   np.concatenate([[0.0], pdf, [0.0]]), color=colour, alpha=0.35)
+        grid_fig.legend_entry(label, "fill", color=colour, alpha=0.35)
+    return grid_fig.uri()
 
 
 def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:

@@ -534,7 +534,8 @@ def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
     """
     from . import plots
 
-    prestart()  # the figure worker's imports overlap the reading below
+    if any(entry["kind"] in plots.MATPLOTLIB_FIT_PLOTS for entry in data["fit_plots"]):
+        prestart()  # matplotlib figures: the worker's imports overlap the reading below
     figures, ppc_note = [], None
 
     def posterior(name: str) -> Posterior:

@@ -54,15 +54,69 @@ def test_one_worker_when_asked(monkeypatch):
 
 
 def test_one_process_on_a_busy_machine(monkeypatch):
+    """A worker when a core was idle over the last moments, whatever ran a minute ago."""
     monkeypatch.delenv("BAYESCHECK_REPORT_WORKERS", raising=False)
     monkeypatch.setattr(figure_jobs, "cores", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))  # not what decides
+    monkeypatch.setattr(figure_jobs, "free_cores", lambda: 0.3)
+    assert workers() == 1
+    monkeypatch.setattr(figure_jobs, "free_cores", lambda: 1.2)
+    assert workers() == 2
+    monkeypatch.setenv("BAYESCHECK_REPORT_WORKERS", "2")
+    monkeypatch.setattr(figure_jobs, "free_cores", lambda: 0.0)
+    assert workers() == 2
+    # where /proc/stat cannot be read, the load average decides
+    monkeypatch.delenv("BAYESCHECK_REPORT_WORKERS")
+    monkeypatch.setattr(figure_jobs, "free_cores", lambda: None)
     assert workers() == 1
     monkeypatch.setattr(os, "getloadavg", lambda: (0.3, 0.5, 0.4))
     assert workers() == 2
-    monkeypatch.setenv("BAYESCHECK_REPORT_WORKERS", "2")
-    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 5.0, 4.0))
-    assert workers() == 2
+
+
+def test_free_cores_sees_a_busy_core(monkeypatch):
+    """Measured over the window: a thread spinning in this process takes one core."""
+    if figure_jobs._cpu_times() is None:
+        pytest.skip("/proc/stat is not available")
+    monkeypatch.setattr(figure_jobs, "CPU_WINDOW", 0.5)
+    figure_jobs.sample_cpu()
+    began = time.monotonic()
+    while time.monotonic() - began < 0.5:  # this process: one busy core for the window
+        pass
+    free = figure_jobs.free_cores()
+    assert free is not None and free <= figure_jobs.cores() - 0.8
+
+
+def _heavy(i):
+    return f"data:{i}:{os.getpid()}"
+
+
+_heavy.matplotlib = True
+
+
+def test_matplotlib_figures_go_to_the_worker_svg_ones_stay_here():
+    """The worker takes the jobs that need matplotlib; this process, without matplotlib,
+    draws the others and leaves those to it."""
+    import subprocess
+    import sys
+
+    if figure_jobs.cores() < 2:
+        pytest.skip("a second core is not available")
+    code = ("import os, sys\n"
+            "from reports import figure_jobs as f\n"
+            "from tests.reports.test_figure_jobs import _heavy, _slow\n"
+            "f.prestart(wait=60, force=True)\n"
+            "jobs = [f.job(f'h{i}', '', _heavy, i) for i in range(3)]\n"
+            "jobs += [f.job(f's{i}', '', _slow, i) for i in range(3)]\n"
+            "drawn = f.draw_all(jobs, processes=2)\n"
+            "assert 'matplotlib.pyplot' not in sys.modules\n"
+            "mine = str(os.getpid())\n"
+            "print(' '.join(e['title'] for e in drawn if e['uri'].rsplit(':', 1)[1] == mine))\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=root, env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr[-2000:]
+    here = done.stdout.split()
+    assert not any(t.startswith("h") for t in here)  # every matplotlib job in the worker
 
 
 @pytest.mark.slow

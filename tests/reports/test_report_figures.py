@@ -49,15 +49,21 @@ def _index(name: str) -> int:
 
 @pytest.fixture
 def figures(monkeypatch):
-    """Figures handed to ``figure_uri``, kept open instead of encoded."""
+    """Figures drawn, kept instead of encoded: matplotlib figures handed to ``figure_uri``
+    and the SVG drawings of :class:`reports.panels.PanelGrid` (``.panels``, ``.items``)."""
     import matplotlib.pyplot as plt
+
+    from reports.panels import PanelGrid
 
     kept = []
     monkeypatch.setattr(plots, "figure_uri",
                         lambda fig, dpi=80, *, crop=True: kept.append(fig) or "data:,")
+    monkeypatch.setattr(PanelGrid, "uri",
+                        lambda self, dpi=80: kept.append(self.drawing(dpi)) or "data:,")
     yield kept
     for fig in kept:
-        plt.close(fig)
+        if not hasattr(fig, "panels"):
+            plt.close(fig)
 
 
 def _health(*args):
@@ -209,7 +215,9 @@ def test_energy_figure_shows_each_chains_bfmi(figures):
     energy[2] = np.cumsum(rng.normal(scale=0.1, size=DRAWS))  # slow: E-BFMI far below 0.3
     plots.energy_figure(energy)
     (fig,) = figures
-    bfmi = np.asarray(fig.axes[0].collections[0].get_offsets())[:, 0]
+    chains = _items(fig.panels[0], "markers")  # one marker per chain, at (E-BFMI, chain)
+    assert [float(y[0]) for _, _, y, _ in chains] == [0.0, 1.0, 2.0, 3.0]
+    bfmi = np.array([float(x[0]) for _, x, _, _ in chains])
     expected = np.mean(np.diff(energy, axis=1) ** 2, axis=1) / np.var(energy, axis=1)
     assert list(bfmi) == pytest.approx(list(expected))
     assert bfmi[2] < plots.BFMI_THRESHOLD < bfmi[[0, 1, 3]].min()
@@ -269,8 +277,30 @@ def test_forest_legend_when_the_first_row_has_no_analytic_interval():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert forest_figure([row("score", None), row("p", 0.5)]).startswith("data:image/png")
-        assert forest_figure([row("score", None)]).startswith("data:image/png")
+        assert forest_figure([row("score", None), row("p", 0.5)]).startswith("data:image/svg")
+        assert forest_figure([row("score", None)]).startswith("data:image/svg")
+
+
+def test_forest_rows_carry_their_names_and_intervals(figures):
+    """Each row's name is its y tick label; its analytic and sampled intervals are drawn at
+    its row, in analytic sds from the analytic mean."""
+    rows = [{"name": n, "verdict": "pass", "analytic_mean": mu, "analytic_sd": 2.0,
+             "analytic_q05": mu - 3.3, "analytic_q50": mu, "analytic_q95": mu + 3.3,
+             "sampled_q05": mu - 3.0, "sampled_q50": mu + 1.0, "sampled_q95": mu + 3.6}
+            for n, mu in (("a", 0.0), ("b", 10.0))]
+    plots.forest_figure(rows)
+    (fig,) = figures
+    (panel,) = fig.panels
+    assert panel.yticklabels == ("a (pass)", "b (pass)") and panel.yticks == (1.0, 0.0)
+    lines = _items(panel, "line")
+    analytic, sampled = (next(i for i in lines if i[3]["color"] == c)
+                         for c in ("#d62728", "#08519c"))
+    np.testing.assert_allclose(analytic[1][[0, 1, 3, 4]], [-1.65, 1.65, -1.65, 1.65])
+    np.testing.assert_allclose(sampled[1][[0, 1, 3, 4]], [-1.5, 1.8, -1.5, 1.8])
+    np.testing.assert_allclose(sampled[2][[0, 3]], [1 - 0.12, 0 - 0.12])
+    medians = next(i for i in _items(panel, "markers") if i[3]["color"] == "#08519c")
+    np.testing.assert_allclose(medians[1], [0.5, 0.5])
+    assert "a (pass)" in fig.texts() and "b (pass)" in fig.texts()
 
 
 def test_estimates_figure_is_in_posterior_sds(figures):
@@ -291,10 +321,15 @@ def test_estimates_figure_is_in_posterior_sds(figures):
     rows = [row("cov", 0.01 + 3 * 0.002, "fail"), row("mean", 5.0 - 0.1)]
     plots.estimates_figure(SimpleNamespace(parameters=rows), draws)
     (fig,) = figures
-    crosses = [line for line in fig.axes[0].lines if line.get_marker() == "x"]
-    xs = [float(line.get_xdata()[0]) for line in crosses]
-    assert xs[0] == pytest.approx(3.0, abs=0.2) and xs[1] == pytest.approx(-1.0, abs=0.2)
-    assert "posterior sd" in fig.axes[0].get_xlabel()
+    (panel,) = fig.panels
+    crosses = {style["color"]: (x, y) for kind, x, y, style in _items(panel, "markers")
+               if style.get("marker") == "x"}
+    (fail_x,), (fail_y,) = crosses["#d62728"]  # the failing row, red, at the top
+    (pass_x,), (pass_y,) = crosses["#111111"]
+    assert fail_x == pytest.approx(3.0, abs=0.2) and pass_x == pytest.approx(-1.0, abs=0.2)
+    assert fail_y == 1.0 and pass_y == 0.0
+    assert panel.yticklabels == ("cov (fail)", "mean (pass)")
+    assert "posterior sd" in panel.xlabel
 
 
 def test_mixture_figure_plots_the_pair_that_separates_the_components():
