@@ -380,7 +380,9 @@ def reorder_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]
     """Count tables with every node's codes renumbered: new code ``k`` is old ``orders[u][k]``.
 
     ``orders[u]`` is a permutation of ``0 .. r_u - 1`` (for example the ``argsort`` of the
-    states in the order they were first seen, to number them in sorted order).
+    states in the order they were first seen, to number them in sorted order), or a subset
+    of it: the states left out are dropped, so their counts must be zero (a state no row
+    holds). ``cardinality``: the old ``r_u``.
     """
     out = []
     for v, t in enumerate(tables):
@@ -388,7 +390,8 @@ def reorder_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]
         a = t.reshape(_family_shape(v, cardinality, parents))
         for axis, u in enumerate(family):
             a = np.take(a, orders[u], axis=axis)
-        out.append(np.ascontiguousarray(a).reshape(t.shape))
+        out.append(np.ascontiguousarray(a).reshape(
+            math.prod(len(orders[p]) for p in parents[v]), len(orders[v])))
     return tuple(out)
 
 
