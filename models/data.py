@@ -168,8 +168,9 @@ def frame_fingerprint(frame: pd.DataFrame) -> str:
     fingerprints; a change of any cell changes it (with probability about 1 - 2^-128). The
     bytes hashed are the values' own buffers where they have them: a numpy column's array,
     an Arrow-backed text column's offsets (as lengths, so slicing and chunking do not
-    matter), characters and nulls. Only object and other columns are hashed value by value
-    (``pandas.util.hash_pandas_object``), which is about 10x slower.
+    matter), characters and nulls, a categorical column's codes and categories. Only object
+    and other columns are hashed value by value (``pandas.util.hash_pandas_object``), which
+    is about 10x slower.
     """
     import pandas as pd
     whole = xxhash.xxh3_128()
@@ -189,6 +190,10 @@ def frame_fingerprint(frame: pd.DataFrame) -> str:
                 h.update(part.digest())
         elif isinstance(col.dtype, np.dtype) and col.dtype.kind in "biufcmM":
             h.update(np.ascontiguousarray(col.to_numpy()).view(np.uint8).data)
+        elif isinstance(col.dtype, pd.CategoricalDtype):
+            # the codes' buffer (no copy) and the categories (values, order, ordered)
+            h.update(np.ascontiguousarray(col.array.codes).view(np.uint8).data)
+            h.update(repr((col.cat.categories.tolist(), col.cat.ordered)).encode())
         else:
             h.update(pd.util.hash_pandas_object(col, index=False).to_numpy().data)
         whole.update(h.digest())
@@ -612,7 +617,8 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     value; a CSV cell as written when the batch reads text). A label may appear more than
     once in ``labels`` (a CSV column read in chunks, or ``1`` and ``"1"`` in an object
     column); callers map labels, not codes (:func:`category_codes_as` does that mapping in
-    the same pass).
+    the same pass). A pandas categorical column gives its own codes and its categories as
+    labels, without hashing a cell: a category that no row holds is among the labels too.
 
     A text CSV is parsed with ``pyarrow.csv`` straight into dictionary-encoded columns (no
     Python object per cell). When a label starts with a blank or holds a quote (pandas'
@@ -713,7 +719,8 @@ def category_codes_as(batch: Batch, columns: Sequence[str], index: Sequence[dict
                 part[piece.missing] = -1
                 gap = True
             start += len(piece.codes)
-        if any((m == -2).any() for m in maps):
+        if any((m == -2).any() for m in maps) and (codes == -2).any():
+            # (a categorical column's unused category maps to -2 without being a row's)
             row = int(np.flatnonzero(codes == -2)[0])
             for piece in pieces:  # the label of that row
                 if row < len(piece.codes):
@@ -760,7 +767,14 @@ def _column_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]]:
         out[i] = pieces
     for i, name in enumerate(columns):
         if arrow[i] is None:
-            codes, uniques = pd.factorize(frame[name])
+            col = frame[name]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                # the frame's own codes (no hashing): every category is a label, used or
+                # not, so callers drop labels that no row holds
+                out[i] = [_Piece(col.array.codes, [str(u) for u in col.cat.categories],
+                                 signed=True)]
+                continue
+            codes, uniques = pd.factorize(col)
             out[i] = [_Piece(codes, [str(u) for u in uniques], signed=True)]
     return out
 

@@ -327,10 +327,30 @@ def count_columns(columns: Sequence[np.ndarray], cardinality: Sequence[int],
         As for :func:`count_tables`.
     """
     tables = []
+    narrow: dict[int, np.ndarray] = {}
+
+    def as_bytes(u: int) -> np.ndarray:  # node u's codes as uint8, made once (all < 256)
+        if u not in narrow:
+            c = np.ascontiguousarray(columns[u])
+            narrow[u] = c.view(np.uint8) if c.dtype.itemsize == 1 else c.astype(np.uint8)
+        return narrow[u]
+
     for v, r in enumerate(cardinality):
         shape = (math.prod(cardinality[p] for p in parents[v]), r)
         if shape[0] * r == 0:
             tables.append(np.zeros(shape, np.int64))
+            continue
+        if shape[0] * r < 256:
+            # a family of fewer than 256 cells (most are): its index in bytes, an eighth
+            # of the memory traffic of 64-bit integers (Alarm at 1e6 rows: 0.14 s -> 0.06 s)
+            family = (*parents[v], v)
+            flat = as_bytes(family[0])
+            if len(family) > 1:
+                flat = flat.copy()
+                for u in family[1:]:
+                    flat *= cardinality[u]
+                    flat += as_bytes(u)
+            tables.append(_count_bytes(flat, shape[0] * r).reshape(shape))
             continue
         # the family's mixed-radix index, in 32-bit integers when it fits (half the memory
         # traffic of 64-bit: counting a 1e6-row node with 3 parents 18 ms -> 8.5 ms)
@@ -347,6 +367,25 @@ def count_columns(columns: Sequence[np.ndarray], cardinality: Sequence[int],
         tables.append(np.bincount(flat, minlength=shape[0] * r).reshape(shape)
                       .astype(np.int64, copy=False))
     return tuple(tables)
+
+
+def _count_bytes(flat: np.ndarray, size: int) -> np.ndarray:
+    """``np.bincount(flat, minlength=size)`` of a byte array, as int64.
+
+    A long array is counted as pairs of bytes (one 16-bit value each): ``bincount``
+    converts its input to 64-bit integers first, so half the values halve that pass; each
+    byte value's count is then the sum of its row and its column of the 256 x 256 pairs.
+    """
+    n = len(flat)
+    if n < 1 << 18:  # the 65536 bins would cost more than they save
+        return np.bincount(flat, minlength=size).astype(np.int64, copy=False)
+    even = n - n % 2
+    pairs = np.bincount(np.ascontiguousarray(flat[:even]).view(np.uint16),
+                        minlength=1 << 16).reshape(256, 256)
+    counts = pairs.sum(axis=0) + pairs.sum(axis=1)
+    if n % 2:
+        counts[flat[-1]] += 1
+    return counts[:size].astype(np.int64, copy=False)
 
 
 def _family_shape(v: int, cardinality: Sequence[int],
@@ -380,7 +419,9 @@ def reorder_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]
     """Count tables with every node's codes renumbered: new code ``k`` is old ``orders[u][k]``.
 
     ``orders[u]`` is a permutation of ``0 .. r_u - 1`` (for example the ``argsort`` of the
-    states in the order they were first seen, to number them in sorted order).
+    states in the order they were first seen, to number them in sorted order), or a subset
+    of it: the states left out are dropped, so their counts must be zero (a state no row
+    holds). ``cardinality``: the old ``r_u``.
     """
     out = []
     for v, t in enumerate(tables):
@@ -388,7 +429,8 @@ def reorder_tables(tables: Sequence[np.ndarray], parents: Sequence[Sequence[int]
         a = t.reshape(_family_shape(v, cardinality, parents))
         for axis, u in enumerate(family):
             a = np.take(a, orders[u], axis=axis)
-        out.append(np.ascontiguousarray(a).reshape(t.shape))
+        out.append(np.ascontiguousarray(a).reshape(
+            math.prod(len(orders[p]) for p in parents[v]), len(orders[v])))
     return tuple(out)
 
 

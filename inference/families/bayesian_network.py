@@ -161,7 +161,9 @@ def tally_counts(model: BayesianNetwork, tally: NetworkTally, source
                  ) -> tuple[dict, NetworkCounts, MissingPatterns]:
     """The sorted states, and the counts and incomplete rows renumbered to them.
 
-    Held states keep their given order.
+    Held states keep their given order. Otherwise a state that no row holds is dropped: a
+    pandas categorical column brings its categories as labels, used or not (the other
+    readers list only the labels found).
 
     Raises
     ------
@@ -169,25 +171,30 @@ def tally_counts(model: BayesianNetwork, tally: NetworkTally, source
         A node with no observed value at all.
     """
     labels = tally.states()
-    for n, words in zip(model.nodes, labels, strict=True):
-        if not words:
-            raise model.no_observed_value(source, n)
+    tables = tally.tables(model.parents)
+    missing = tally.missing()
     if model.held_states is not None:
         orders = [np.arange(len(x)) for x in labels]
     else:
-        orders = [np.array(sorted(range(len(x)), key=x.__getitem__), dtype=np.int64)
-                  for x in labels]
+        orders = []
+        for v, (words, table) in enumerate(zip(labels, tables, strict=True)):
+            seen = table.sum(axis=0) > 0
+            held = missing.rows[:, v]
+            seen[held[held >= 0]] = True
+            orders.append(np.array(sorted(np.flatnonzero(seen).tolist(),
+                                          key=words.__getitem__), dtype=np.int64))
+    for n, order in zip(model.nodes, orders, strict=True):
+        if not len(order):
+            raise model.no_observed_value(source, n)
     states = {n: tuple(words[k] for k in order)
               for n, words, order in zip(model.nodes, labels, orders, strict=True)}
     schema = network_schema(model, states)
-    tables = reorder_tables(tally.tables(model.parents), model.parents, schema.cardinality,
-                            orders)
+    tables = reorder_tables(tables, model.parents, [len(x) for x in labels], orders)
     inverse = []
-    for order in orders:
-        inv = np.empty(len(order), np.int64)
+    for words, order in zip(labels, orders, strict=True):
+        inv = np.full(len(words), -1, np.int64)  # a dropped state: held by no row
         inv[order] = np.arange(len(order))
         inverse.append(inv)
-    missing = tally.missing()
     if missing.n:
         missing = missing.recoded(inverse)
     return states, NetworkCounts(schema, tables), missing

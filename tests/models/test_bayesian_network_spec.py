@@ -326,6 +326,55 @@ def test_in_memory_frames_equal_the_csv_fit(tmp_path):
                  raw=spec.raw))
 
 
+@pytest.mark.parametrize("holes", [0.0, 0.05])
+def test_categorical_frames_equal_the_text_fit(holes):
+    """A frame of pandas categoricals is counted from its own codes: unused categories,
+    categories in another order, integer categories, empty cells and a later batch with
+    other categories give the fit of the same cells as text (states sorted as text)."""
+    from models.data import DataSource
+    from models.spec import Spec
+
+    spec = load_spec(EXAMPLE / "asia.toml")
+    text = pd.read_csv(EXAMPLE / "asia.csv", dtype=str)
+    rng = np.random.default_rng(5)
+    text = text.mask(rng.random(text.shape) < holes)
+    text["bronc"] = text["bronc"].map({"yes": "10", "no": "9"}, na_action="ignore")
+    parts = [text.iloc[:700], text.iloc[700:]]
+    cats = []
+    for k, part in enumerate(parts):
+        frame = part.astype("category")
+        # unused categories, one of them also in the other batch's rows or not at all
+        frame["asia"] = frame["asia"].cat.add_categories(["maybe"] if k else ["never"])
+        frame["lung"] = frame["lung"].cat.reorder_categories(
+            list(frame["lung"].cat.categories)[::-1])
+        frame["bronc"] = part["bronc"].astype(float).astype("Int64").astype("category")
+        cats.append(frame)
+    assert cats[0]["bronc"].cat.categories.tolist() == [9, 10]
+    want = fit(Spec(model=spec.model, data=DataSource.from_frame(*parts), raw=spec.raw))
+    got = fit(Spec(model=spec.model, data=DataSource.from_frame(*cats), raw=spec.raw))
+    assert got.parameters["cpts"]["bronc"]["states"] == ["10", "9"]
+    assert "maybe" not in got.parameters["cpts"]["asia"]["states"]
+    assert got.parameters["cpts"] == want.parameters["cpts"]
+    assert got.parameters["query"] == want.parameters["query"]
+    if holes:
+        assert got.parameters["em"]["missing_cells"] == want.parameters["em"][
+            "missing_cells"] > 0
+    else:
+        assert got.log_evidence == want.log_evidence
+
+
+def test_categorical_node_with_no_observed_value_is_refused():
+    from models.data import DataSource
+    from models.errors import DataError
+    from models.spec import Spec
+
+    model = BayesianNetwork(nodes=("a", "b"), edges=(("a", "b"),))
+    frame = pd.DataFrame({"a": ["x", "y", "x"],
+                          "b": pd.Categorical([None, None, None], categories=["u", "v"])})
+    with pytest.raises(DataError, match="node 'b' has no observed value"):
+        fit(Spec(model=model, data=DataSource.from_frame(frame), raw={}))
+
+
 def test_held_states_refuse_a_new_state_naming_column_and_row():
     from models.data import DataSource
     from models.errors import DataError

@@ -315,6 +315,33 @@ def test_frame_fingerprint_changes_with_any_cell_and_not_with_chunks_or_index():
     assert frame_fingerprint(frame.rename(columns={"a": "A"})) != base
 
 
+def test_category_codes_of_a_categorical_column_are_its_own_codes():
+    col = pd.Categorical(["y", None, "x", "y"], categories=["y", "x", "unused"])
+    frame = pd.DataFrame({"c": col})
+    (codes, labels), = category_codes(Batch("frame 0", "", frame), ["c"])
+    assert labels == ["y", "x", "unused"] and codes.tolist() == [0, -1, 1, 0]
+    # states known in another order; held states refuse only a category some row holds
+    index = [{"x": 0}]
+    (codes, gap), = category_codes_as(Batch("frame 0", "", frame), ["c"], index)
+    assert codes.tolist() == [1, -1, 0, 1] and gap
+    assert category_codes_as(Batch("frame 0", "", frame.iloc[[2]]), ["c"], [{"x": 0}],
+                             grow=False)[0][0].tolist() == [0]
+    with pytest.raises(KeyError, match="'y'"):
+        category_codes_as(Batch("frame 0", "", frame), ["c"], [{"x": 0, "unused": 1}],
+                          grow=False)
+
+
+def test_frame_fingerprint_of_categorical_columns():
+    frame = pd.DataFrame({"c": pd.Categorical(["y", "x", "y"], categories=["y", "x"])})
+    base = frame_fingerprint(frame)
+    assert frame_fingerprint(frame.copy()) == base
+    other = frame.copy()
+    other.loc[1, "c"] = "y"
+    assert frame_fingerprint(other) != base
+    assert frame_fingerprint(frame.assign(c=frame["c"].cat.add_categories(["z"]))) != base
+    assert frame_fingerprint(frame.assign(c=frame["c"].cat.as_ordered())) != base
+
+
 def test_category_codes_as_names_the_label_of_the_first_unknown_row(monkeypatch, tmp_path):
     # the plain reader lists labels sorted: "a" (row 3) comes before "b" (row 1) there
     monkeypatch.setattr(data, "SMALL_CSV", 1 << 20)

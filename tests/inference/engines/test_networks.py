@@ -16,6 +16,7 @@ from inference.engines.networks import (
     CycleError,
     NetworkCounts,
     NetworkSchema,
+    count_columns,
     count_tables,
     cpt_posterior,
     d_separation,
@@ -156,6 +157,26 @@ def test_states_appended_then_sorted_give_the_counts_of_the_final_states():
     assert not all(np.array_equal(a, b) for a, b in zip(
         reorder_tables(network_counts(codes, s).tables, s.parents, card, wrong), direct,
         strict=True))
+
+
+@pytest.mark.parametrize("rows", [7, 300_001, 300_002])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_count_columns_equal_counting_row_by_row(rows, dtype):
+    """Families of under 256 cells (counted in bytes, long ones as byte pairs) and larger
+    ones, from codes of any integer type, odd and even lengths."""
+    rng = np.random.default_rng(rows)
+    card = [2, 3, 4, 5, 40, 1]
+    parents = [(), (0,), (0, 1), (1, 2), (2, 3), (4,)]  # 2, 6, 24, 60, 800, 40 ... cells
+    columns = [rng.integers(0, r, rows).astype(dtype) for r in card]
+    got = count_columns(columns, card, parents)
+    for v, table in enumerate(got):
+        index = np.zeros(rows, np.int64)
+        for u in (*parents[v], v):
+            index = index * card[u] + columns[u]
+        want = np.zeros(table.size, np.int64)
+        np.add.at(want, index, 1)
+        assert table.dtype == np.int64 and table.shape[1] == card[v]
+        assert (table.ravel() == want).all(), v
 
 
 def test_count_tables_of_nodes_without_states_yet():
