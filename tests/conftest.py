@@ -22,7 +22,7 @@ EXAMPLES = os.path.join(ROOT, "examples")
 #: order matters; a file not listed counts as :data:`NUTS_FILE_CPU` if it runs NUTS, else 0.
 FILE_CPU = {
     "tests/reports/test_semi_naive_bayes_check.py": 87,
-    "tests/reports/test_bayesian_network_check.py": 59,  # 77 before the categorical predictive
+    "tests/reports/test_bayesian_network_check.py": 47,  # 77 before the categorical predictive
     "tests/reports/test_calibrate.py": 54,
     "tests/reports/test_bayesian_network_missing_check.py": 50,
     "tests/reports/test_gaussian_mixture_check.py": 48,
