@@ -25,6 +25,39 @@ import time
 import pytest
 
 _RECORDS: list[dict] = []
+_LOCK = {"wait": 0.0, "n": 0}
+
+
+def _count_lock_waits() -> None:
+    """Add the wall time spent acquiring file locks (PyTensor's compile lock) to ``_LOCK``.
+
+    PyTensor takes ``<compiledir>/.lock`` (filelock) around every C compile and cache update;
+    two xdist workers sharing one compiledir may wait for each other there, which costs wall
+    time but no CPU.
+    """
+    try:
+        import filelock
+    except ImportError:  # pragma: no cover - PyTensor depends on it
+        return
+    acquire = filelock.FileLock.acquire
+    if getattr(acquire, "_suite_cpu", False):
+        return
+
+    def timed(self, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return acquire(self, *args, **kwargs)
+        finally:
+            _LOCK["wait"] += time.perf_counter() - t0
+            _LOCK["n"] += 1
+
+    timed._suite_cpu = True
+    filelock.FileLock.acquire = timed
+
+
+def pytest_configure(config):  # noqa: ARG001
+    """Start counting lock waits."""
+    _count_lock_waits()
 
 
 def _cpu() -> float:
@@ -35,10 +68,11 @@ def _cpu() -> float:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):  # noqa: ARG001 - pytest's hook signature
     """Time one test: set-up, call and tear-down."""
-    cpu, wall = _cpu(), time.time()
+    cpu, wall, lock, locks = _cpu(), time.time(), _LOCK["wait"], _LOCK["n"]
     yield
     _RECORDS.append({"id": item.nodeid, "file": item.nodeid.split("::")[0],
-                     "cpu": _cpu() - cpu, "wall": time.time() - wall, "start": wall})
+                     "cpu": _cpu() - cpu, "wall": time.time() - wall, "start": wall,
+                     "lock_wait": _LOCK["wait"] - lock, "locks": _LOCK["n"] - locks})
 
 
 def pytest_sessionfinish(session):  # noqa: ARG001
@@ -49,7 +83,8 @@ def pytest_sessionfinish(session):  # noqa: ARG001
     os.makedirs(out, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     with open(os.path.join(out, f"{worker}.json"), "w") as fh:
-        json.dump({"tests": _RECORDS, "total_cpu": _cpu(), "end": time.time()}, fh)
+        json.dump({"tests": _RECORDS, "total_cpu": _cpu(), "end": time.time(),
+                   "lock_wait": _LOCK["wait"], "locks": _LOCK["n"]}, fh)
 
 
 def load(folder: str) -> dict[str, dict]:
@@ -68,8 +103,10 @@ def main() -> None:
     tests = []
     for name, run in workers.items():
         own = sum(t["cpu"] for t in run["tests"])
-        print(f"{name}: {len(run['tests'])} tests, {own:.1f} s CPU in tests, "
-              f"{run['total_cpu']:.1f} s CPU in all")
+        wall = sum(t["wall"] for t in run["tests"])
+        print(f"{name}: {len(run['tests'])} tests, {own:.1f} s CPU in tests ({wall:.1f} s wall), "
+              f"{run['total_cpu']:.1f} s CPU in all; compile lock: {run.get('locks', 0)} "
+              f"acquisitions, {run.get('lock_wait', 0.0):.1f} s waiting")
         for t in run["tests"]:
             row = per_file[t["file"]]
             row[0] += t["cpu"]
