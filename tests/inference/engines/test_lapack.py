@@ -3,6 +3,9 @@
 ``inference.engines.lapack`` calls the routines of scipy's own OpenBLAS with the arguments
 scipy 1.18 passes, so that the ARD fit needs no scipy import; every function is compared
 with its scipy counterpart bit for bit, on the shapes and memory orders the SBL engine uses.
+Our calls run OpenBLAS on one thread (threaded, some routines round differently), so scipy's
+run on one BLAS thread too: threadpoolctl limits the library both share (one shared object,
+loaded once).
 """
 
 import subprocess
@@ -14,10 +17,17 @@ import pytest
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dpotri
+from threadpoolctl import threadpool_limits
 
 from inference.engines import lapack
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(autouse=True)
+def _one_blas_thread():
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 SIZES = [1, 2, 3, 7, 20, 64, 150]
 
 
