@@ -20,7 +20,12 @@ benchmarks/CHECK_SPEED.md (round 8):
   (no BLAS to link), leaving a Python ``perform`` per call (two of them, 80 % of the known-noise
   regression's log density and gradient time); the mode then leaves out that rewrite, so the
   product stays ``Dot22``, which has C code on NumPy's C API. With a BLAS library nothing is
-  left out.
+  left out. And the gradient of a row-wise categorical likelihood (the die's
+  ``y ~ Categorical(pi)``) counts the rows of each category again at every call: the
+  increment of ones into a zero vector at the observed codes, a constant, which PyTensor
+  leaves unfolded because its zero vector (``Alloc``) might be overwritten in place. The mode
+  folds such an increment of constants into zeros into one constant (and what depends only
+  on it), removing a Python ``perform`` per call.
 """
 
 from __future__ import annotations
@@ -116,6 +121,36 @@ def settle_blas_ldflags() -> str:
     return flags
 
 
+#: Where :func:`fold_increments_of_constants` runs among PyTensor's rewrites: after
+#: ``specialize`` (2), before elementwise fusion (49) and the in-place rewrites (50 and on).
+FOLD_POSITION = 48.5
+
+
+def _fold_rewriter():
+    """A graph rewriter folding an increment of constants into zeros, and what follows."""
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.rewriting.basic import in2out, node_rewriter
+    from pytensor.tensor.basic import Alloc
+    from pytensor.tensor.rewriting.basic import constant_folding, unconditional_constant_folding
+    from pytensor.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
+
+    @node_rewriter([IncSubtensor, AdvancedIncSubtensor])
+    def fold_increments_of_constants(fgraph, node):
+        base = node.inputs[0]
+        if not (base.owner is not None and isinstance(base.owner.op, Alloc)):
+            return False
+        if not all(isinstance(i, Constant) for i in (*base.owner.inputs, *node.inputs[1:])):
+            return False
+        folded = unconditional_constant_folding.transform(fgraph, base.owner)
+        if not folded:
+            return False
+        return unconditional_constant_folding.transform(
+            fgraph, node.op.make_node(folded[0], *node.inputs[1:]))
+
+    return in2out(fold_increments_of_constants, constant_folding,
+                  name="bayescheck_fold_increments_of_constants")
+
+
 def c_mode():
     """The PyTensor mode of the C path (see the module docstring)."""
     import pytensor
@@ -125,4 +160,4 @@ def c_mode():
     mode = Mode(linker="cvm_nogc", optimizer="fast_run")
     if not pytensor.config.blas__ldflags:
         mode = mode.excluding("local_gemm_to_gemv")
-    return mode
+    return mode.register((_fold_rewriter(), FOLD_POSITION))

@@ -79,3 +79,31 @@ def test_the_c_mode_computes_what_numpy_does():
     ops = {type(node.op).__name__ for node in f.maker.fgraph.apply_nodes}
     if not pytensor.config.blas__ldflags:
         assert "Gemv" not in ops
+
+
+def test_the_counts_of_a_categorical_likelihood_are_folded_once():
+    """``sum(log(p)[codes])``'s gradient increments ones into zeros at the codes: a constant.
+
+    The C mode folds it (no ``AdvancedIncSubtensor`` left to run at each call) and gives
+    the values the plain ``CVM`` mode gives.
+    """
+    import pytensor
+    import pytensor.tensor as pt
+
+    codes = np.array([0, 2, 2, 1, 0, 2, 3])
+    logits = pt.tensor("logits", dtype="float64", shape=(4,))  # static, as PyMC declares
+    p = pt.special.softmax(logits)
+    logp = pt.sum(pt.log(p)[codes])
+    outputs = [logp, pytensor.grad(logp, logits)]
+    folded = pytensor.function([logits], outputs, mode=pytensor_setup.c_mode())
+    plain = pytensor.function([logits], outputs, mode="CVM")
+    ops = {type(node.op).__name__ for node in folded.maker.fgraph.apply_nodes}
+    assert "AdvancedIncSubtensor" not in ops
+    assert "AdvancedIncSubtensor" in {type(n.op).__name__
+                                      for n in plain.maker.fgraph.apply_nodes}
+    for point in (np.zeros(4), np.array([0.3, -1.0, 2.0, 0.1])):
+        for got, want in zip(folded(point), plain(point), strict=True):
+            assert np.allclose(got, want, rtol=1e-13, atol=0)
+        counts = np.bincount(codes, minlength=4)
+        assert np.allclose(folded(point)[1], counts - codes.size * np.exp(point) /
+                           np.exp(point).sum())
