@@ -1,7 +1,7 @@
 """Whole ``bayescheck check`` of the small examples, this tree against a peer commit.
 
     MPLBACKEND=Agg PYTHONPATH=. .venv/bin/python benchmarks/bench_check_speed.py \
-        [--peer 02b37bf] [--examples coin die stream] [--repeat 2] [--cold] [--quick]
+        [--peer main] [--examples coin die stream] [--repeat 2] [--cold] [--quick]
         [--backend auto]
 
 Each run is a fresh process (``python -m reports.cli check SPEC --quiet``), as a user has
@@ -11,10 +11,11 @@ wall is what the user waits. Both sides alternate within each repetition, so the
 shared machine falls on them alike; the table keeps the best of the repetitions and the
 same-run ratio this tree / peer.
 
-Warm: one shared PyTensor compile directory and Numba cache, filled by one uncounted run of
-each side per example (the compiled ops are the same for both). Cold (``--cold``): every
-run gets an empty compile directory (``PYTENSOR_FLAGS=base_compiledir=...``) and an empty
-``NUMBA_CACHE_DIR``, as on a fresh machine or CI.
+Warm: a PyTensor compile directory and Numba cache per side, filled by one uncounted run of
+each side per example (separate, so that what one side leaves there, such as round 8's
+remembered BLAS flags and abandoned C runs, is not read by the other). Cold (``--cold``):
+every run gets an empty compile directory (``PYTENSOR_FLAGS=base_compiledir=...``) and an
+empty ``NUMBA_CACHE_DIR``, as on a fresh machine or CI.
 
 Default: coin, die and the known-noise regression warm, best of 2 (about 3 minutes on an
 idle 2-core machine, estimated from the CPU figures). ``--quick``: the coin only, warm best
@@ -43,6 +44,7 @@ EXAMPLES = {
     "stream": "examples/linear_regression/stream.toml",
     "unknown_noise": "examples/linear_regression/unknown_noise.toml",
     "naive_bayes": "examples/naive_bayes/play_tennis.toml",
+    "worked_step": "examples/gaussian_mixture/worked_step.toml",
 }
 
 
@@ -81,7 +83,7 @@ def run_check(tree: Path, spec: str, cache: Path, out: Path, backend: str) -> di
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--peer", default="02b37bf", help="commit to compare with")
+    parser.add_argument("--peer", default="main", help="commit to compare with")
     parser.add_argument("--examples", nargs="+", choices=sorted(EXAMPLES))
     parser.add_argument("--repeat", type=int, default=2, help="warm runs per side (0: none)")
     parser.add_argument("--cold", action="store_true", help="also one cold run per side")
@@ -92,18 +94,18 @@ def main(argv=None) -> int:
     cold = args.cold or args.quick
     work = Path(tempfile.mkdtemp(prefix="bench_check_speed_"))
     sides = {"this": ROOT, "peer": peer_tree(args.peer, work / "peer")}
-    warm = work / "warm"
+    warm = {side: work / f"warm-{side}" for side in sides}
     load_before = os.getloadavg()
     results: dict = {}
     for name in examples:
         spec = EXAMPLES[name]
         for side, tree in sides.items() if args.repeat else ():  # fill the warm cache
-            run_check(tree, spec, warm, work / f"out-{side}", args.backend)
+            run_check(tree, spec, warm[side], work / f"out-{side}", args.backend)
         states = [("warm", i) for i in range(args.repeat)] + ([("cold", 0)] if cold else [])
         for state, i in states:
             order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
             for side, tree in order:
-                cache = warm if state == "warm" else work / f"cold-{name}-{side}"
+                cache = warm[side] if state == "warm" else work / f"cold-{name}-{side}"
                 runs = results.setdefault(name, {}).setdefault(state, {}).setdefault(side, [])
                 runs.append(run_check(tree, spec, cache, work / f"out-{side}", args.backend))
     load_after = os.getloadavg()

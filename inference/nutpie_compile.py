@@ -31,6 +31,7 @@ import weakref
 from models.errors import SpecError
 
 from .lazy_imports import import_nutpie
+from .pytensor_setup import c_mode, settle_blas_ldflags
 
 __all__ = ["backend_setting", "compile_for_nutpie"]
 
@@ -89,6 +90,7 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
         if backend == "c":
             compiled = _compile_c(model, **kwargs)
         else:
+            settle_blas_ldflags()
             compiled = import_nutpie().compile_pymc_model(model, **kwargs)
         per_model[key] = (compiled, backend)
     return per_model[key]
@@ -98,9 +100,11 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
     """nutpie's ``from_pyfunc`` model over PyTensor C-backend functions.
 
     Mirrors what ``nutpie.compile_pymc_model`` does for its JAX backend (nutpie 0.16), with
-    PyTensor's ``"CVM"`` mode instead of JAX. PyTensor functions keep their inputs and
-    outputs in storage shared by all callers (also inside ``OpFromGraph`` nodes, which a
-    function copy does not duplicate), so the chains' threads take turns through one lock
+    PyTensor's C virtual machine instead of JAX (:func:`inference.pytensor_setup.c_mode`: no
+    freeing of intermediate buffers between calls, so each output is copied out below).
+    PyTensor functions keep their inputs and outputs in storage shared by all callers (also
+    inside ``OpFromGraph`` nodes, which a function copy does not duplicate), so the chains'
+    threads take turns through one lock
     (they hold the GIL while they evaluate anyway) and the gradient is copied out before
     the next call overwrites it.
     """
@@ -123,7 +127,7 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
 
     (n_dim, _, logp_fn, expand_fn, initial_points_fn, shape_info,
      reparameterized_names) = nutpie_pymc._make_functions(
-        model, mode="CVM", compute_grad=True, join_expanded=False,
+        model, mode=c_mode(), compute_grad=True, join_expanded=False,
         pymc_initial_point_fn=locked_initial_point_fn, var_names=None)
     names, _, shapes = shape_info
     shapes = [tuple(int(s) for s in shape) for shape in shapes]

@@ -1,0 +1,163 @@
+"""PyTensor settings for the C path: the BLAS link flags, remembered; the compile mode.
+
+Two fixed costs of every ``check`` on PyTensor's C path, measured in
+benchmarks/CHECK_SPEED.md (round 8):
+
+- **BLAS detection.** The first rewrite that asks for ``config.blas__ldflags`` makes PyTensor
+  look for a BLAS library (``pytensor.link.c.cmodule.default_blas_ldflags``), which on a
+  machine without one (a pip install on Linux) runs ``g++`` on a test program for the
+  macOS Accelerate framework and warns that none was found: 0.55-1.2 s of wall in every
+  process, for the same answer. PyTensor's docstring advises keeping the answer in the
+  flags; :func:`settle_blas_ldflags` keeps it in a file of the compile directory, keyed by
+  what the search depends on, and sets it before the first access. A value the user gave
+  (``PYTENSOR_FLAGS=blas__ldflags=...`` or ``.pytensorrc``) is never replaced.
+- **The mode.** :func:`c_mode` is PyTensor's ``fast_run`` rewrites on the ``cvm_nogc``
+  linker: the C virtual machine without freeing each intermediate result after its last
+  use, so a small graph evaluated tens of thousands of times reuses its buffers (the die:
+  about a quarter less per log-density call). Every caller copies the outputs out before
+  the next call (:func:`inference.nutpie_compile._compile_c`). Without a BLAS library,
+  PyTensor rewrites a matrix-vector product into ``Gemv``, whose C version it then refuses
+  (no BLAS to link), leaving a Python ``perform`` per call (two of them, 80 % of the known-noise
+  regression's log density and gradient time); the mode then leaves out that rewrite, so the
+  product stays ``Dot22``, which has C code on NumPy's C API. With a BLAS library nothing is
+  left out. And the gradient of a row-wise categorical likelihood (the die's
+  ``y ~ Categorical(pi)``) counts the rows of each category again at every call: the
+  increment of ones into a zero vector at the observed codes, a constant, which PyTensor
+  leaves unfolded because its zero vector (``Alloc``) might be overwritten in place. The mode
+  folds such an increment of constants into zeros into one constant (and what depends only
+  on it), removing a Python ``perform`` per call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+__all__ = ["BLAS_CACHE_NAME", "blas_key", "c_mode", "settle_blas_ldflags"]
+
+#: File in PyTensor's ``compiledir`` holding the detected BLAS link flags per key.
+BLAS_CACHE_NAME = "bayescheck-blas-ldflags.json"
+#: Environment variables the library search or the link depends on.
+_ENVIRONMENT = ("LD_LIBRARY_PATH", "LIBRARY_PATH", "DYLD_LIBRARY_PATH", "CONDA_PREFIX",
+                "MKLROOT", "PATH")
+
+
+def _library_dirs() -> list[str]:
+    """The directories PyTensor searches for BLAS (the compiler's, then Python's)."""
+    from pytensor.link.c import cmodule
+
+    dirs = []
+    try:
+        dirs += cmodule._get_cxx_library_dirs()
+    except Exception:  # noqa: BLE001 - a private function: without it the key is coarser
+        pass
+    dirs.append(os.path.join(sys.prefix, "lib"))
+    dirs.append(os.path.join(sys.base_prefix, "lib"))
+    return list(dict.fromkeys(dirs))
+
+
+def blas_key() -> str:
+    """Digest of what PyTensor's BLAS search depends on.
+
+    PyTensor's version, the platform, the compiler (its path and modification time), the
+    Python installation, the environment variables of the search and link, and each library
+    directory searched with its modification time (a library added to or removed from it
+    changes the directory's time).
+    """
+    import pytensor
+
+    cxx = pytensor.config.cxx
+    where = shutil.which(cxx) if cxx else None
+    parts = [pytensor.__version__, sys.platform, cxx, where,
+             os.path.getmtime(where) if where else None, sys.prefix, sys.base_prefix]
+    parts += [os.environ.get(name) for name in _ENVIRONMENT]
+    for d in _library_dirs():
+        try:
+            parts.append((d, os.stat(d).st_mtime_ns))
+        except OSError:
+            parts.append((d, None))
+    return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def settle_blas_ldflags() -> str:
+    """Set ``pytensor.config.blas__ldflags`` from the cache, or detect and remember it.
+
+    Nothing is done when the value is already known in this process or was given by the
+    user. Returns the flags in use (``""``: no BLAS library).
+    """
+    import pytensor
+
+    config = pytensor.config
+    param = config._config_var_dict.get("blas__ldflags")
+    if param is None or hasattr(param, "val"):
+        return config.blas__ldflags  # already resolved in this process
+    try:
+        config.fetch_val_for_key("blas__ldflags")
+        return config.blas__ldflags  # the user's value (flags or .pytensorrc)
+    except KeyError:
+        pass
+    path = Path(config.compiledir) / BLAS_CACHE_NAME
+    key = blas_key()
+    try:
+        known = json.loads(path.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known, dict) and isinstance(known.get(key), str):
+        config.blas__ldflags = known[key]
+        return known[key]
+    flags = config.blas__ldflags  # PyTensor's own search (and its warning when none)
+    known = {key: flags}  # one entry: the key of this installation
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: detect again next time
+    return flags
+
+
+#: Where :func:`fold_increments_of_constants` runs among PyTensor's rewrites: after
+#: ``specialize`` (2), before elementwise fusion (49) and the in-place rewrites (50 and on).
+FOLD_POSITION = 48.5
+
+
+def _fold_rewriter():
+    """A graph rewriter folding an increment of constants into zeros, and what follows."""
+    from pytensor.graph.basic import Constant
+    from pytensor.graph.rewriting.basic import in2out, node_rewriter
+    from pytensor.tensor.basic import Alloc
+    from pytensor.tensor.rewriting.basic import constant_folding, unconditional_constant_folding
+    from pytensor.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
+
+    @node_rewriter([IncSubtensor, AdvancedIncSubtensor])
+    def fold_increments_of_constants(fgraph, node):
+        base = node.inputs[0]
+        if not (base.owner is not None and isinstance(base.owner.op, Alloc)):
+            return False
+        if not all(isinstance(i, Constant) for i in (*base.owner.inputs, *node.inputs[1:])):
+            return False
+        folded = unconditional_constant_folding.transform(fgraph, base.owner)
+        if not folded:
+            return False
+        return unconditional_constant_folding.transform(
+            fgraph, node.op.make_node(folded[0], *node.inputs[1:]))
+
+    return in2out(fold_increments_of_constants, constant_folding,
+                  name="bayescheck_fold_increments_of_constants")
+
+
+def c_mode():
+    """The PyTensor mode of the C path (see the module docstring)."""
+    import pytensor
+    from pytensor.compile.mode import Mode
+
+    settle_blas_ldflags()
+    mode = Mode(linker="cvm_nogc", optimizer="fast_run")
+    if not pytensor.config.blas__ldflags:
+        mode = mode.excluding("local_gemm_to_gemv")
+    return mode.register((_fold_rewriter(), FOLD_POSITION))
