@@ -58,6 +58,9 @@ def vectorised_categorical():
     global _USERS, _ORIGINAL
     from pytensor.tensor.random.basic import CategoricalRV
 
+    if "rng_fn" not in CategoricalRV.__dict__:  # another PyTensor: its own draws, left alone
+        yield
+        return
     with _LOCK:
         if _USERS == 0:
             _ORIGINAL = CategoricalRV.__dict__["rng_fn"]

@@ -3,9 +3,9 @@
 A report's figures are independent drawings, and they are most of its render time
 (benchmarks/REPORTS.md). A :func:`job` records a figure's drawing call; :func:`draw_all`
 draws a report's jobs. Most figures are SVG written with numpy (:mod:`reports.svg`: a few
-hundredths of a second each, no matplotlib); the others (a fit's own plots, the point
-estimates, a stream's trajectory) are matplotlib figures, whose import alone costs
-0.45-0.9 s of CPU. Their drawing functions say so (``draw.matplotlib = True``).
+hundredths of a second each, no matplotlib); the others (a network's DAG, the calibration
+figure) are matplotlib figures, whose import alone costs 0.45-0.9 s of CPU. Their drawing
+functions say so (``draw.matplotlib = True``).
 
 When a report has matplotlib figures and a core is free (:func:`workers`), a worker, a new
 Python interpreter (:mod:`reports.figure_worker`), imports matplotlib and draws them while
@@ -70,9 +70,16 @@ def _cpu_times() -> tuple[int, int, int] | None:
             lines = stat.read().splitlines()
     except OSError:  # not Linux
         return None
-    values = [int(v) for v in lines[0].split()[1:9]]
+    try:
+        fields = lines[0].split()
+        values = [int(v) for v in fields[1:9]]
+        if fields[0] != "cpu" or len(values) < 4:
+            return None
+    except (IndexError, ValueError):  # a /proc/stat of another format: not measured
+        return None
     count = sum(1 for line in lines if line.startswith("cpu") and line[3:4].isdigit())
-    return values[3] + values[4], sum(values), count
+    # idle, and iowait where the kernel gives it (2.5.41 and later)
+    return values[3] + (values[4] if len(values) > 4 else 0), sum(values), count
 
 
 def sample_cpu() -> None:
@@ -99,7 +106,10 @@ def free_cores() -> float | None:
     wait = CPU_WINDOW - (time.monotonic() - _cpu_sample[0])
     if wait > 0:
         time.sleep(wait)
-    idle, total, count = _cpu_times()
+    times = _cpu_times()
+    if times is None:
+        return None
+    idle, total, count = times
     if total <= _cpu_sample[2]:
         return None
     return (idle - _cpu_sample[1]) / (total - _cpu_sample[2]) * count

@@ -83,7 +83,11 @@ def tick_labels(ticks) -> list[str]:
     step = float(np.min(np.diff(ticks))) if ticks.size > 1 else abs(float(ticks[0])) or 1.0
     top = float(np.max(np.abs(ticks)))
     if step < 1e-3 or top >= 1e5:
-        return [f"{v:.3g}" for v in ticks]
+        # as many significant digits as tell neighbouring ticks apart (3 at least):
+        # -123450 and -123440, not -1.23e+05 twice
+        digits = 3 if not (top > 0 and step > 0) else \
+            min(17, max(3, math.ceil(math.log10(top / step)) + 2))
+        return [f"{0.0 if abs(v) < 1e-12 * top else v:.{digits}g}" for v in ticks]
     decimals = 0
     while decimals < 6 and abs(step * 10**decimals - round(step * 10**decimals)) > 1e-6:
         decimals += 1

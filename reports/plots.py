@@ -1,10 +1,10 @@
 """Figures for the report, returned as data URIs so the HTML is self-contained.
 
 The report's own figures (marginals, intervals, z scores, rank, trace, energy, pair and
-predictive plots, point estimates) and the fits' series and mixture plots are SVG written
-with numpy (:class:`reports.panels.PanelGrid`); the component intervals, the network DAG,
-a stream's trajectory and the calibration figure are matplotlib PNGs (their drawing
-functions carry ``matplotlib``, which :mod:`reports.figure_jobs` reads).
+predictive plots, point estimates) and the fits' series, mixture, component-interval and
+trajectory plots are SVG written with numpy (:class:`reports.panels.PanelGrid`); the network
+DAG and the calibration figure are matplotlib PNGs (their drawing functions carry
+``matplotlib``, which :mod:`reports.figure_jobs` reads).
 """
 
 from __future__ import annotations

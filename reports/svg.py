@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 import struct
 import zlib
 
@@ -45,8 +46,18 @@ _BASELINE = {"top": "text-before-edge", "center": "central", "bottom": "text-aft
              "baseline": "alphabetic"}
 
 
+#: Characters XML 1.0 does not allow in a document (C0 controls but tab, newline and
+#: carriage return; lone surrogates, which UTF-8 cannot encode; U+FFFE, U+FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def escape(text: str) -> str:
-    """``text`` for an XML element (xml.sax.saxutils' import pulls urllib.request: 0.08 s)."""
+    """``text`` for an XML element (xml.sax.saxutils' import pulls urllib.request: 0.08 s).
+
+    A character XML cannot hold (a control character in a column name) becomes U+FFFD:
+    one such character would otherwise make the whole figure an unreadable image.
+    """
+    text = _NOT_XML.sub("\ufffd", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

@@ -26,6 +26,7 @@ themselves are called.
 from __future__ import annotations
 
 import ctypes
+import threading
 from functools import cache
 
 import numpy as np
@@ -47,6 +48,11 @@ def _char(value: bytes):
 
 
 _ONE = ctypes.c_size_t(1)  # the hidden length of each character argument (gfortran)
+
+#: ``openblas_set_num_threads_local`` is process-wide in scipy's OpenBLAS (0.3.31.dev: a count
+#: set on one thread is read by all, checked): set, call and restore under one lock, so that
+#: overlapping calls cannot restore each other's stale count.
+_THREAD_COUNT_LOCK = threading.Lock()
 
 
 @cache
@@ -83,8 +89,9 @@ def _one_thread(function, set_local):
     0.015 ms on the 2-core machine while another process kept a core busy (waking a thread
     that must wait for a core), and a 200 x 200 one with 500 sides 8 ms instead of 1.5 ms;
     the results were equal bit for bit there (but not always: :data:`_ONE_THREAD`).
-    ``openblas_set_num_threads_local`` (OpenBLAS 0.3.27) sets the count for this thread only
-    and returns the old one. The loops already asked for
+    ``openblas_set_num_threads_local`` (OpenBLAS 0.3.27) returns the old count; in scipy's
+    build it sets the library's count for every thread (checked), so another thread's BLAS
+    call runs on one thread while a call here is under way. The loops already asked for
     one thread with threadpoolctl (``sbl._small_blas``), which limits only the libraries
     loaded at that moment: this library is loaded later, on first use.
     """
@@ -94,11 +101,12 @@ def _one_thread(function, set_local):
     set_local.argtypes = [ctypes.c_int]
 
     def call(*args):
-        old = set_local(1)
-        try:
-            function(*args)
-        finally:
-            set_local(old)
+        with _THREAD_COUNT_LOCK:
+            old = set_local(1)
+            try:
+                function(*args)
+            finally:
+                set_local(old)
 
     return call
 
@@ -109,9 +117,21 @@ def available() -> bool:
 
 
 def _as_matrix(b: np.ndarray, n: int) -> np.ndarray:
-    """A Fortran-ordered float64 copy of ``b`` as an ``n x k`` matrix."""
-    return np.array(np.asarray(b, dtype=np.float64).reshape(n, -1, order="F"), order="F",
-                    copy=True)
+    """A Fortran-ordered float64 copy of ``b`` as an ``n x k`` matrix, shapes checked.
+
+    As scipy checks them: LAPACK would read past the end of a short buffer.
+    """
+    b = np.asarray(b, dtype=np.float64)
+    if b.ndim not in (1, 2) or b.shape[0] != n:
+        raise ValueError(f"shapes of a ({n}, {n}) and b {b.shape} are incompatible")
+    return np.array(b.reshape(n, 1 if b.ndim == 1 else b.shape[1]), order="F", copy=True)
+
+
+def _square(a: np.ndarray) -> int:
+    """``n`` of a square ``a``; anything else is refused before LAPACK writes into it."""
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"expected a square matrix, got shape {a.shape}")
+    return a.shape[0]
 
 
 def cholesky_lower(a) -> np.ndarray:
@@ -137,7 +157,7 @@ def cholesky_lower(a) -> np.ndarray:
 
         return cholesky(a, lower=True, check_finite=False)
     c = np.array(a, dtype=np.float64, order="C", copy=True)
-    n = c.shape[0]
+    n = _square(c)
     if n == 0:
         return c
     info = ctypes.c_int(0)
@@ -188,7 +208,7 @@ def solve_triangular(a, b, *, lower: bool = False, trans: bool = False) -> np.nd
     else:
         a = np.ascontiguousarray(a)
         uplo, op = (b"U" if lower else b"L"), (b"N" if trans else b"T")
-    n = a.shape[0]
+    n = _square(a)
     b = np.asarray(b)
     x = _as_matrix(b, n)
     info = ctypes.c_int(0)
@@ -238,7 +258,7 @@ def cho_solve_lower(factor, b) -> np.ndarray:
 
         return cho_solve((factor, True), b, check_finite=False)
     factor = _factor_buffer(factor)
-    n = factor.shape[0]
+    n = _square(factor)
     b = np.asarray(b)
     x = _as_matrix(b, n)
     info = ctypes.c_int(0)
@@ -270,7 +290,7 @@ def potri_lower(factor) -> tuple[np.ndarray, int]:
 
         return dpotri(factor, lower=1)
     f = np.array(factor, dtype=np.float64, order="F", copy=True)
-    n = f.shape[0]
+    n = _square(f)
     info = ctypes.c_int(0)
     routines["dpotri"](_char(b"L"), _int(n), f.ctypes.data_as(_P), _int(max(n, 1)),
                        ctypes.byref(info), _ONE)
@@ -299,6 +319,8 @@ def ger(alpha: float, x, y, a: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     m, n = a.shape
+    if x.size != m or y.size != n:
+        raise ValueError(f"ger: x {x.shape}, y {y.shape} against a {a.shape}")
     if m and n:
         routines["dger"](_int(m), _int(n), ctypes.byref(ctypes.c_double(alpha)),
                          x.ctypes.data_as(_P), _int(1), y.ctypes.data_as(_P), _int(1),

@@ -348,7 +348,7 @@ def count_columns(columns: Sequence[np.ndarray], cardinality: Sequence[int],
             if len(family) > 1:
                 flat = flat.copy()
                 for u in family[1:]:
-                    flat *= cardinality[u]
+                    flat *= int(cardinality[u])  # a numpy int64 would not cast to uint8
                     flat += as_bytes(u)
             tables.append(_count_bytes(flat, shape[0] * r).reshape(shape))
             continue

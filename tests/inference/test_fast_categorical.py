@@ -62,10 +62,19 @@ def test_bad_sizes_are_refused_as_pytensor_refuses_them():
             categorical_rng_fn(CategoricalRV, np.random.default_rng(0), p, size)
 
 
-def test_pytensor_function_is_used_inside_the_block_and_restored_after():
+def test_pytensor_function_is_used_inside_the_block_and_restored_after(monkeypatch):
     import pytensor
     import pytensor.tensor as pt
 
+    from inference import fast_categorical
+
+    calls = []
+
+    def spy(cls, rng, p, size):
+        calls.append(p.shape)
+        return categorical_rng_fn(cls, rng, p, size)
+
+    monkeypatch.setattr(fast_categorical, "categorical_rng_fn", spy)
     original = CategoricalRV.__dict__["rng_fn"]
     p = pt.dmatrix("p")
     rng = pytensor.shared(np.random.default_rng(3))
@@ -78,6 +87,7 @@ def test_pytensor_function_is_used_inside_the_block_and_restored_after():
         assert CategoricalRV.__dict__["rng_fn"] is not original
         rng.set_value(np.random.default_rng(3))
         inside = f(probs)
+    assert calls == [(300, 4)]  # the draw inside the block went through the vectorised search
     assert CategoricalRV.__dict__["rng_fn"] is original
     rng.set_value(np.random.default_rng(3))
     np.testing.assert_array_equal(inside, f(probs))

@@ -200,3 +200,20 @@ def test_a_lock_held_by_another_thread_does_not_stop_the_worker():
     assert str(os.getpid()) in pids and len(pids) == 2  # the worker drew its share
     worker_drew = sum(e["uri"].rsplit(":", 1)[1] != str(os.getpid()) for e in drawn)
     assert worker_drew >= 4  # while this process waited a second for the lock
+
+
+@pytest.mark.parametrize("content", ["", "intr 1 2\n", "cpu  1 2 3\n", "cpu  a b c d e\n"])
+def test_a_proc_stat_of_another_format_is_not_measured(monkeypatch, tmp_path, content):
+    """A /proc/stat the parser does not know gives no measurement (the load average then
+    decides), not an exception at the start of `bayescheck report`."""
+    import builtins
+
+    fake = tmp_path / "stat"
+    fake.write_text(content)
+    real_open = builtins.open
+
+    def fake_open(path, *args, **kwargs):
+        return real_open(fake if path == "/proc/stat" else path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    assert figure_jobs._cpu_times() is None

@@ -117,3 +117,14 @@ def test_translucent_markers_add_up_where_they_overlap():
         assert (row > 0).sum() in (9, 10, 11) and row.max() == centre[3]
     assert alphas[0] == pytest.approx(0.3, abs=0.01)
     assert alphas[1] == pytest.approx(1 - 0.7**3, abs=0.01)
+
+
+@pytest.mark.parametrize("ticks", [[-123450.0, -123440.0, -123430.0, -123420.0],
+                                   [1.00001, 1.00002, 1.00003, 1.00004],
+                                   [250000.0, 250000.1, 250000.2]])
+def test_tick_labels_of_a_narrow_range_far_from_zero_tell_the_ticks_apart(ticks):
+    """A log evidence near -123,456 or a coefficient near 250,000: '.3g' gave one label for
+    all the ticks ('-1.23e+05' four times)."""
+    labels = tick_labels(np.array(ticks))
+    assert len(set(labels)) == len(ticks), labels
+    assert [float(x) for x in labels] == pytest.approx(ticks, rel=1e-12)

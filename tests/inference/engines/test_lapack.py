@@ -137,3 +137,17 @@ def test_the_engine_calls_import_no_scipy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert out.strip() == "False"
+
+
+def test_wrong_shapes_are_refused_and_empty_systems_solved_as_scipy():
+    """LAPACK takes raw pointers: a short right-hand side or a non-square matrix would be read
+    or written past its end (a 1-D 'matrix' aborted the process), so shapes are checked."""
+    L = np.tril(np.ones((3, 3))) + 2 * np.eye(3)
+    with pytest.raises(ValueError):
+        lapack.solve_lower(L, np.arange(6.0))
+    with pytest.raises(ValueError):
+        lapack.cholesky_lower(np.array([4.0, 1.0, 1.0]))
+    assert lapack.solve_lower(np.zeros((0, 0)), np.zeros((0, 5))).shape == (0, 5)
+    assert lapack.cho_solve_lower(np.zeros((0, 0)), np.zeros(0)).shape == (0,)
+    np.testing.assert_array_equal(solve_triangular(np.zeros((0, 0)), np.zeros((0, 5))),
+                                  lapack.solve_lower(np.zeros((0, 0)), np.zeros((0, 5))))

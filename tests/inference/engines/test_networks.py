@@ -354,3 +354,13 @@ def test_unobserved_collider_separates_its_parents():
     assert not d_separation(parents, [0], [1], [3]).separated
     with pytest.raises(ValueError, match="must not share"):
         d_separation(parents, [0], [0])
+
+
+def test_count_columns_takes_numpy_integer_cardinalities():
+    """A schema's cardinalities may be numpy integers: the byte path casts them."""
+    rng = np.random.default_rng(3)
+    card = [2, 3]
+    columns = [rng.integers(0, r, 50).astype(np.int32) for r in card]
+    want = count_columns(columns, card, [(), (0,)])
+    got = count_columns(columns, np.array(card, dtype=np.int64), [(), (0,)])
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))

@@ -243,3 +243,24 @@ def test_quantiles_in_the_domain_import_no_scipy_and_outside_do():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert out.split() == ["False", "True"]
+
+
+# Non-integer shapes have no closed-form root: 40-digit mpmath roots (findroot on betainc),
+# from the round-8 review. Worst cases found there, both shapes under 10 (the prefactor's
+# lgamma error) and t at 1000 df.
+NON_INTEGER_ROOTS = [
+    (0.5379434046758467, 0.5474933976434181, 9.99, 0.031842515444426796),
+    (0.5110548063111158, 0.884041337670255, 9.99, 0.058783488661236935),
+    (0.8452249817012268, 0.6119417429847839, 9.99, 0.11683282274038502),
+]
+
+
+@pytest.mark.parametrize(("p", "a", "b", "root"), NON_INTEGER_ROOTS)
+def test_beta_quantile_of_non_integer_shapes_within_2e_14_of_mpmath_roots(p, a, b, root):
+    got = Q._beta_ppf_scalar(p, a, b)
+    assert _rel(got, root) <= 2e-14
+    assert _rel(got * (1 + 1e-13), root) > 2e-14  # the bound tells a 1e-13 error apart
+
+
+def test_t_quantile_at_1000_df_within_2e_14_of_the_mpmath_root():
+    assert _rel(Q._t_ppf_scalar(0.01, 1000.0), -2.330082674755513) <= 2e-14
