@@ -271,8 +271,9 @@ class BetaPosterior:
         order of operations, so the two models give the same number on the same counts.
         """
         a0, b0 = self.prior.a, self.prior.b
-        return float(gammaln(a0 + b0) - gammaln(self.a + self.b)
-                     + ((gammaln(self.a) - gammaln(a0)) + (gammaln(self.b) - gammaln(b0))))
+        with np.errstate(invalid="ignore"):  # inf - inf near the float maximum: the fit says so
+            return float(gammaln(a0 + b0) - gammaln(self.a + self.b)
+                         + ((gammaln(self.a) - gammaln(a0)) + (gammaln(self.b) - gammaln(b0))))
 
 
 def bernoulli_beta(*, stats: BernoulliStats, prior: BetaPrior) -> BetaPosterior:
@@ -741,11 +742,12 @@ class DirichletPosterior:
         """
         a = self.prior.alpha
         c = self.stats.counts
-        return float(
-            gammaln(a.sum())
-            - gammaln(a.sum() + c.sum())
-            + np.sum(gammaln(a + c) - gammaln(a))
-        )
+        with np.errstate(invalid="ignore"):  # inf - inf near the float maximum: the fit says so
+            return float(
+                gammaln(a.sum())
+                - gammaln(a.sum() + c.sum())
+                + np.sum(gammaln(a + c) - gammaln(a))
+            )
 
 
 def categorical_dirichlet(*, stats: CategoricalStats, prior: DirichletPrior) -> DirichletPosterior:
