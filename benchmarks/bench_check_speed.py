@@ -15,7 +15,10 @@ Warm: a PyTensor compile directory and Numba cache per side, filled by one uncou
 each side per example (separate, so that what one side leaves there, such as round 8's
 remembered BLAS flags and abandoned C runs, is not read by the other). Cold (``--cold``):
 every run gets an empty compile directory (``PYTENSOR_FLAGS=base_compiledir=...``) and an
-empty ``NUMBA_CACHE_DIR``, as on a fresh machine or CI.
+empty ``NUMBA_CACHE_DIR``, as on a fresh machine or CI. After each run the script waits for
+the background Numba compile the run may have started (``inference.numba_warmup``, from round
+9), so that no run shares the machine with one; its CPU, which no ``check`` process counts,
+is printed under the table.
 
 Default: coin, die and the known-noise regression warm, best of 2 (about 3 minutes on an
 idle 2-core machine, estimated from the CPU figures). ``--quick``: the coin only, warm best
@@ -81,6 +84,23 @@ def run_check(tree: Path, spec: str, cache: Path, out: Path, backend: str) -> di
             "timings": summary.get("timings", {})}
 
 
+def wait_for_warmups(cache: Path, timeout: float = 900.0) -> list[dict]:
+    """Wait for the background Numba compiles a run started (inference.numba_warmup).
+
+    Returns the index entries they wrote (their CPU seconds among them): that CPU is not in
+    the ``check`` process's figures, since nothing waits for the child.
+    """
+    index = cache / "pytensor" / "bayescheck_nutpie" / "index"
+    began = time.monotonic()
+    while list(index.glob("*.warming")) and time.monotonic() - began < timeout:
+        time.sleep(1.0)
+    entries = []
+    for path in sorted(index.glob("*")) if index.exists() else ():
+        if "." not in path.name and path.stat().st_size:
+            entries.append(json.loads(path.read_text()))
+    return entries
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--peer", default="main", help="commit to compare with")
@@ -97,10 +117,13 @@ def main(argv=None) -> int:
     warm = {side: work / f"warm-{side}" for side in sides}
     load_before = os.getloadavg()
     results: dict = {}
+    warmups: dict = {}
     for name in examples:
         spec = EXAMPLES[name]
         for side, tree in sides.items() if args.repeat else ():  # fill the warm cache
             run_check(tree, spec, warm[side], work / f"out-{side}", args.backend)
+            for entry in wait_for_warmups(warm[side]):
+                warmups.setdefault(name, {}).setdefault(side, entry)
         states = [("warm", i) for i in range(args.repeat)] + ([("cold", 0)] if cold else [])
         for state, i in states:
             order = list(sides.items()) if i % 2 == 0 else list(sides.items())[::-1]
@@ -108,6 +131,7 @@ def main(argv=None) -> int:
                 cache = warm[side] if state == "warm" else work / f"cold-{name}-{side}"
                 runs = results.setdefault(name, {}).setdefault(state, {}).setdefault(side, [])
                 runs.append(run_check(tree, spec, cache, work / f"out-{side}", args.backend))
+                wait_for_warmups(cache)  # so that no compile runs behind the next run
     load_after = os.getloadavg()
     print(f"\npeer {args.peer}; backend {args.backend}; load average before "
           f"{load_before[0]:.1f}, after {load_after[0]:.1f}; best of the runs\n")
@@ -125,8 +149,13 @@ def main(argv=None) -> int:
                   f"{best['this'] / best['peer']:.2f} | {wall['this']:.1f} | "
                   f"{wall['peer']:.1f} | {wall['this'] / wall['peer']:.2f} | "
                   f"{', '.join(verdicts)} | {'yes' if same else 'NO'} |")
+    for name, per_side in warmups.items():
+        for side, entry in per_side.items():
+            print(f"\n{name}, {side}: the first run's background Numba compile took "
+                  f"{entry.get('cpu_seconds')} s of CPU (not in the table: nothing waits "
+                  "for it)")
     print(json.dumps({"peer": args.peer, "backend": args.backend, "load_before": load_before,
-                      "load_after": load_after, "results": results}))
+                      "load_after": load_after, "results": results, "warmups": warmups}))
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

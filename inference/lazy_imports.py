@@ -31,7 +31,7 @@ import sys
 import threading
 import types
 
-__all__ = ["frames_without_source", "import_nutpie"]
+__all__ = ["frames_without_source", "import_nutpie", "nutpie_compile_pymc"]
 
 # One import at a time: the stand-ins live in sys.modules while nutpie loads.
 _LOCK = threading.Lock()
@@ -106,6 +106,22 @@ def import_nutpie() -> types.ModuleType:
         if "numba" in refused:
             _decorate_on_first_numba_compile(sys.modules["nutpie.compile_pymc"])
         return nutpie
+
+
+def nutpie_compile_pymc() -> types.ModuleType:
+    """``nutpie.compile_pymc`` with Numba importable (re-executed if it was imported without).
+
+    Returns
+    -------
+    types.ModuleType
+        The module, ready for its Numba path.
+    """
+    import_nutpie()
+    module = sys.modules["nutpie.compile_pymc"]
+    with _LOCK:
+        if hasattr(module._compile_pymc_model_numba, "__wrapped__"):
+            importlib.reload(module)  # numba importable now; replaces the stand-in too
+    return module
 
 
 def _decorate_on_first_numba_compile(module: types.ModuleType) -> None:

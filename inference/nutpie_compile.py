@@ -31,6 +31,7 @@ import weakref
 from models.errors import SpecError
 
 from .lazy_imports import import_nutpie
+from .numba_cache import compile_numba_cached, model_digest, remember
 from .pytensor_setup import c_mode, settle_blas_ldflags
 
 __all__ = ["backend_setting", "compile_for_nutpie"]
@@ -91,7 +92,9 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
             compiled = _compile_c(model, **kwargs)
         else:
             settle_blas_ldflags()
-            compiled = import_nutpie().compile_pymc_model(model, **kwargs)
+            compiled, stored = compile_numba_cached(model, **kwargs)
+            if stored:
+                remember(model_digest(model))
         per_model[key] = (compiled, backend)
     return per_model[key]
 

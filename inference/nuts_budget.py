@@ -44,6 +44,8 @@ import weakref
 from dataclasses import dataclass
 
 from .lazy_imports import import_nutpie
+from .numba_cache import is_cached, model_digest
+from .numba_warmup import MIN_C_SECONDS, start_warmup
 from .nutpie_compile import backend_setting, compile_for_nutpie
 
 __all__ = ["MAX_C_NODES", "NUMBA_SPEEDUP", "WATCH_SECONDS", "Budgeted", "GraphSize",
@@ -101,10 +103,13 @@ class GraphSize:
         Digest of the graph's ops and their output types (static shapes included) in
         topological order: equal for the same model structure over data of the same shapes,
         whatever the data's values.
+    exact : str
+        :func:`inference.numba_cache.model_digest`: the values of constants included.
     """
 
     nodes: int
     key: str
+    exact: str
 
 
 def graph_size(model) -> GraphSize:
@@ -126,7 +131,8 @@ def graph_size(model) -> GraphSize:
         digest.update(f"{node.op}|{[str(o.type) for o in node.outputs]};".encode())
     for rv in model.observed_RVs:  # observed data enter as constants: their shapes count
         digest.update(f"{rv.name}:{model.rvs_to_values[rv].type};".encode())
-    size = GraphSize(nodes=len(nodes), key=digest.hexdigest())
+    size = GraphSize(nodes=len(nodes), key=digest.hexdigest(),
+                     exact=model_digest(model, nodes))
     _SIZES[model] = size
     return size
 
@@ -255,7 +261,8 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
         return numba(None)
     size = graph_size(model) if setting == "auto" else None
     if size is not None:
-        why = _ABANDONED.get(size.key) or too_big_for_c(size.nodes, MAX_C_NODES)
+        why = (("compiled model on disk: c not tried" if is_cached(size.exact) else None)
+               or _ABANDONED.get(size.key) or too_big_for_c(size.nodes, MAX_C_NODES))
         if why is not None:
             return numba(why)
     compiled, _ = compile_for_nutpie(model, initvals=initvals, backend="c")
@@ -278,6 +285,8 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
             break
     if why is None:
         trace = sampler.wait()
+        if time.process_time() - started >= MIN_C_SECONDS:
+            start_warmup(model, size.exact)  # the next run of this model loads Numba's
         return Budgeted(trace, "c", time.time() - began)
     sampler.cancel()
     why = f"c abandoned after {time.process_time() - started:.1f} s: {why}"

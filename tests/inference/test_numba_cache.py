@@ -1,0 +1,171 @@
+"""Numba's compiled nutpie model kept on disk (inference.numba_cache) and its warm-up child."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pymc as pm
+import pytest
+
+from inference import numba_cache, numba_warmup, nuts_budget
+from inference.numba_cache import is_cached, model_digest, remember
+from inference.nuts_budget import graph_size
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def coin_model(heads=7, n=10, a=2.0):
+    with pm.Model() as model:
+        p = pm.Beta("p", a, 2.0)
+        pm.Binomial("k", n=n, p=p, observed=heads)
+    return model
+
+
+def test_the_digest_follows_the_model_not_the_object():
+    assert model_digest(coin_model()) == model_digest(coin_model())
+    assert model_digest(coin_model(heads=6)) != model_digest(coin_model())  # the data
+    assert model_digest(coin_model(a=3.0)) != model_digest(coin_model())  # the prior
+    assert graph_size(coin_model()).exact == model_digest(coin_model())
+
+
+def test_the_index_records_a_digest(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
+    assert not is_cached("abc")
+    remember("abc")
+    assert is_cached("abc") and not is_cached("abd")
+
+
+def test_a_cached_model_goes_straight_to_numba(monkeypatch):
+    """auto: a model whose compiled Numba model is on disk skips the C path; others do not."""
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
+    cached = graph_size(coin_model()).exact
+    monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: digest == cached)
+    compiled = []
+    monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
+                        lambda model, initvals=None, backend=None: compiled.append(backend)
+                        or (object(), backend))
+
+    class Stop(Exception):
+        pass
+
+    def sample(_compiled, **_kwargs):
+        raise Stop
+
+    import nutpie
+
+    monkeypatch.setattr(nutpie, "sample", sample)
+    for model in (coin_model(), coin_model(heads=3)):
+        with pytest.raises(Stop):
+            nuts_budget.sample_nutpie_budgeted(model, draws=10, tune=10, chains=1, seed=0,
+                                               cores=1, progress_bar=False)
+    assert compiled == ["numba", "c"]
+
+
+@pytest.mark.nuts
+def test_a_long_c_run_starts_the_warm_up_and_a_short_one_does_not(monkeypatch):
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
+    monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: False)
+    started = []
+    monkeypatch.setattr(nuts_budget, "start_warmup",
+                        lambda model, digest: started.append(digest))
+    model = coin_model()
+    for min_seconds in (1e9, 0.0):
+        monkeypatch.setattr(nuts_budget, "MIN_C_SECONDS", min_seconds)
+        ran = nuts_budget.sample_nutpie_budgeted(model, draws=50, tune=50, chains=1, seed=1,
+                                                 cores=1, progress_bar=False)
+        assert ran.backend == "c"
+    assert started == [graph_size(model).exact]
+
+
+# A process that compiles (or loads) a coin's Numba path and evaluates it through the cfunc
+# nutpie calls, next to PyTensor's C-path log density and gradient of the same model.
+PROBE = r"""
+import ctypes, json, sys
+import numpy as np, pymc as pm
+from inference.numba_cache import compile_numba_cached
+heads = int(sys.argv[1])
+with pm.Model() as model:
+    p = pm.Beta("p", 2.0, 2.0)
+    pm.Binomial("k", n=10, p=p, observed=heads)
+compiled, stored = compile_numba_cached(model)
+logp_c = compiled.compiled_logp_func
+dlogp = model.logp_dlogp_function(ravel_inputs=True)
+dlogp.set_extra_values({})
+rows = []
+for x in (-1.3, 0.2, 2.5):
+    point = np.array([x]); grad = np.zeros(1); value = np.zeros(())
+    code = logp_c.ctypes(1, point.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                         grad.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                         value.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), None)
+    ref_value, ref_grad = dlogp(point)
+    rows.append([code, float(value), float(grad[0]), float(ref_value), float(ref_grad[0])])
+print(json.dumps({"stored": stored, "hits": logp_c.cache_hits,
+                  "expand_hits": compiled.compiled_expand_func.cache_hits,
+                  "module": sys.modules[type(compiled).__module__].__name__,
+                  "wrapper": logp_c._pyfunc.__module__, "rows": rows}))
+"""
+
+
+def probe(heads: int) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", PROBE, str(heads)], capture_output=True,
+                         text=True, env=env, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def assert_exact(rows):
+    for code, value, grad, ref_value, ref_grad in rows:
+        assert code == 0
+        assert value == pytest.approx(ref_value, rel=1e-13, abs=1e-13)
+        assert grad == pytest.approx(ref_grad, rel=1e-13, abs=1e-13)
+
+
+@pytest.mark.slow
+def test_a_second_process_loads_the_compiled_model_and_a_changed_one_gets_its_own():
+    first = probe(7)
+    assert first["stored"]
+    assert_exact(first["rows"])
+    again = probe(7)
+    assert again["stored"] and again["hits"] == 1 and again["expand_hits"] == 1
+    assert again["wrapper"] == first["wrapper"]
+    assert again["rows"] == first["rows"]
+    changed = probe(3)  # other data: another PyTensor key, another module
+    assert changed["wrapper"] != first["wrapper"]
+    assert_exact(changed["rows"])
+    # had the 7-heads model been reused, the log density would be the 7-heads one
+    assert [r[1] for r in changed["rows"]] != [r[1] for r in first["rows"]]
+
+
+@pytest.mark.slow
+def test_the_warm_up_child_records_the_model_and_refuses_a_wrong_digest(monkeypatch):
+    model = coin_model(heads=5)
+    digest = model_digest(model)
+    numba_cache._index_path(digest).unlink(missing_ok=True)
+    monkeypatch.setenv("BAYESCHECK_NUMBA_WARMUP", "1")
+    wrong = "0" * 64
+    try:
+        child = numba_warmup.start_warmup(model, digest)
+        assert child is not None
+        assert numba_warmup.start_warmup(model, digest) is None  # one child per model
+        assert child.wait(timeout=600) == 0
+        assert is_cached(digest)
+        assert numba_warmup.start_warmup(model, digest) is None  # cached: nothing to do
+        lock, payload, log = numba_warmup._paths(digest)
+        assert not lock.exists() and not payload.exists() and not log.exists()
+
+        child = numba_warmup.start_warmup(model, wrong)
+        assert child.wait(timeout=600) == 1
+        assert not is_cached(wrong)
+        assert "another digest" in numba_warmup._paths(wrong)[2].read_text()
+    finally:
+        numba_warmup._paths(wrong)[2].unlink(missing_ok=True)
+
+
+def test_warm_up_is_off_when_asked(monkeypatch):
+    monkeypatch.setenv("BAYESCHECK_NUMBA_WARMUP", "0")
+    assert numba_warmup.start_warmup(coin_model(), "d" * 64) is None
