@@ -13,8 +13,10 @@ wrappers compiled with ``cache=True``, so the second process to sample the same 
 loads them from Numba's cache (0.05-0.8 s) instead of compiling. A changed model (other
 data, another prior, another PyTensor rewrite) has another PyTensor key, hence another
 module: a stale compiled model is never reused. Where PyTensor gives no key (a graph with
-an op its Numba cache does not cover) or the model has shared variables, nutpie's own path
-compiles as before.
+an op its Numba cache does not cover), nutpie's own path
+compiles as before. A model with ``pm.Data`` is compiled with its data frozen into constants
+(``pymc.model.transform.optimization.freeze_dims_and_data``, as nutpie does for JAX): the
+shared buffers nutpie would pass by pointer are what Numba cannot cache.
 
 :func:`remember` / :func:`is_cached` keep an index from a cheap digest of the model's log
 density (:func:`model_digest`, computed before anything is compiled) to "its compiled model
@@ -35,7 +37,8 @@ import warnings
 import weakref
 from pathlib import Path
 
-__all__ = ["cache_dir", "compile_numba_cached", "is_cached", "model_digest", "remember"]
+__all__ = ["cache_dir", "compile_numba_cached", "is_cached", "known", "model_digest", "remember",
+           "reuse_enabled"]
 
 #: Bump when the generated module's text changes: old modules are then not imported.
 WRAPPER_VERSION = 1
@@ -106,6 +109,17 @@ def build(logp_fn, expand_fn):
 '''
 
 
+def reuse_enabled() -> bool:
+    """False when ``BAYESCHECK_NUMBA_REUSE`` is ``0``.
+
+    Then ``auto`` neither goes to Numba because a model's compiled model is on disk nor
+    starts a background compile (:mod:`inference.numba_warmup`); a Numba compile still loads
+    and stores its wrappers. The test suite sets it, so that which path a test's model takes
+    does not depend on what earlier tests left in the compile directory.
+    """
+    return os.environ.get("BAYESCHECK_NUMBA_REUSE", "1").strip() != "0"
+
+
 def cache_dir() -> Path:
     """Where the wrapper modules and the index live: inside PyTensor's compile directory.
 
@@ -120,8 +134,8 @@ def cache_dir() -> Path:
 def model_digest(model, nodes=None) -> str:
     """A digest of ``model``'s log density graph before any rewrite, constants included.
 
-    Each apply node's op (its text and its parameters), output types and constant inputs
-    (dtype, shape and bytes), in topological order. Used only to decide which backend to
+    Each apply node's op (its text and its parameters), output types and constant or shared
+    inputs (dtype, shape and bytes), in topological order. Used only to decide which backend to
     try: the compiled model itself is found by PyTensor's keys of the rewritten graph, so a
     collision here costs a compile, never a wrong model.
 
@@ -132,6 +146,7 @@ def model_digest(model, nodes=None) -> str:
         The log density's apply nodes in topological order, when the caller has them.
     """
     import numpy as np
+    from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.graph.basic import Constant
 
     known = _DIGESTS.get(model)
@@ -147,8 +162,9 @@ def model_digest(model, nodes=None) -> str:
         digest.update(f"{node.op}|{sorted((k, repr(v)) for k, v in props.items())}|"
                       f"{[str(o.type) for o in node.outputs]}".encode())
         for var in node.inputs:
-            if isinstance(var, Constant):
-                data = np.asarray(var.data)
+            if isinstance(var, Constant | SharedVariable):
+                data = np.asarray(var.data if isinstance(var, Constant)
+                                  else var.get_value(borrow=True))
                 digest.update(f"{data.dtype.str}{data.shape}".encode())
                 digest.update(repr(data.tolist()).encode() if data.dtype == object
                               else np.ascontiguousarray(data).tobytes())
@@ -160,19 +176,32 @@ def _index_path(digest: str) -> Path:
     return cache_dir() / "index" / digest
 
 
+def known(digest: str) -> dict | None:
+    """The index entry of this :func:`model_digest` (None when its Numba path never compiled)."""
+    try:
+        entry = json.loads(_index_path(digest).read_text())
+    except (OSError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
 def is_cached(digest: str) -> bool:
     """Whether a model of this :func:`model_digest` had its compiled model stored."""
-    return _index_path(digest).exists()
+    return bool((known(digest) or {}).get("stored"))
 
 
-def remember(digest: str, **info) -> None:
-    """Record that the model of ``digest`` has its compiled model on disk.
+def remember(digest: str, stored: bool, **info) -> None:
+    """Record whether the model of ``digest`` has its compiled model on disk.
 
-    ``info`` (such as the compile's CPU seconds) is kept in the entry, as JSON.
+    ``stored=False`` records that it could not be cached (see :func:`compile_numba_cached`),
+    so that it is not tried again. ``info`` (such as the compile's CPU seconds) is kept in the
+    entry, as JSON.
     """
     path = _index_path(digest)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(info))
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"stored": bool(stored), **info}))
+    os.replace(tmp, path)
 
 
 def _pytensor_keys(*functions) -> list[str] | None:
@@ -247,6 +276,13 @@ def compile_numba_cached(model, *, initial_points=None, jitter_rvs=None):
     from .lazy_imports import nutpie_compile_pymc
 
     nutpie_pymc = nutpie_compile_pymc()
+    if model.data_vars:
+        # Data as constants, as nutpie does for JAX: the compiled model is then keyed by the
+        # data's values, and the wrappers need no pointers to shared buffers (which Numba
+        # cannot cache).
+        from pymc.model.transform.optimization import freeze_dims_and_data
+
+        model = freeze_dims_and_data(model)
     if jitter_rvs is None:
         jitter_rvs = set(model.free_RVs)
     initial_point_fn = nutpie_pymc._wrap_with_lock(make_initial_point_fn(

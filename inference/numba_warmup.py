@@ -11,7 +11,7 @@ index. The next ``check`` of the same model finds it there and samples with Numb
 (:mod:`inference.nuts_budget`). Nothing waits for the child, and nothing but speed depends on
 it: a child that dies leaves no entry, and the next run is as today's.
 
-``BAYESCHECK_NUMBA_WARMUP=0`` turns it off (the test suite does, except where it is tested).
+``BAYESCHECK_NUMBA_REUSE=0`` turns it off (:func:`inference.numba_cache.reuse_enabled`).
 """
 
 from __future__ import annotations
@@ -23,20 +23,22 @@ import sys
 import time
 from pathlib import Path
 
-from .numba_cache import cache_dir, compile_numba_cached, is_cached, model_digest, remember
+from .numba_cache import (
+    cache_dir,
+    compile_numba_cached,
+    known,
+    model_digest,
+    remember,
+    reuse_enabled,
+)
 
-__all__ = ["MIN_C_SECONDS", "enabled", "start_warmup"]
+__all__ = ["MIN_C_SECONDS", "start_warmup"]
 
 #: CPU seconds of C sampling from which a background Numba compile is started.
 MIN_C_SECONDS = 1.0
 #: A warm-up lock older than this is taken to belong to a child that died.
 STALE_SECONDS = 900.0
 _ROOT = Path(__file__).resolve().parent.parent
-
-
-def enabled() -> bool:
-    """False when ``BAYESCHECK_NUMBA_WARMUP`` is ``0``."""
-    return os.environ.get("BAYESCHECK_NUMBA_WARMUP", "1").strip() != "0"
 
 
 def _paths(digest: str) -> tuple[Path, Path, Path]:
@@ -74,11 +76,11 @@ def start_warmup(model, digest: str) -> subprocess.Popen | None:
     Returns
     -------
     subprocess.Popen or None
-        The child; None when warm-up is off, the model is already cached, or another
-        process is compiling it.
+        The child; None when warm-up is off, the model's Numba path was compiled before
+        (stored, or found not cacheable), or another process is compiling it.
     """
-    if not enabled() or is_cached(digest):
-        return None
+    if not reuse_enabled() or known(digest) is not None:
+        return None  # off, or compiled before (cached, or found not cacheable)
     lock, payload, log = _paths(digest)
     if not _take_lock(lock):
         return None
@@ -86,7 +88,7 @@ def start_warmup(model, digest: str) -> subprocess.Popen | None:
         import cloudpickle
 
         payload.write_bytes(cloudpickle.dumps(model))
-        env = dict(os.environ, BAYESCHECK_NUMBA_WARMUP="0",
+        env = dict(os.environ, BAYESCHECK_NUMBA_REUSE="0",
                    PYTHONPATH=os.pathsep.join(p for p in (str(_ROOT),
                                                           os.environ.get("PYTHONPATH"))
                                               if p))
@@ -119,12 +121,14 @@ def main(argv: list[str]) -> int:
             return 1
         settle_blas_ldflags()
         _, stored = compile_numba_cached(model)
-        if not stored:
-            print("Numba could not cache this model's wrappers", file=sys.stderr)
-            return 1
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        remember(digest, by="warm-up", cpu_seconds=round(usage.ru_utime + usage.ru_stime, 2),
+        remember(digest, stored, by="warm-up",
+                 cpu_seconds=round(usage.ru_utime + usage.ru_stime, 2),
                  wall_seconds=round(time.monotonic() - began, 2))
+        if not stored:
+            print("Numba could not cache this model's wrappers (recorded: not tried again)",
+                  file=sys.stderr)
+            return 1
         log.unlink(missing_ok=True)
         return 0
     finally:

@@ -93,8 +93,7 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
         else:
             settle_blas_ldflags()
             compiled, stored = compile_numba_cached(model, **kwargs)
-            if stored:
-                remember(model_digest(model))
+            remember(model_digest(model), stored)
         per_model[key] = (compiled, backend)
     return per_model[key]
 

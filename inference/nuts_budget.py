@@ -44,7 +44,7 @@ import weakref
 from dataclasses import dataclass
 
 from .lazy_imports import import_nutpie
-from .numba_cache import is_cached, model_digest
+from .numba_cache import is_cached, model_digest, reuse_enabled
 from .numba_warmup import MIN_C_SECONDS, start_warmup
 from .nutpie_compile import backend_setting, compile_for_nutpie
 
@@ -261,7 +261,8 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
         return numba(None)
     size = graph_size(model) if setting == "auto" else None
     if size is not None:
-        why = (("compiled model on disk: c not tried" if is_cached(size.exact) else None)
+        on_disk = reuse_enabled() and is_cached(size.exact)
+        why = (("compiled model on disk: c not tried" if on_disk else None)
                or _ABANDONED.get(size.key) or too_big_for_c(size.nodes, MAX_C_NODES))
         if why is not None:
             return numba(why)

@@ -5,9 +5,10 @@ import pytest
 
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
-# no background Numba compiles behind the tests' backs (tests/inference/test_numba_cache.py
-# starts one on purpose)
-os.environ.setdefault("BAYESCHECK_NUMBA_WARMUP", "0")
+# Which NUTS path a test's model takes must not depend on what earlier tests left in the
+# compile directory, and no background Numba compile runs behind the tests' backs
+# (inference.numba_cache.reuse_enabled; tests/inference/test_numba_cache.py turns it on).
+os.environ.setdefault("BAYESCHECK_NUMBA_REUSE", "0")
 
 # Under `make test` (one xdist worker per core) a report's second drawing process would only
 # compete with the other worker, and whether it starts depends on the load average when the

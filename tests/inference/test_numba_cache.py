@@ -23,6 +23,18 @@ def coin_model(heads=7, n=10, a=2.0):
     return model
 
 
+def data_coin_model(heads=7):
+    with pm.Model() as model:
+        p = pm.Beta("p", 2.0, 2.0)
+        pm.Binomial("k", n=10, p=p, observed=pm.Data("heads", heads))
+    return model
+
+
+def test_the_digest_follows_shared_data_too():
+    assert model_digest(data_coin_model()) == model_digest(data_coin_model())
+    assert model_digest(data_coin_model(6)) != model_digest(data_coin_model())
+
+
 def test_the_digest_follows_the_model_not_the_object():
     assert model_digest(coin_model()) == model_digest(coin_model())
     assert model_digest(coin_model(heads=6)) != model_digest(coin_model())  # the data
@@ -32,14 +44,24 @@ def test_the_digest_follows_the_model_not_the_object():
 
 def test_the_index_records_a_digest(tmp_path, monkeypatch):
     monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
-    assert not is_cached("abc")
-    remember("abc")
+    assert not is_cached("abc") and numba_cache.known("abc") is None
+    remember("abc", True, cpu_seconds=1.5)
     assert is_cached("abc") and not is_cached("abd")
+    assert numba_cache.known("abc") == {"stored": True, "cpu_seconds": 1.5}
+    remember("abe", False)  # compiled, but Numba could not cache it
+    assert not is_cached("abe") and numba_cache.known("abe") == {"stored": False}
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
+    assert numba_warmup.start_warmup(coin_model(), "abe") is None  # not tried again
 
 
-def test_a_cached_model_goes_straight_to_numba(monkeypatch):
-    """auto: a model whose compiled Numba model is on disk skips the C path; others do not."""
+@pytest.mark.parametrize("reuse", ["1", "0"])
+def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse):
+    """auto: a model whose compiled Numba model is on disk skips the C path; others do not.
+
+    Unless ``BAYESCHECK_NUMBA_REUSE=0``: then both take the C path.
+    """
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", reuse)
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
     cached = graph_size(coin_model()).exact
     monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: digest == cached)
@@ -61,12 +83,13 @@ def test_a_cached_model_goes_straight_to_numba(monkeypatch):
         with pytest.raises(Stop):
             nuts_budget.sample_nutpie_budgeted(model, draws=10, tune=10, chains=1, seed=0,
                                                cores=1, progress_bar=False)
-    assert compiled == ["numba", "c"]
+    assert compiled == (["numba", "c"] if reuse == "1" else ["c", "c"])
 
 
 @pytest.mark.nuts
 def test_a_long_c_run_starts_the_warm_up_and_a_short_one_does_not(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
     monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: False)
     started = []
@@ -90,7 +113,8 @@ from inference.numba_cache import compile_numba_cached
 heads = int(sys.argv[1])
 with pm.Model() as model:
     p = pm.Beta("p", 2.0, 2.0)
-    pm.Binomial("k", n=10, p=p, observed=heads)
+    pm.Binomial("k", n=10, p=p,
+                observed=pm.Data("heads", heads) if sys.argv[2] == "data" else heads)
 compiled, stored = compile_numba_cached(model)
 logp_c = compiled.compiled_logp_func
 dlogp = model.logp_dlogp_function(ravel_inputs=True)
@@ -110,9 +134,10 @@ print(json.dumps({"stored": stored, "hits": logp_c.cache_hits,
 """
 
 
-def probe(heads: int) -> dict:
+def probe(heads: int, observed: str = "constant") -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-c", PROBE, str(heads)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", PROBE, str(heads), observed],
+                         capture_output=True,
                          text=True, env=env, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -139,6 +164,9 @@ def test_a_second_process_loads_the_compiled_model_and_a_changed_one_gets_its_ow
     assert_exact(changed["rows"])
     # had the 7-heads model been reused, the log density would be the 7-heads one
     assert [r[1] for r in changed["rows"]] != [r[1] for r in first["rows"]]
+    shared = probe(4, "data")  # pm.Data: frozen into constants, so it can be cached
+    assert shared["stored"]
+    assert_exact(shared["rows"])
 
 
 @pytest.mark.slow
@@ -146,7 +174,7 @@ def test_the_warm_up_child_records_the_model_and_refuses_a_wrong_digest(monkeypa
     model = coin_model(heads=5)
     digest = model_digest(model)
     numba_cache._index_path(digest).unlink(missing_ok=True)
-    monkeypatch.setenv("BAYESCHECK_NUMBA_WARMUP", "1")
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
     wrong = "0" * 64
     try:
         child = numba_warmup.start_warmup(model, digest)
@@ -167,5 +195,5 @@ def test_the_warm_up_child_records_the_model_and_refuses_a_wrong_digest(monkeypa
 
 
 def test_warm_up_is_off_when_asked(monkeypatch):
-    monkeypatch.setenv("BAYESCHECK_NUMBA_WARMUP", "0")
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "0")
     assert numba_warmup.start_warmup(coin_model(), "d" * 64) is None

@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from inference import nutpie_compile
+from inference.numba_cache import model_digest
 from inference.nuts import sample_nuts
 from models.errors import SpecError
 
@@ -34,11 +35,11 @@ def test_a_typo_in_the_backend_is_refused(monkeypatch):
 
 @pytest.mark.slow  # PyTensor compiles the coin's C module: 6 s warm, 30 s on a cold cache
 def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
-    import nutpie
-
-    calls = []
-    monkeypatch.setattr(nutpie, "compile_pymc_model",
-                        lambda model, **kwargs: calls.append(model) or object())
+    calls, remembered = [], []
+    monkeypatch.setattr(nutpie_compile, "compile_numba_cached",
+                        lambda model, **kwargs: calls.append(model) or (object(), True))
+    monkeypatch.setattr(nutpie_compile, "remember",
+                        lambda digest, stored: remembered.append((digest, stored)))
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "c")
     model = coin_model()
     first, backend = nutpie_compile.compile_for_nutpie(model)
@@ -48,6 +49,7 @@ def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
     numba_compiled, backend = nutpie_compile.compile_for_nutpie(model)
     assert backend == "numba" and calls == [model] and numba_compiled is not first
+    assert remembered == [(model_digest(model), True)]  # the index: auto's next run loads it
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")  # auto compiles C; the budget decides
     assert nutpie_compile.compile_for_nutpie(model) == (first, "c")
     assert nutpie_compile.compile_for_nutpie(model, backend="numba") == (numba_compiled, "numba")
