@@ -1,9 +1,11 @@
 """Compiling a PyMC model for nutpie: PyTensor's C backend or a Numba ``cfunc``.
 
 nutpie's own path (``nutpie.compile_pymc_model``) turns the whole log density and gradient
-into one Numba ``cfunc``. Numba cannot cache that function on disk, so every process pays
-the LLVM compile again: 6-15 s of CPU for a one-parameter coin, 40 s for a 12-table AODE
-(benchmarks/SUITE.md). For the smallest models that fixed cost is most of a ``check``.
+into one Numba ``cfunc``, which Numba cannot cache on disk, so every process pays the LLVM
+compile again: 6-15 s of CPU for a one-parameter coin, 40 s for a 12-table AODE
+(benchmarks/SUITE.md). :mod:`inference.numba_cache` builds the same ``cfunc`` so that it is
+cached: the first process to sample a model still pays the compile, a later one loads it.
+For the smallest models that first compile is most of a ``check``.
 
 PyTensor's C backend (mode ``"CVM"``) caches each op's compiled module on disk, keyed by
 the op, so a warm compile of a small graph takes well under a second; the price is a Python

@@ -8,7 +8,9 @@ coin, 4.8 ms for the 17-parameter mixture of blobs), so its cost follows the num
 times the graph's size. benchmarks/CHECK_SPEED.md has the measurements behind the constants
 below.
 
-``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) decides in two stages:
+``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) first asks :mod:`inference.numba_cache`
+whether this very model (same graph, same data) has its Numba compile on disk: if so, that
+is loaded and sampled, and the C path not tried. Otherwise it decides in two stages:
 
 1. **Up front, from the graph's size.** The log density is built (before any rewrite or
    compile) and its apply nodes counted. Above ``MAX_C_NODES`` the C path
@@ -26,6 +28,9 @@ below.
    compile, estimated from the graph's size, plus every evaluation at ``NUMBA_SPEEDUP`` times
    the C path's speed), or the run has used twice that, it is abandoned and the model is
    compiled with Numba and sampled again from the start with the same seed.
+
+A C run kept after more than :data:`inference.numba_warmup.MIN_C_SECONDS` of CPU starts a
+background Numba compile of the model (:mod:`inference.numba_warmup`), for its next run.
 
 CPU time rather than wall time, so that a loaded machine does not tip the decision. The
 chains run one after another on the C path (``cores=1``): they hold the GIL for each call
