@@ -40,6 +40,7 @@ FILE_CPU = {
     "tests/reports/test_check_imports.py": 12,
     "tests/reports/test_figure_cache.py": 11,
     "tests/inference/test_nuts_budget.py": 11,
+    "tests/inference/test_numba_cache.py": 30,  # subprocesses; 70 s on an empty cache
     "tests/inference/test_distributed.py": 11,
     "tests/reports/test_check_retry.py": 10,
     "tests/estimators/test_sklearn_checks.py": 10,
