@@ -51,7 +51,8 @@ def show_progress_bar(progress: bool, stream=None) -> bool:
 
 def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
                 cores: int | None = None, sampler: str = "nutpie",
-                progress: bool = False, initvals: dict | None = None) -> SampleResult:
+                progress: bool = False, initvals: dict | None = None,
+                warm_up: bool = False) -> SampleResult:
     """Sample a PyMC model with NUTS.
 
     Parameters
@@ -75,6 +76,10 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         nutpie ``compile_kwargs={"jitter_rvs": set()}``, for PyMC's NUTS
         ``init="adapt_diag"``), so the chains start where these values say. Default: PyMC's
         initial point with its jitter.
+    warm_up : bool
+        Whether a long C-path run may start a background Numba compile of this model for its
+        next run (:mod:`inference.numba_warmup`): for a model that will be sampled again, as
+        ``check``'s is; not for a one-off simulation's.
 
     With nutpie, the model is compiled by :func:`inference.nutpie_compile.compile_for_nutpie`
     on PyTensor's C backend, or with Numba when the C path's sampling would cost more
@@ -90,7 +95,7 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     if sampler == "nutpie":
         idata, backend = _sample_nutpie(model, draws=draws, tune=tune, chains=chains,
                                         seed=seed, cores=cores, progress=progress,
-                                        initvals=initvals)
+                                        initvals=initvals, warm_up=warm_up)
     else:
         import pymc as pm
 
@@ -112,7 +117,7 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
                         backend=backend)
 
 
-def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals):
+def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals, warm_up):
     """nutpie on the path :mod:`inference.nuts_budget` picks, the draws as PyMC returns them.
 
     What ``pm.sample(nuts_sampler="nutpie")`` does (PyMC 6.4), except that the model is
@@ -125,6 +130,6 @@ def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initval
 
     ran = sample_nutpie_budgeted(model, draws=draws, tune=tune, chains=chains, seed=seed,
                                  cores=cores, progress_bar=show_progress_bar(progress),
-                                 initvals=initvals)
+                                 initvals=initvals, warm_up=warm_up)
     patch_nutpie_idata(ran.trace, model, sampling_time=ran.sampling_seconds)
     return ran.trace, ran.backend

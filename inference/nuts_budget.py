@@ -241,13 +241,15 @@ def _finished(sampler) -> bool:
 
 def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: int,
                            cores: int, progress_bar: bool, initvals: dict | None = None,
-                           budget: float | None = None) -> Budgeted:
+                           budget: float | None = None, warm_up: bool = False) -> Budgeted:
     """Sample ``model`` with nutpie on the path ``BAYESCHECK_NUTS_BACKEND`` says.
 
     ``numba`` and ``c`` sample on that path (the C path with one core, see the module
     docstring); ``auto`` decides as the module docstring says. ``cores`` is used on the
     Numba path. ``budget`` replaces the estimated Numba compile (:func:`numba_seconds`) that
-    the C run's projection is weighed against.
+    the C run's projection is weighed against. ``warm_up``: a kept C run of more than
+    :data:`~inference.numba_warmup.MIN_C_SECONDS` of CPU starts a background Numba compile of
+    the model for its next run.
     """
     nutpie = import_nutpie()  # without arviz_plots and matplotlib
 
@@ -291,7 +293,7 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
             break
     if why is None:
         trace = sampler.wait()
-        if time.process_time() - started >= MIN_C_SECONDS:
+        if warm_up and time.process_time() - started >= MIN_C_SECONDS:
             start_warmup(model, size.exact)  # the next run of this model loads Numba's
         return Budgeted(trace, "c", time.time() - began)
     sampler.cancel()

@@ -162,7 +162,7 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
         observed.extend(rv.name for rv in pymc_model.observed_RVs if rv.name not in observed)
         sampled = sample_nuts(pymc_model, draws=settings.draws, tune=settings.tune,
                               chains=settings.chains, seed=settings.seed, sampler=sampler,
-                              progress=progress, initvals=initvals)
+                              progress=progress, initvals=initvals, warm_up=True)
         return sampled
 
     timings = {"analytic fit": fitted - started}

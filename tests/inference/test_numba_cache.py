@@ -87,7 +87,7 @@ def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse):
 
 
 @pytest.mark.nuts
-def test_a_long_c_run_starts_the_warm_up_and_a_short_one_does_not(monkeypatch):
+def test_a_long_c_run_asked_to_starts_the_warm_up_and_no_other(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
     monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
@@ -96,12 +96,12 @@ def test_a_long_c_run_starts_the_warm_up_and_a_short_one_does_not(monkeypatch):
     monkeypatch.setattr(nuts_budget, "start_warmup",
                         lambda model, digest: started.append(digest))
     model = coin_model()
-    for min_seconds in (1e9, 0.0):
+    for min_seconds, warm_up in ((1e9, True), (0.0, False), (0.0, True)):
         monkeypatch.setattr(nuts_budget, "MIN_C_SECONDS", min_seconds)
         ran = nuts_budget.sample_nutpie_budgeted(model, draws=50, tune=50, chains=1, seed=1,
-                                                 cores=1, progress_bar=False)
+                                                 cores=1, progress_bar=False, warm_up=warm_up)
         assert ran.backend == "c"
-    assert started == [graph_size(model).exact]
+    assert started == [graph_size(model).exact]  # only the long run that asked for it
 
 
 # A process that compiles (or loads) a coin's Numba path and evaluates it through the cfunc
