@@ -251,6 +251,23 @@ def _wrapper_module(keys: list[str], n_dim: int, n_expanded: int):
         return module
 
 
+def _frozen(model):
+    """``model`` with its ``pm.Data`` as constants, as nutpie does for JAX (else ``model``).
+
+    The compiled model is then keyed by the data's values, and the wrappers need no pointers
+    to shared buffers, which Numba cannot cache. A model PyMC cannot freeze is compiled as it
+    is (its shared data then sends it down nutpie's own, uncached path).
+    """
+    if not model.data_vars:
+        return model
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
+    try:
+        return freeze_dims_and_data(model)
+    except Exception:  # noqa: BLE001 - only the cache is lost
+        return model
+
+
 def compile_numba_cached(model, *, initial_points=None, jitter_rvs=None):
     """A nutpie model compiled with Numba, its wrappers loaded from disk when cached.
 
@@ -276,24 +293,20 @@ def compile_numba_cached(model, *, initial_points=None, jitter_rvs=None):
     from .lazy_imports import nutpie_compile_pymc
 
     nutpie_pymc = nutpie_compile_pymc()
-    if model.data_vars:
-        # Data as constants, as nutpie does for JAX: the compiled model is then keyed by the
-        # data's values, and the wrappers need no pointers to shared buffers (which Numba
-        # cannot cache).
-        from pymc.model.transform.optimization import freeze_dims_and_data
-
-        model = freeze_dims_and_data(model)
     if jitter_rvs is None:
         jitter_rvs = set(model.free_RVs)
+    # Of the model as declared: start values may be expressions of its own variables. The
+    # frozen copy below has the same value variables, by name.
     initial_point_fn = nutpie_pymc._wrap_with_lock(make_initial_point_fn(
         model=model, overrides=initial_points, jitter_rvs=jitter_rvs,
         return_transformed=True))
+    compiled_model = _frozen(model)
     (n_dim, n_expanded, logp_fn, expand_fn, initial_points_fn, shape_info,
      reparameterized_names) = nutpie_pymc._make_functions(
-        model, mode="NUMBA", compute_grad=True, join_expanded=True,
+        compiled_model, mode="NUMBA", compute_grad=True, join_expanded=True,
         pymc_initial_point_fn=initial_point_fn, var_names=None)
     keys = _pytensor_keys(logp_fn, expand_fn)
-    if keys is None:
+    if keys is None:  # nutpie's own path (which builds the functions again)
         return nutpie_pymc._compile_pymc_model_numba(
             model=model, pymc_initial_point_fn=initial_point_fn), False
     module = _wrapper_module(keys, n_dim, n_expanded)
@@ -301,7 +314,7 @@ def compile_numba_cached(model, *, initial_points=None, jitter_rvs=None):
         warnings.simplefilter("always", numba.NumbaWarning)
         logp_c, expand_c = module.build(logp_fn.vm.jit_fn, expand_fn.vm.jit_fn)
     stored = not any("Cannot cache" in str(w.message) for w in caught)
-    dims, coords = nutpie_pymc._prepare_dims_and_coords(model, shape_info,
+    dims, coords = nutpie_pymc._prepare_dims_and_coords(compiled_model, shape_info,
                                                         reparameterized_names)
     compiled = nutpie_pymc.CompiledPyMCModel(
         _n_dim=n_dim, dims=dims, _coords=coords,
