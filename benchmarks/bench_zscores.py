@@ -235,6 +235,9 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--examples", default=",".join(EXAMPLES))
+    parser.add_argument("--spec", action="append", default=[], metavar="PATH",
+                        help="another spec with exact marginals (named by its file's stem; "
+                             "replaces --examples), e.g. a case of bench_real_data.py")
     parser.add_argument("--only", choices=("iid", "nuts", "both"), default="both")
     parser.add_argument("--out", default="bench-output/zscores.json")
     parser.add_argument("--table", action="store_true", help="only print the table of --out")
@@ -249,7 +252,10 @@ def main(argv=None) -> None:
         logging.getLogger("pymc").setLevel(logging.ERROR)
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         rows = []
-        for example in args.examples.split(","):
+        for path in args.spec:
+            EXAMPLES[Path(path).stem] = str(Path(path).resolve())
+        names = [Path(p).stem for p in args.spec] or args.examples.split(",")
+        for example in names:
             rows += collect(example, seeds, args.only in ("iid", "both"),
                             args.only in ("nuts", "both"))
         old = json.loads(out.read_text()) if out.exists() else []
