@@ -51,7 +51,7 @@ EXAMPLES = {
 STATS = ("mean", "sd", "q05", "q50", "q95")
 
 
-def _rows(comparison, example: str, source: str, seed: int) -> list[dict]:
+def _rows(comparison, example: str, source: str, seed: int, size: int) -> list[dict]:
     out = []
     for p in comparison.parameters:
         for s in STATS:
@@ -59,7 +59,7 @@ def _rows(comparison, example: str, source: str, seed: int) -> list[dict]:
             if np.isfinite(z) and s not in p.not_judged:
                 out.append({"example": example, "source": source, "seed": seed,
                             "name": p.name, "stat": s, "z": float(z),
-                            "ess_bulk": p.ess_bulk})
+                            "ess_bulk": p.ess_bulk, "size": size})
     return out
 
 
@@ -75,7 +75,8 @@ def collect(example: str, seeds: range, iid: bool, nuts: bool) -> list[dict]:
             marginals = [m for m in result.marginals if m.dist is not None]
             draws = {m.name: np.asarray(m.dist.rvs(size=(s.chains, s.draws), random_state=rng))
                      for m in marginals}
-            rows += _rows(compare_draws(marginals, draws), example, "iid", seed)
+            rows += _rows(compare_draws(marginals, draws), example, "iid", seed,
+                          s.chains * s.draws)
     if nuts:
         model = spec.model.declare(spec.data, fit=result)
         for seed in seeds:
@@ -85,7 +86,7 @@ def collect(example: str, seeds: range, iid: bool, nuts: bool) -> list[dict]:
             print(f"{example} seed {seed}: {comparison.verdict}, "
                   f"{time.process_time() - started:.1f} s CPU", file=sys.stderr)
             if comparison.diagnostics.healthy:
-                rows += _rows(comparison, example, "nuts", seed)
+                rows += _rows(comparison, example, "nuts", seed, s.chains * s.draws)
     return rows
 
 
@@ -182,6 +183,31 @@ def ar1_table(runs: int = 400) -> str:
     return "\n".join(lines)
 
 
+def by_ess(rows: list[dict]) -> str:
+    """Markdown table: RMS z of NUTS runs by bulk ESS over the number of draws, per statistic.
+
+    NUTS draws many parameters antithetically (bulk ESS above the draws); this shows whether
+    the MCSE keeps its scale there. Pooled over every example in ``rows``.
+    """
+    rng = np.random.default_rng(0)
+    bins = ((0.0, 0.8), (0.8, 1.2), (1.2, 2.0), (2.0, 4.0))
+    lines = ["| statistic | " + " | ".join(f"ESS/S {a:g}-{b:g}: z's, RMS (95 % CI)"
+                                         for a, b in bins) + " |",
+             "|---|" + "---|" * len(bins)]
+    nuts = [r for r in rows if r["source"] == "nuts"]
+    for stat in STATS:
+        cells = []
+        for a, b in bins:
+            sel = [r for r in nuts if r["stat"] == stat and a <= r["ess_bulk"] / r["size"] < b]
+            if len(sel) < 20:
+                cells.append("-")
+                continue
+            _, rms, lo, hi = _rms_row(sel, rng)
+            cells.append(f"{len(sel)}, {rms:.3f} ({lo:.3f}-{hi:.3f})")
+        lines.append(f"| {stat} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def per_run(rows: list[dict], observed: float = 0.88) -> str:
     """Markdown table: how much the RMS of one run's z's varies from run to run.
 
@@ -268,6 +294,9 @@ def main(argv=None) -> None:
     print()
     print(per_run(rows))
     print()
+    if all("size" in r for r in rows):
+        print(by_ess(rows))
+        print()
     print(power(rows))
 
 
