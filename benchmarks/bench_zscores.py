@@ -205,6 +205,19 @@ def by_ess(rows: list[dict]) -> str:
             _, rms, lo, hi = _rms_row(sel, rng)
             cells.append(f"{len(sel)}, {rms:.3f} ({lo:.3f}-{hi:.3f})")
         lines.append(f"| {stat} | " + " | ".join(cells) + " |")
+    lines += ["", "| example | ESS/S > 1.2: mean z's, RMS (95 % CI) | q50 z's, RMS (95 % CI) |",
+              "|---|---|---|"]
+    for example in sorted({r["example"] for r in nuts}):
+        cells = []
+        for stat in ("mean", "q50"):
+            sel = [r for r in nuts if r["example"] == example and r["stat"] == stat
+                   and r["ess_bulk"] / r["size"] > 1.2]
+            if len(sel) < 20:
+                cells.append("-")
+                continue
+            _, rms, lo, hi = _rms_row(sel, rng)
+            cells.append(f"{len(sel)}, {rms:.3f} ({lo:.3f}-{hi:.3f})")
+        lines.append(f"| {example} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
