@@ -54,6 +54,7 @@ FILE_CPU = {
     "tests/reports/test_bayesian_network_predict.py": 5,
     "tests/estimators/test_classifier_mixture_estimators.py": 5,
     "tests/inference/test_compare.py": 5,
+    "tests/inference/test_zscore_spread.py": 13,
     "tests/reports/test_write_netcdf.py": 5,
     "tests/inference/test_nutpie_compile.py": 5,
     "tests/estimators/test_regression_estimators.py": 5,
