@@ -4,8 +4,9 @@ Every ``xarray.DataArray`` built from a numpy array asks whether its data is a D
 and when Dask is installed the first such question imports it: ``array_type("dask")``
 (``xarray.namedarray.pycompat``) imports ``dask.array`` for its ``Array`` class,
 ``is_dask_collection`` (``xarray.namedarray.utils``) imports ``dask.base``, and writing a
-netCDF file asks ``dask.base`` which scheduler is active. That is about 1 s of CPU in every
-``check`` (benchmarks/CHECK_SPEED.md, round 9), for answers that are known in a process that
+netCDF file asks ``dask.base`` which scheduler is active. That is 0.3-0.5 s of CPU in a
+``check`` (0.85-0.95 s in a process that has not loaded Dask's own dependencies for other
+reasons; benchmarks/CHECK_SPEED.md, round 9), for answers that are known in a process that
 has not imported Dask: no Dask array, collection or scheduler can exist there. A check
 makes none: its draws come from nutpie or PyMC as numpy arrays, and its files are written
 eagerly.
