@@ -234,10 +234,10 @@ def familywise_z(familywise_alpha: float, n_comparisons: int) -> float:
     """The two-sided |z| threshold of ``n_comparisons`` z-scores, Bonferroni-corrected.
 
     ``Phi^-1(1 - familywise_alpha / (2 n))``, computed as scipy's ``stats.norm.isf`` does
-    (``-ndtri``), bit for bit (``tests/inference/test_compare.py``) but without importing
-    :mod:`scipy.stats` (about 1 s of CPU) into every process that imports this module:
-    ``bayescheck report DIR``, calibration. A check imports it anyway, with ArviZ's
-    diagnostics (their rank normalisation calls ``scipy.stats``). Our own
+    (``-ndtri``), bit for bit (``tests/inference/test_familywise_z.py``), without importing
+    :mod:`scipy.stats` (1.5 s of CPU alone) into a process that imports this module and
+    never compares. A comparison imports it anyway, with ArviZ's diagnostics (their rank
+    normalisation calls ``scipy.stats``), so a check costs the same. Our own
     :func:`inference.engines.quantiles.norm_ppf` differs from ``ndtri`` by up to 4 units in
     the last place (benchmarks/RESULTS.md), which would change the threshold written to
     ``summary.json``, so it is not used here.
