@@ -20,9 +20,10 @@ machine's load falls on both alike) and the table keeps each phase's best run (t
 the least total CPU). Every number of ``summary.json`` (the timings and the attempts'
 seconds aside) and ``posterior.json`` must be the same on both sides: the table says so.
 
-Default: coin, die and the known-noise regression, one counted run per side: about 2.5
-minutes on an idle 2-core machine with a warm ``--cache``, plus the cold compiles (about
-2 minutes more) without one; ``--repeat 3`` is best of 3 (about 2 minutes more).
+Default: coin, die and the known-noise regression, one counted run per side (12 checks):
+about 2.5 minutes on an idle 2-core machine with a warm ``--cache`` (estimated from the CPU
+figures), plus the cold compiles (about 2 minutes more) without one. ``--repeat 3`` is best
+of 3 (24 checks): about 5 minutes idle, 9 minutes at load 3-4 (measured).
 Prints a markdown table and one JSON line.
 """
 
