@@ -7,8 +7,8 @@
   calibration (SBC).
 
 :mod:`inference.nuts` imports PyMC when it samples and :mod:`inference.compare` imports
-arviz-stats when it compares. Names are imported on first use, so the analytic path stays
-light.
+arviz-stats (and with it scipy.stats) when it compares. Names are imported on first use, so
+the analytic path stays light.
 """
 
 from importlib import import_module

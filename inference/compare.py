@@ -47,7 +47,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from .result import ExactMarginal, PointEstimate
 
@@ -66,6 +65,7 @@ __all__ = [
     "compare_estimates_idata",
     "compare_idata",
     "draws_from_idata",
+    "familywise_z",
     "khat_threshold",
 ]
 
@@ -230,6 +230,24 @@ def _quantile_mcse(x: np.ndarray, prob: float, density: float) -> float:
     return math.sqrt(prob * (1 - prob) / ess) / float(density)
 
 
+def familywise_z(familywise_alpha: float, n_comparisons: int) -> float:
+    """The two-sided |z| threshold of ``n_comparisons`` z-scores, Bonferroni-corrected.
+
+    ``Phi^-1(1 - familywise_alpha / (2 n))``, computed as scipy's ``stats.norm.isf`` does
+    (``-ndtri``), bit for bit (``tests/inference/test_familywise_z.py``), without importing
+    :mod:`scipy.stats` (1.5 s of CPU alone) into a process that imports this module and
+    never compares. A comparison imports it anyway, with ArviZ's diagnostics (their rank
+    normalisation calls ``scipy.stats``), so a check costs the same. Our own
+    :func:`inference.engines.quantiles.norm_ppf` differs from ``ndtri`` by up to 4 units in
+    the last place (benchmarks/RESULTS.md), which would change the threshold written to
+    ``summary.json``, so it is not used here.
+    """
+    from scipy.special import ndtri
+
+    # 0.0 - x: the same bits as stats.norm.isf, which gives +0.0 at 1/2 (-ndtri gives -0.0)
+    return float(0.0 - ndtri(familywise_alpha / (2 * max(n_comparisons, 1))))
+
+
 def khat_threshold(n_draws: int) -> float:
     """Largest Pareto k-hat for which a Monte Carlo mean of ``n_draws`` draws is reliable.
 
@@ -336,7 +354,7 @@ def compare_draws(marginals: Sequence[ExactMarginal], draws: Mapping[str, np.nda
 
     n_comparisons = sum(math.isfinite(v) and s not in r.not_judged
                         for r in rows for s, v in r.z.items())
-    z_threshold = float(stats.norm.isf(thresholds.familywise_alpha / (2 * max(n_comparisons, 1))))
+    z_threshold = familywise_z(thresholds.familywise_alpha, n_comparisons)
     diagnostics = _diagnostics(rows, draws, marginals, diverging, energy, thresholds)
     for r in rows:
         if not diagnostics.healthy:

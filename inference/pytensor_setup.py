@@ -1,7 +1,7 @@
-"""PyTensor settings for the C path: the BLAS link flags, remembered; the compile mode.
+"""PyTensor settings for the C path: the BLAS link and -march flags, remembered; the mode.
 
-Two fixed costs of every ``check`` on PyTensor's C path, measured in
-benchmarks/CHECK_SPEED.md (round 8):
+Three fixed costs of every ``check`` on PyTensor's C path, measured in
+benchmarks/CHECK_SPEED.md (rounds 8 and 9):
 
 - **BLAS detection.** The first rewrite that asks for ``config.blas__ldflags`` makes PyTensor
   look for a BLAS library (``pytensor.link.c.cmodule.default_blas_ldflags``), which on a
@@ -11,6 +11,16 @@ benchmarks/CHECK_SPEED.md (round 8):
   flags; :func:`settle_blas_ldflags` keeps it in a file of the compile directory, keyed by
   what the search depends on, and sets it before the first access. A value the user gave
   (``PYTENSOR_FLAGS=blas__ldflags=...`` or ``.pytensorrc``) is never replaced.
+- **-march detection.** The first C compilation of a process makes PyTensor find the
+  compiler flags equal to ``-march=native`` (``GCC_compiler.compile_args``): it runs
+  ``g++ -march=native -E -v``, then compiles, links and runs a test program with them, about
+  0.55 s of CPU (0.4 of it in the compiler) in every process, for the same answer.
+  :func:`settle_march_flags` keeps the answer in a file of the compile directory, keyed by
+  the compiler, PyTensor's version and the processor (``/proc/cpuinfo``'s model and flags,
+  so a compile directory shared by machines keeps one answer per processor), and gives it
+  to PyTensor before its first compilation. The flags are part of the key of every compiled
+  module, so the remembered ones, being the detected ones, find the same modules. A user's
+  own ``-march`` in ``gcc__cxxflags`` (PyTensor then detects nothing) is left alone.
 - **The mode.** :func:`c_mode` is PyTensor's ``fast_run`` rewrites on the ``cvm_nogc``
   linker: the C virtual machine without freeing each intermediate result after its last
   use, so a small graph evaluated tens of thousands of times reuses its buffers (the die:
@@ -37,10 +47,15 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["BLAS_CACHE_NAME", "blas_key", "c_mode", "settle_blas_ldflags"]
+__all__ = ["BLAS_CACHE_NAME", "MARCH_CACHE_NAME", "blas_key", "c_mode", "march_key",
+           "settle_blas_ldflags", "settle_march_flags"]
 
 #: File in PyTensor's ``compiledir`` holding the detected BLAS link flags per key.
 BLAS_CACHE_NAME = "bayescheck-blas-ldflags.json"
+#: File in PyTensor's ``compiledir`` holding the detected -march flags per key.
+MARCH_CACHE_NAME = "bayescheck-march-flags.json"
+#: Processors remembered in one compile directory (one per machine sharing it).
+MARCH_ENTRIES = 16
 #: Environment variables the library search or the link depends on.
 _ENVIRONMENT = ("LD_LIBRARY_PATH", "LIBRARY_PATH", "DYLD_LIBRARY_PATH", "CONDA_PREFIX",
                 "MKLROOT", "PATH")
@@ -83,13 +98,105 @@ def blas_key() -> str:
     return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()
 
 
+def _processor() -> list[str]:
+    """What identifies the processor: ``/proc/cpuinfo``'s first entry, else ``platform``'s."""
+    import platform
+
+    wanted = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags",
+              "cache size", "Features", "CPU implementer", "CPU part", "CPU variant")
+    found = []
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if not line.strip():
+                    break  # the first processor's entry only
+                name, _, value = line.partition(":")
+                if name.strip() in wanted:
+                    found.append(f"{name.strip()}={value.strip()}")
+    except OSError:
+        pass
+    return found + [platform.machine(), platform.processor(), platform.system()]
+
+
+def march_key() -> str:
+    """Digest of what PyTensor's ``-march=native`` detection depends on.
+
+    PyTensor's version, the compiler (its name, path and modification time), the compiler
+    flags PyTensor adds to, and the processor (:func:`_processor`).
+    """
+    import pytensor
+
+    cxx = pytensor.config.cxx
+    where = shutil.which(cxx) if cxx else None
+    parts = [pytensor.__version__, sys.platform, cxx, where,
+             os.path.getmtime(where) if where else None, pytensor.config.gcc__cxxflags,
+             *_processor()]
+    return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()
+
+
+def _write_json_atomic(path: Path, document: dict) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(document))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: detect again next time
+
+
+def settle_march_flags() -> list[str] | None:
+    """Give PyTensor its ``-march=native`` flags from the cache, or detect and remember them.
+
+    Nothing is done when PyTensor knows them already in this process, would not detect them
+    (a user's ``-march`` among ``gcc__cxxflags``, no compiler, or one that is not g++-like),
+    or is not laid out as expected. Returns the flags in use, or None when nothing was done.
+    """
+    import pytensor
+
+    try:
+        from pytensor.link.c.cmodule import GCC_compiler
+    except ImportError:  # pragma: no cover - PyTensor without its C backend
+        return None
+    if not hasattr(GCC_compiler, "march_flags"):  # pragma: no cover - another PyTensor
+        return None
+    if GCC_compiler.march_flags is not None:
+        return list(GCC_compiler.march_flags)
+    config = pytensor.config
+    cxx = config.cxx
+    if (not cxx or not any(name in cxx for name in ("g++", "clang++", "clang-omp++", "icpc"))
+            or any(f.startswith(("-march=", "--march=")) for f in config.gcc__cxxflags.split())):
+        return None
+    path = Path(config.compiledir) / MARCH_CACHE_NAME
+    key = march_key()
+    try:
+        known = json.loads(path.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    flags = known.get(key)
+    if isinstance(flags, list) and all(isinstance(f, str) for f in flags):
+        GCC_compiler.march_flags = list(flags)
+        return list(flags)
+    GCC_compiler.compile_args()  # PyTensor's own detection (and its warning, if any)
+    flags = GCC_compiler.march_flags
+    if isinstance(flags, list) and all(isinstance(f, str) for f in flags):
+        others = [(k, v) for k, v in known.items() if k != key][-(MARCH_ENTRIES - 1):]
+        _write_json_atomic(path, {**dict(others), key: flags})
+        return list(flags)
+    return None  # pragma: no cover - PyTensor kept something else
+
+
 def settle_blas_ldflags() -> str:
     """Set ``pytensor.config.blas__ldflags`` from the cache, or detect and remember it.
 
     Nothing is done when the value is already known in this process or was given by the
-    user. Returns the flags in use (``""``: no BLAS library).
+    user. Returns the flags in use (``""``: no BLAS library). The ``-march`` flags are
+    settled first (:func:`settle_march_flags`): the BLAS search compiles with them.
     """
     import pytensor
+
+    settle_march_flags()
 
     config = pytensor.config
     param = config._config_var_dict.get("blas__ldflags")
@@ -110,14 +217,7 @@ def settle_blas_ldflags() -> str:
         config.blas__ldflags = known[key]
         return known[key]
     flags = config.blas__ldflags  # PyTensor's own search (and its warning when none)
-    known = {key: flags}  # one entry: the key of this installation
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache: detect again next time
+    _write_json_atomic(path, {key: flags})  # one entry: the key of this installation
     return flags
 
 

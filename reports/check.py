@@ -16,6 +16,7 @@ from inference.compare import (
     compare_idata,
 )
 from inference.dispatch import fit
+from inference.no_dask import without_dask
 from inference.nuts import SampleResult, sample_nuts
 from inference.result import AnalyticFit
 from models.interface import FullDeclaration, StartsAtEstimate
@@ -138,7 +139,14 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     -------
     CheckResult
     """
-    out = Path(out)
+    with without_dask():  # xarray's Dask probes answered without importing it (no_dask)
+        return _run_check(spec, Path(out), draws=draws, tune=tune, chains=chains, seed=seed,
+                          sampler=sampler, thresholds=thresholds, analytic=analytic,
+                          progress=progress, report=report, retry=retry)
+
+
+def _run_check(spec: Spec, out: Path, *, draws, tune, chains, seed, sampler, thresholds,
+               analytic, progress, report, retry) -> CheckResult:
     out.mkdir(parents=True, exist_ok=True)
     sampling = replace(spec.sampling, **{k: v for k, v in
                                          dict(draws=draws, tune=tune, chains=chains,

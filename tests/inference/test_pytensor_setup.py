@@ -107,3 +107,57 @@ def test_the_counts_of_a_categorical_likelihood_are_folded_once():
         counts = np.bincount(codes, minlength=4)
         assert np.allclose(folded(point)[1], counts - codes.size * np.exp(point) /
                            np.exp(point).sum())
+
+
+def _march_in_new_process(compiledir: Path, extra_flags: str = "") -> dict:
+    """``settle_march_flags`` in a fresh interpreter: its answer and whether PyTensor tested."""
+    code = (
+        "import json, pytensor\n"
+        "from pytensor.link.c import cmodule\n"
+        "tested = []\n"
+        "real = cmodule.try_march_flag\n"
+        "def counted(flags):\n"
+        "    tested.append(1)\n"
+        "    return real(flags)\n"
+        "cmodule.try_march_flag = counted\n"
+        "from inference.pytensor_setup import settle_march_flags\n"
+        "flags = settle_march_flags()\n"
+        "args = cmodule.GCC_compiler.compile_args()\n"
+        "print(json.dumps({'flags': flags, 'tested': len(tested),\n"
+        "                  'in_args': flags is not None and all(f in args for f in flags)}))\n")
+    flags = f"base_compiledir={compiledir}" + (f",{extra_flags}" if extra_flags else "")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=flags)
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow  # three interpreters importing PyTensor, one g++ test program: about 6 s
+def test_march_flags_are_detected_once_and_a_users_march_wins(tmp_path):
+    first = _march_in_new_process(tmp_path)
+    second = _march_in_new_process(tmp_path)
+    assert first["tested"] >= 1 and second["tested"] == 0
+    assert first["flags"] == second["flags"] and first["in_args"] and second["in_args"]
+    cached = list(tmp_path.glob(f"*/{pytensor_setup.MARCH_CACHE_NAME}"))
+    assert len(cached) == 1 and list(json.loads(cached[0].read_text()).values()) == [
+        first["flags"]]
+    users = _march_in_new_process(tmp_path, "gcc__cxxflags=-march=x86-64")
+    assert users == {"flags": None, "tested": 0, "in_args": False}
+
+
+def test_the_march_key_follows_the_processor_and_the_compiler_flags(monkeypatch):
+    key = pytensor_setup.march_key()
+    assert pytensor_setup.march_key() == key
+    monkeypatch.setattr(pytensor_setup, "_processor", lambda: ["another processor"])
+    assert pytensor_setup.march_key() != key
+    monkeypatch.undo()
+    import pytensor
+
+    monkeypatch.setattr(pytensor.config, "gcc__cxxflags", "-O1")
+    assert pytensor_setup.march_key() != key
+
+
+def test_the_processor_is_read_from_proc_cpuinfo():
+    found = pytensor_setup._processor()
+    if os.path.exists("/proc/cpuinfo"):
+        assert any(item.startswith(("model name=", "flags=", "Features=")) for item in found)

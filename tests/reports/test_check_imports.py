@@ -1,9 +1,11 @@
-"""A check on PyTensor's C path imports neither Numba, nor arviz_plots, nor distributed.
+"""A check on PyTensor's C path imports neither Numba, nor arviz_plots, nor distributed, nor Dask.
 
 nutpie's own import used to pull all three in (the whole ``arviz`` namespace, Numba for its
 Numba path) and xarray's ``to_netcdf`` asked ``distributed`` for a scheduler: 2-3 s of CPU
-of a coin's 9-10 (benchmarks/CHECK_SPEED.md). The check's numbers are the same either way
-(benchmarks/bench_check_speed.py compares the sampled means with main's).
+of a coin's 9-10 (benchmarks/CHECK_SPEED.md); and xarray's first DataArray imported Dask
+to ask whether it was a Dask array (0.3-0.5 s more, round 9: inference/no_dask.py). The
+check's numbers are the same either way (benchmarks/bench_check_speed.py compares the
+sampled means with main's).
 """
 
 import json
@@ -17,7 +19,7 @@ import pytest
 pytestmark = pytest.mark.nuts
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_NEEDED = ("numba", "arviz", "arviz_plots", "distributed")
+NOT_NEEDED = ("numba", "arviz", "arviz_plots", "distributed", "dask")
 
 PROBE = """
 import json, sys
