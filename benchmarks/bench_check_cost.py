@@ -112,7 +112,7 @@ def run_check(tree: Path, spec: str, cache: Path, out: Path) -> dict:
     """One ``check`` of ``spec`` with the code of ``tree`` in a fresh process: CPU by phase."""
     if out.exists():
         shutil.rmtree(out)
-    env = dict(os.environ, MPLBACKEND="Agg",
+    env = dict(os.environ, MPLBACKEND="Agg", BAYESCHECK_NUMBA_REUSE="0",  # the C path, as peers
                PYTENSOR_FLAGS=f"base_compiledir={cache / 'pytensor'}",
                NUMBA_CACHE_DIR=str(cache / "numba"), PYTHONPATH=str(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

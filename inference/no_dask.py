@@ -50,6 +50,16 @@ def _xarray_memories():
     return records, available
 
 
+def _clear_chunk_managers() -> None:
+    try:
+        from xarray.namedarray.parallelcompat import list_chunkmanagers
+    except ImportError:
+        return
+    clear = getattr(list_chunkmanagers, "cache_clear", None)
+    if callable(clear):
+        clear()
+
+
 @contextlib.contextmanager
 def without_dask():
     """Within the block, ``import dask`` fails and xarray treats Dask as not installed.
@@ -82,5 +92,6 @@ def without_dask():
             if record is not None and not getattr(record, "available", True):
                 del records["dask"]  # made inside the block: "not installed"
             available.cache_clear()
+            _clear_chunk_managers()  # a list made inside the block would lack Dask's
     finally:
         _LOCK.release()

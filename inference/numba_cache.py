@@ -135,7 +135,8 @@ def model_digest(model, nodes=None) -> str:
     """A digest of ``model``'s log density graph before any rewrite, constants included.
 
     Each apply node's op (its text and its parameters), output types and constant or shared
-    inputs (dtype, shape and bytes), in topological order. Used only to decide which backend to
+    inputs (dtype, shape and bytes), in topological order, after the versions of PyTensor,
+    Numba, nutpie and PyMC (an upgrade compiles anew). Used only to decide which backend to
     try: the compiled model itself is found by PyTensor's keys of the rewritten graph, so a
     collision here costs a compile, never a wrong model.
 
@@ -156,7 +157,7 @@ def model_digest(model, nodes=None) -> str:
         from pytensor.graph.traversal import io_toposort
 
         nodes = io_toposort(model.value_vars, [model.logp()])
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(_versions().encode())
     for node in nodes:
         props = node.op._props_dict() if hasattr(node.op, "_props_dict") else {}
         digest.update(f"{node.op}|{sorted((k, repr(v)) for k, v in props.items())}|"
@@ -170,6 +171,19 @@ def model_digest(model, nodes=None) -> str:
                               else np.ascontiguousarray(data).tobytes())
     _DIGESTS[model] = digest.hexdigest()
     return _DIGESTS[model]
+
+
+def _versions() -> str:
+    """What the compiled model also depends on: after an upgrade the index starts afresh."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = [str(WRAPPER_VERSION)]
+    for name in ("pytensor", "numba", "nutpie", "pymc"):
+        try:
+            found.append(f"{name}={version(name)}")
+        except PackageNotFoundError:
+            found.append(f"{name}=?")
+    return ";".join(found)
 
 
 def _index_path(digest: str) -> Path:
@@ -198,10 +212,13 @@ def remember(digest: str, stored: bool, **info) -> None:
     entry, as JSON.
     """
     path = _index_path(digest)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"stored": bool(stored), **info}))
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"stored": bool(stored), **info}))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only or full cache: the next run decides as if it were not there
 
 
 def _pytensor_keys(*functions) -> list[str] | None:
@@ -212,8 +229,8 @@ def _pytensor_keys(*functions) -> list[str] | None:
     for fn in functions:
         if fn.get_shared():
             return None
-        jit = getattr(fn.vm, "jit_fn", None)
-        key = CACHED_SRC_FUNCTIONS.get(getattr(jit, "py_func", None))
+        py_func = getattr(getattr(fn.vm, "jit_fn", None), "py_func", None)
+        key = None if py_func is None else CACHED_SRC_FUNCTIONS.get(py_func)
         if key is None:
             return None
         keys.append(key)
@@ -233,12 +250,18 @@ def _wrapper_module(keys: list[str], n_dim: int, n_expanded: int):
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{name}.py"
         if not path.exists():
-            # written once and never rewritten: Numba keys its cache on the file's mtime
+            # written once and never replaced (a link fails when another process was first):
+            # Numba keys its cache on the file's modification time
             text = _WRAPPER_SOURCE.format(n_dim=n_dim, n_expanded=n_expanded)
             fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, path)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(text)
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         # Numba rebuilds a cached function's environment by importing its module by name
@@ -312,7 +335,10 @@ def compile_numba_cached(model, *, initial_points=None, jitter_rvs=None):
     module = _wrapper_module(keys, n_dim, n_expanded)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", numba.NumbaWarning)
-        logp_c, expand_c = module.build(logp_fn.vm.jit_fn, expand_fn.vm.jit_fn)
+        try:
+            logp_c, expand_c = module.build(logp_fn.vm.jit_fn, expand_fn.vm.jit_fn)
+        finally:  # the compiled cfuncs do not need them; the module would keep them alive
+            module.logp_inner = module.expand_inner = None
     stored = not any("Cannot cache" in str(w.message) for w in caught)
     dims, coords = nutpie_pymc._prepare_dims_and_coords(compiled_model, shape_info,
                                                         reparameterized_names)

@@ -17,7 +17,6 @@ it: a child that dies leaves no entry, and the next run is as today's.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -93,10 +92,11 @@ def start_warmup(model, digest: str) -> subprocess.Popen | None:
                                                           os.environ.get("PYTHONPATH"))
                                               if p))
         with open(log, "wb") as err:
+            # this process's working directory: a relative compile directory is the same
             return subprocess.Popen(
                 [sys.executable, "-m", "inference.numba_warmup", digest],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                env=env, start_new_session=True, cwd=str(_ROOT))
+                env=env, start_new_session=True)
     except Exception:
         lock.unlink(missing_ok=True)
         payload.unlink(missing_ok=True)
@@ -120,7 +120,13 @@ def main(argv: list[str]) -> int:
             print("the unpickled model has another digest: not recorded", file=sys.stderr)
             return 1
         settle_blas_ldflags()
-        _, stored = compile_numba_cached(model)
+        try:
+            _, stored = compile_numba_cached(model)
+        except Exception as exc:
+            remember(digest, False, by="warm-up", error=repr(exc)[:500])  # not tried again
+            raise
+        import resource
+
         usage = resource.getrusage(resource.RUSAGE_SELF)
         remember(digest, stored, by="warm-up",
                  cpu_seconds=round(usage.ru_utime + usage.ru_stime, 2),

@@ -32,7 +32,7 @@ import weakref
 
 from models.errors import SpecError
 
-from .lazy_imports import import_nutpie
+from .lazy_imports import import_nutpie, nutpie_compile_pymc
 from .numba_cache import compile_numba_cached, model_digest, remember
 from .pytensor_setup import c_mode, settle_blas_ldflags
 
@@ -62,7 +62,8 @@ def backend_setting() -> str:
     return raw or "auto"
 
 
-def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | None = None):
+def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | None = None,
+                       store: bool = True):
     """A nutpie compiled model for ``model``, reused when the same model is sampled again.
 
     Parameters
@@ -75,6 +76,10 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
     backend : {"c", "numba"}, optional
         Which path; default from ``BAYESCHECK_NUTS_BACKEND`` (``auto`` compiles the C path
         here: falling back to Numba is :mod:`inference.nuts_budget`'s decision).
+    store : bool
+        Numba path: keep the compiled model on disk for a later process
+        (:mod:`inference.numba_cache`); False for a model sampled once (a simulation of
+        ``calibrate``), which nutpie then compiles its own way.
 
     Returns
     -------
@@ -94,10 +99,22 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
             compiled = _compile_c(model, **kwargs)
         else:
             settle_blas_ldflags()
-            compiled, stored = compile_numba_cached(model, **kwargs)
-            remember(model_digest(model), stored)
+            compiled = _compile_numba(model, store=store, **kwargs)
         per_model[key] = (compiled, backend)
     return per_model[key]
+
+
+def _compile_numba(model, *, store: bool, **kwargs):
+    """The Numba path: through the on-disk cache when asked, else (or if that fails) nutpie's."""
+    if store:
+        try:
+            compiled, stored = compile_numba_cached(model, **kwargs)
+        except Exception:  # noqa: BLE001 - a full disk, another nutpie: compile as before
+            pass
+        else:
+            remember(model_digest(model), stored)
+            return compiled
+    return nutpie_compile_pymc().compile_pymc_model(model, **kwargs)
 
 
 def _compile_c(model, *, initial_points=None, jitter_rvs=None):

@@ -77,9 +77,10 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         ``init="adapt_diag"``), so the chains start where these values say. Default: PyMC's
         initial point with its jitter.
     warm_up : bool
-        Whether a long C-path run may start a background Numba compile of this model for its
-        next run (:mod:`inference.numba_warmup`): for a model that will be sampled again, as
-        ``check``'s is; not for a one-off simulation's.
+        Whether this model will be sampled again, as ``check``'s is (not a one-off
+        simulation's): then a long C-path run starts a background Numba compile of it for
+        its next run (:mod:`inference.numba_warmup`), and a Numba compile is kept on disk
+        (:mod:`inference.numba_cache`).
 
     With nutpie, the model is compiled by :func:`inference.nutpie_compile.compile_for_nutpie`
     on PyTensor's C backend, or with Numba when the C path's sampling would cost more

@@ -1,7 +1,8 @@
 """nutpie on PyTensor's C path or with Numba, whichever this model's size and run say is cheaper.
 
 The two ways :mod:`inference.nutpie_compile` offers cost differently. Numba pays a fixed
-compile in every process (7-19 s of CPU for the examples probed) and then evaluates the log
+compile (7-19 s of CPU for the examples probed; a later process loads it from disk,
+:mod:`inference.numba_cache`) and then evaluates the log
 density and gradient 10-60x faster; the C path compiles in 1-3 s on a warm cache but pays a
 Python call plus one C thunk per graph node for each leapfrog step (86 microseconds for the
 coin, 4.8 ms for the 17-parameter mixture of blobs), so its cost follows the number of steps
@@ -247,9 +248,10 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
     ``numba`` and ``c`` sample on that path (the C path with one core, see the module
     docstring); ``auto`` decides as the module docstring says. ``cores`` is used on the
     Numba path. ``budget`` replaces the estimated Numba compile (:func:`numba_seconds`) that
-    the C run's projection is weighed against. ``warm_up``: a kept C run of more than
-    :data:`~inference.numba_warmup.MIN_C_SECONDS` of CPU starts a background Numba compile of
-    the model for its next run.
+    the C run's projection is weighed against. ``warm_up``: a model to be sampled again
+    (``check``'s): a kept C run of more than :data:`~inference.numba_warmup.MIN_C_SECONDS` of
+    CPU starts a background Numba compile of it for its next run, and a Numba compile is kept
+    on disk; else (a simulation) neither.
     """
     nutpie = import_nutpie()  # without arviz_plots and matplotlib
 
@@ -258,7 +260,8 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
                   save_warmup=False, store_unconstrained=False, progress_bar=progress_bar)
 
     def numba(why):
-        compiled, _ = compile_for_nutpie(model, initvals=initvals, backend="numba")
+        compiled, _ = compile_for_nutpie(model, initvals=initvals, backend="numba",
+                                         store=warm_up)
         began = time.time()
         trace = nutpie.sample(compiled, cores=cores, **kwargs)
         return Budgeted(trace, "numba" if why is None else f"numba ({why})",
@@ -294,7 +297,10 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
     if why is None:
         trace = sampler.wait()
         if warm_up and time.process_time() - started >= MIN_C_SECONDS:
-            start_warmup(model, size.exact)  # the next run of this model loads Numba's
+            try:  # for the next run of this model; never at the cost of this one
+                start_warmup(model, size.exact)
+            except Exception:  # noqa: BLE001 - a read-only cache, a full disk, no fork
+                pass
         return Budgeted(trace, "c", time.time() - began)
     sampler.cancel()
     why = f"c abandoned after {time.process_time() - started:.1f} s: {why}"

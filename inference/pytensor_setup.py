@@ -181,6 +181,10 @@ def settle_march_flags() -> list[str] | None:
     GCC_compiler.compile_args()  # PyTensor's own detection (and its warning, if any)
     flags = GCC_compiler.march_flags
     if isinstance(flags, list) and all(isinstance(f, str) for f in flags):
+        if len(flags) <= 1:
+            # PyTensor's fallbacks when the detection fails (-march=corei7, core2, nothing):
+            # used in this process, not remembered, so a later process detects again
+            return list(flags)
         others = [(k, v) for k, v in known.items() if k != key][-(MARCH_ENTRIES - 1):]
         _write_json_atomic(path, {**dict(others), key: flags})
         return list(flags)

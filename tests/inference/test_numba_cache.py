@@ -67,7 +67,8 @@ def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse):
     monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: digest == cached)
     compiled = []
     monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
-                        lambda model, initvals=None, backend=None: compiled.append(backend)
+                        lambda model, initvals=None, backend=None, store=True:
+                        compiled.append(backend)
                         or (object(), backend))
 
     class Stop(Exception):
@@ -192,6 +193,50 @@ def test_the_warm_up_child_records_the_model_and_refuses_a_wrong_digest(monkeypa
         assert "another digest" in numba_warmup._paths(wrong)[2].read_text()
     finally:
         numba_warmup._paths(wrong)[2].unlink(missing_ok=True)
+
+
+def test_the_numba_path_falls_back_to_nutpies_own_compile(monkeypatch):
+    """A failing cache (full disk, another nutpie) or a model sampled once: nutpie compiles."""
+    from inference import nutpie_compile
+
+    own = []
+
+    class Module:
+        @staticmethod
+        def compile_pymc_model(model, **kwargs):
+            own.append(model)
+            return "nutpie's"
+
+    def broken(model, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(nutpie_compile, "nutpie_compile_pymc", lambda: Module)
+    monkeypatch.setattr(nutpie_compile, "compile_numba_cached", broken)
+    first, second = coin_model(), coin_model(heads=2)
+    assert nutpie_compile.compile_for_nutpie(first, backend="numba") == ("nutpie's", "numba")
+    monkeypatch.setattr(nutpie_compile, "compile_numba_cached",
+                        lambda model, **kwargs: pytest.fail("store=False must not cache"))
+    assert nutpie_compile.compile_for_nutpie(second, backend="numba", store=False) == (
+        "nutpie's", "numba")
+    assert own == [first, second]
+
+
+@pytest.mark.nuts
+def test_a_failing_warm_up_start_leaves_the_run(monkeypatch):
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
+    monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
+    monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: False)
+    monkeypatch.setattr(nuts_budget, "MIN_C_SECONDS", 0.0)
+
+    def read_only(model, digest):
+        raise PermissionError("read-only compile directory")
+
+    monkeypatch.setattr(nuts_budget, "start_warmup", read_only)
+    ran = nuts_budget.sample_nutpie_budgeted(coin_model(), draws=50, tune=50, chains=1,
+                                             seed=1, cores=1, progress_bar=False,
+                                             warm_up=True)
+    assert ran.backend == "c" and ran.trace is not None
 
 
 def test_warm_up_is_off_when_asked(monkeypatch):

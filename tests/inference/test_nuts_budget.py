@@ -95,7 +95,8 @@ def test_an_abandoned_shape_goes_straight_to_numba(monkeypatch):
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
     compiled = []
     monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
-                        lambda model, initvals=None, backend=None: compiled.append(backend)
+                        lambda model, initvals=None, backend=None, store=True:
+                        compiled.append(backend)
                         or (object(), backend))
 
     class Stop(Exception):
@@ -124,7 +125,8 @@ def test_a_big_graph_is_not_compiled_for_c(monkeypatch):
     monkeypatch.setattr(nuts_budget, "MAX_C_NODES", 5)
     compiled = []
     monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
-                        lambda model, initvals=None, backend=None: compiled.append(backend)
+                        lambda model, initvals=None, backend=None, store=True:
+                        compiled.append(backend)
                         or (object(), backend))
     import nutpie
 
@@ -197,7 +199,7 @@ def test_calibrate_simulations_share_one_shape(monkeypatch):
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {graph_size(first).key: "c abandoned"})
     paths = []
     monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
-                        lambda model, initvals=None, backend=None: paths.append(backend)
+                        lambda model, initvals=None, backend=None, store=True: paths.append(backend)
                         or (object(), backend))
     import nutpie
 
