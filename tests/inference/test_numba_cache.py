@@ -55,7 +55,7 @@ def test_the_index_records_a_digest(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("reuse", ["1", "0"])
-def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse):
+def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse, chosen_paths):
     """auto: a model whose compiled Numba model is on disk skips the C path; others do not.
 
     Unless ``BAYESCHECK_NUMBA_REUSE=0``: then both take the C path.
@@ -65,26 +65,11 @@ def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse):
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
     cached = graph_size(coin_model()).exact
     monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: digest == cached)
-    compiled = []
-    monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
-                        lambda model, initvals=None, backend=None, store=True:
-                        compiled.append(backend)
-                        or (object(), backend))
-
-    class Stop(Exception):
-        pass
-
-    def sample(_compiled, **_kwargs):
-        raise Stop
-
-    import nutpie
-
-    monkeypatch.setattr(nutpie, "sample", sample)
     for model in (coin_model(), coin_model(heads=3)):
-        with pytest.raises(Stop):
+        with pytest.raises(chosen_paths.stop):
             nuts_budget.sample_nutpie_budgeted(model, draws=10, tune=10, chains=1, seed=0,
                                                cores=1, progress_bar=False)
-    assert compiled == (["numba", "c"] if reuse == "1" else ["c", "c"])
+    assert chosen_paths == (["numba", "c"] if reuse == "1" else ["c", "c"])
 
 
 @pytest.mark.nuts

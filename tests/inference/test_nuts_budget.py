@@ -89,25 +89,11 @@ def test_graph_size_keys_the_shape_not_the_object_or_values():
     assert graph_size(coin_model()).key != one.key
 
 
-def test_an_abandoned_shape_goes_straight_to_numba(monkeypatch):
+def test_an_abandoned_shape_goes_straight_to_numba(monkeypatch, chosen_paths):
     """A C run abandoned for one model is not tried again for another of the same shape."""
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
     monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
-    compiled = []
-    monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
-                        lambda model, initvals=None, backend=None, store=True:
-                        compiled.append(backend)
-                        or (object(), backend))
-
-    class Stop(Exception):
-        pass
-
-    def sample(_compiled, **_kwargs):
-        raise Stop
-
-    import nutpie
-
-    monkeypatch.setattr(nutpie, "sample", sample)
+    compiled, Stop = chosen_paths, chosen_paths.stop
     first = regression_model([1.0, 2.0, 3.0])
     nuts_budget._ABANDONED[graph_size(first).key] = "c abandoned after 1.0 s: test"
     for model in (regression_model([0.0, 4.0, 1.0]), regression_model([9.0, 9.0, 9.0])):

@@ -1,0 +1,35 @@
+"""Fixtures shared by the tests of the NUTS path choice."""
+
+import pytest
+
+
+class StopSampling(Exception):
+    """Raised in place of nutpie's sampling: the path was chosen, nothing is sampled."""
+
+
+class Paths(list):
+    """Paths compiled for, in order."""
+
+    stop = StopSampling
+
+
+@pytest.fixture
+def chosen_paths(monkeypatch):
+    """The NUTS paths ``nuts_budget`` compiles for, in order; sampling raises StopSampling.
+
+    The list has the exception class as attribute ``stop`` (tests import no conftest).
+    """
+    import nutpie
+
+    from inference import nuts_budget
+
+    compiled = Paths()
+    monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
+                        lambda model, initvals=None, backend=None, store=True:
+                        compiled.append(backend) or (object(), backend))
+
+    def sample(_compiled, **_kwargs):
+        raise StopSampling
+
+    monkeypatch.setattr(nutpie, "sample", sample)
+    return compiled
