@@ -39,6 +39,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_check_speed import peer_tree  # the same git archive of the peer
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = {
     "coin": "examples/beta_bernoulli/coin.toml",
@@ -82,15 +84,6 @@ for phase, names in phases.items():
 code = cli.main(['check', sys.argv[1], '--out', sys.argv[2], '--quiet'])
 print('REPORT', json.dumps({'exit': code, 'phases': spent}))
 """
-
-
-def peer_tree(commit: str, into: Path) -> Path:
-    """``git archive`` of ``commit`` unpacked into ``into``."""
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit],
-                             check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
 
 
 def _without(value, tree: str, keys=("seconds", "timings", "spec")):

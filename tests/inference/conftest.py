@@ -33,3 +33,14 @@ def chosen_paths(monkeypatch):
 
     monkeypatch.setattr(nutpie, "sample", sample)
     return compiled
+
+
+@pytest.fixture
+def auto_without_cache(monkeypatch):
+    """``auto`` with Numba reuse on, nothing abandoned and no model's compile on disk."""
+    from inference import nuts_budget
+
+    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
+    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
+    monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
+    monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: False)

@@ -73,11 +73,8 @@ def test_a_cached_model_goes_straight_to_numba(monkeypatch, reuse, chosen_paths)
 
 
 @pytest.mark.nuts
-def test_a_long_c_run_asked_to_starts_the_warm_up_and_no_other(monkeypatch):
-    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
-    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
-    monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
-    monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: False)
+def test_a_long_c_run_asked_to_starts_the_warm_up_and_no_other(monkeypatch,
+                                                              auto_without_cache):
     started = []
     monkeypatch.setattr(nuts_budget, "start_warmup",
                         lambda model, digest: started.append(digest))
@@ -207,11 +204,7 @@ def test_the_numba_path_falls_back_to_nutpies_own_compile(monkeypatch):
 
 
 @pytest.mark.nuts
-def test_a_failing_warm_up_start_leaves_the_run(monkeypatch):
-    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
-    monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")
-    monkeypatch.setattr(nuts_budget, "_ABANDONED", {})
-    monkeypatch.setattr(nuts_budget, "is_cached", lambda digest: False)
+def test_a_failing_warm_up_start_leaves_the_run(monkeypatch, auto_without_cache):
     monkeypatch.setattr(nuts_budget, "MIN_C_SECONDS", 0.0)
 
     def read_only(model, digest):

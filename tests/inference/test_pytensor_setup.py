@@ -14,6 +14,15 @@ from inference import pytensor_setup
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _fresh_interpreter(code: str, compiledir: Path, extra_flags: str = "") -> dict:
+    """Run ``code`` in a new interpreter on ``compiledir``; the JSON of its last line."""
+    flags = f"base_compiledir={compiledir}" + (f",{extra_flags}" if extra_flags else "")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=flags)
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _flags_in_new_process(compiledir: Path, extra_flags: str = "") -> dict:
     """``settle_blas_ldflags`` in a fresh interpreter: its answer and whether it searched."""
     code = (
@@ -29,11 +38,7 @@ def _flags_in_new_process(compiledir: Path, extra_flags: str = "") -> dict:
         "flags = settle_blas_ldflags()\n"
         "print(json.dumps({'flags': flags, 'searched': len(searched),\n"
         "                  'config': pytensor.config.blas__ldflags}))\n")
-    flags = f"base_compiledir={compiledir}" + (f",{extra_flags}" if extra_flags else "")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=flags)
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env,
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _fresh_interpreter(code, compiledir, extra_flags)
 
 
 @pytest.mark.slow  # three interpreters importing PyTensor: about 6 s
@@ -125,11 +130,7 @@ def _march_in_new_process(compiledir: Path, extra_flags: str = "") -> dict:
         "args = cmodule.GCC_compiler.compile_args()\n"
         "print(json.dumps({'flags': flags, 'tested': len(tested),\n"
         "                  'in_args': flags is not None and all(f in args for f in flags)}))\n")
-    flags = f"base_compiledir={compiledir}" + (f",{extra_flags}" if extra_flags else "")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTENSOR_FLAGS=flags)
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], env=env,
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _fresh_interpreter(code, compiledir, extra_flags)
 
 
 @pytest.mark.slow  # three interpreters importing PyTensor, one g++ test program: about 6 s
