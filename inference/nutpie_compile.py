@@ -136,6 +136,7 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
     from nutpie.compiled_pyfunc import from_pyfunc
     from pymc.initial_point import make_initial_point_fn
 
+    mode = c_mode()  # first: the initial point function below is compiled in C too
     if jitter_rvs is None:
         jitter_rvs = set(model.free_RVs)
     initial_point_fn = make_initial_point_fn(model=model, overrides=initial_points,
@@ -148,7 +149,7 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
 
     (n_dim, _, logp_fn, expand_fn, initial_points_fn, shape_info,
      reparameterized_names) = nutpie_pymc._make_functions(
-        model, mode=c_mode(), compute_grad=True, join_expanded=False,
+        model, mode=mode, compute_grad=True, join_expanded=False,
         pymc_initial_point_fn=locked_initial_point_fn, var_names=None)
     names, _, shapes = shape_info
     shapes = [tuple(int(s) for s in shape) for shape in shapes]

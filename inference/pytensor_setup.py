@@ -260,7 +260,10 @@ def c_mode():
     import pytensor
     from pytensor.compile.mode import Mode
 
+    from .pytensor_pch import settle_precompiled_header
+
     settle_blas_ldflags()
+    settle_precompiled_header()
     mode = Mode(linker="cvm_nogc", optimizer="fast_run")
     if not pytensor.config.blas__ldflags:
         mode = mode.excluding("local_gemm_to_gemv")
