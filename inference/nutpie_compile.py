@@ -100,8 +100,10 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
         else:
             settle_blas_ldflags()
             compiled = _compile_numba(model, store=store, **kwargs)
-        per_model[key] = (compiled, backend)
-    return per_model[key]
+        # The start values are kept with the entry: while it lives, no other object can take
+        # the id() its key was made of.
+        per_model[key] = (compiled, backend, initvals)
+    return per_model[key][:2]
 
 
 def _compile_numba(model, *, store: bool, **kwargs):

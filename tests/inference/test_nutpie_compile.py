@@ -1,5 +1,6 @@
 """Which backend nutpie evaluates a model with, the compile reuse, and the C path's draws."""
 
+import numpy as np
 import pymc as pm
 import pytest
 from scipy import stats
@@ -53,6 +54,23 @@ def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")  # auto compiles C; the budget decides
     assert nutpie_compile.compile_for_nutpie(model) == (first, "c")
     assert nutpie_compile.compile_for_nutpie(model, backend="numba") == (numba_compiled, "numba")
+
+
+def test_new_start_values_never_find_the_compile_of_dropped_ones(monkeypatch):
+    # The cache is keyed by the id() of the start values. Once the caller drops a value,
+    # CPython gives its address to the next array of its size (here at once), so unless the
+    # entry keeps its values alive, new values would find the old compile and start there.
+    starts = []
+    monkeypatch.setattr(nutpie_compile, "_compile_c",  # keeps no reference to the values
+                        lambda model, **kwargs: starts.append(float(kwargs["initial_points"]["p"]))
+                        or object())
+    model = coin_model()
+    first, _ = nutpie_compile.compile_for_nutpie(model, initvals={"p": np.array(0.3)},
+                                                 backend="c")
+    later = {"p": np.array(0.7)}
+    second, _ = nutpie_compile.compile_for_nutpie(model, initvals=later, backend="c")
+    assert second is not first and starts == [0.3, 0.7]
+    assert nutpie_compile.compile_for_nutpie(model, initvals=later, backend="c")[0] is second
 
 
 @pytest.mark.nuts
