@@ -178,10 +178,33 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
 
         return expand
 
-    dims, coords = nutpie_pymc._prepare_dims_and_coords(model, shape_info,
+    dims, coords = nutpie_pymc._prepare_dims_and_coords(_WithCoordinates(model), shape_info,
                                                         reparameterized_names)
     return from_pyfunc(ndim=n_dim, make_logp_fn=make_logp_fn, make_expand_fn=make_expand_fn,
                        make_initial_point_fn=initial_points_fn,
                        expanded_dtypes=[np.dtype("float64")] * len(names),
                        expanded_shapes=shapes, expanded_names=list(names), dims=dims,
                        coords=coords, reparameterized_names=reparameterized_names)
+
+
+class _WithCoordinates:
+    """``model`` with a range for each dimension that has no coordinate values.
+
+    nutpie finds such a dimension's length with ``.eval()``, which PyTensor 3 compiles in its
+    default mode, Numba: importing Numba and compiling a kernel (0.7-0.9 s of a cold
+    ``check``) on the C path, which has no other use for Numba. Here the length is computed
+    with PyTensor's Python linker (a shape read off the data). Everything else is the model's.
+    """
+
+    def __init__(self, model):
+        from pytensor.compile.mode import Mode
+
+        self._model = model
+        python = Mode(linker="py", optimizer="fast_compile")
+        self.coords = {name: (values if values is not None else
+                              range(int(model.dim_lengths[name].eval(mode=python))))
+                       for name, values in model.coords.items()}
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+

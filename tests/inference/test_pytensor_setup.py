@@ -162,3 +162,31 @@ def test_the_processor_is_read_from_proc_cpuinfo():
     found = pytensor_setup._processor()
     if os.path.exists("/proc/cpuinfo"):
         assert any(item.startswith(("model name=", "flags=", "Features=")) for item in found)
+
+
+def _fold_diag(values):
+    """Constant-fold ``diag(values) * 2`` (an ``AllocDiag``: an op with an inner graph)."""
+    import pytensor.tensor as pt
+    from pytensor.graph.rewriting.utils import rewrite_graph
+
+    folded = rewrite_graph(pt.diag(pt.constant(values)) * 2.0, include=("canonicalize",))
+    return folded
+
+
+@pytest.mark.parametrize("python", [True, False])
+def test_constant_folding_of_an_inner_graph_compiles_no_c(monkeypatch, python):
+    from pytensor.compile.inner_function import HasInnerFunction
+    from pytensor.graph.basic import Constant
+    from pytensor.link.c.cmodule import ModuleCache
+
+    assert pytensor_setup.fold_inner_graphs_in_python()
+    if not python:  # the negative control: PyTensor's own linking of the inner graph
+        monkeypatch.setattr(HasInnerFunction, "link_mode", HasInnerFunction.link_mode.original)
+    modules = []
+    real = ModuleCache.module_from_key
+    monkeypatch.setattr(ModuleCache, "module_from_key",
+                        lambda self, *a, **k: modules.append(1) or real(self, *a, **k))
+    values = np.array([1.5, -2.0, 3.25]) + (0.0 if python else 1.0)
+    folded = _fold_diag(values)
+    assert isinstance(folded, Constant) and np.array_equal(folded.data, np.diag(values) * 2.0)
+    assert (modules == []) is python  # C modules were looked up only without the change
