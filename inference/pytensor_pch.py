@@ -102,6 +102,10 @@ def settle_precompiled_header() -> list[str]:
     if not cxx or "g++" not in os.path.basename(cxx) or "clang" in cxx:
         return []
     try:
+        # PyMC's import adds flags of its own to gcc__cxxflags (-fno-exceptions and others):
+        # the header must be built with the flags the modules will be compiled with, or GCC
+        # will not use it.
+        import pymc  # noqa: F401
         from pytensor.link.c.cmodule import GCC_compiler
 
         from .pytensor_setup import settle_march_flags

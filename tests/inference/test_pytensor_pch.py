@@ -12,11 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # In a fresh interpreter: settle the header, compile a small function on the C path with
 # invalid precompiled headers made an error, and ask GCC (-H) which headers a module with
-# PyTensor's own flags reads. GCC marks a precompiled header it uses with "!" and one it
-# finds but cannot use with "x".
+# PyTensor's own flags (and PyMC's, added at its import) reads. GCC marks a precompiled
+# header it uses with "!" and one it finds but cannot use with "x".
 _PROBE = r"""
 import json, subprocess, sys
-import numpy as np, pytensor, pytensor.tensor as pt
+import numpy as np, pymc, pytensor, pytensor.tensor as pt
 from pytensor.link.c.cmodule import GCC_compiler
 import os
 from inference import pytensor_pch
