@@ -100,9 +100,10 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
         else:
             settle_blas_ldflags()
             compiled = _compile_numba(model, store=store, **kwargs)
-        # The start values are kept with the entry: while it lives, no other object can take
-        # the id() its key was made of.
-        per_model[key] = (compiled, backend, initvals)
+        # The start values themselves are kept with the entry (not the dict, which its caller
+        # may change): while it lives, no other object can take the id() its key was made of.
+        per_model[key] = (compiled, backend,
+                          None if initvals is None else tuple(initvals.values()))
     return per_model[key][:2]
 
 

@@ -2,24 +2,33 @@
 
 On PyTensor's C path every op of a new graph is a ``g++`` run of its own (the die's first
 ``check``: 41 of them, the coin's 15), and every one of those runs starts by parsing the
-same headers: ``Python.h``, NumPy's C API, ``<vector>`` and ``<algorithm>``, which
-PyTensor puts at the top of each module. Measured in benchmarks/CHECK_SPEED.md (round 10):
-that parse is 0.65-0.75 s of CPU of a module's 1-1.5 s, and PyTensor's ``-g`` (debug
-information nobody reads in a compiled op) about a fifth of the rest.
+same headers: ``Python.h`` and NumPy's C API (and, for most ops, ``<vector>`` and
+``<algorithm>``), which PyTensor puts at the top of its modules. Measured in
+benchmarks/CHECK_SPEED.md (round 10): that parse is 0.65-0.75 s of CPU of a module's
+1-1.5 s, and PyTensor's ``-g`` (debug information nobody reads in a compiled op) about a
+fifth of the rest.
 
 :func:`settle_precompiled_header` compiles those headers once per compile directory into
 ``Python.h.gch`` (GCC's precompiled header) in a directory of its own, and puts that
 directory first on the compiler's include path with ``-g0``. GCC looks for ``Python.h.gch``
 in each include directory before ``Python.h`` and, when the file is valid for the
 compilation (same compiler, same code-generation flags and macros: GCC checks), reads it
-instead of parsing the headers; when it is not valid, or missing, GCC goes on down the path
-to the real ``Python.h``, so a module always compiles from the same source either way
-(GCC's manual, "Using Precompiled Headers"). Since PyTensor keys each compiled module by its
-compile flags, modules compiled this way are kept apart from those compiled without it.
+instead of parsing the headers; when it is not valid, GCC goes on down the path to the real
+``Python.h`` (GCC's manual, "Using Precompiled Headers"). The declarations are the same
+either way (the headers are include-guarded; a module that does not include ``<vector>``
+simply sees more of them). PyTensor keys each compiled module by its compile flags, so
+modules compiled this way are kept apart from those compiled without it.
 
-Only g++ is set up this way (clang's precompiled headers work otherwise), and never when
-``BAYESCHECK_PCH=0``. A header that fails to compile is remembered for the key, and that
-directory is then never used.
+GCC does not check that a precompiled header is complete, nor that the headers it was made
+from are unchanged, so both are checked here before it is used: its size, and the time and
+size of every header it was made from (GCC's own dependency list, written when it is
+built), against what was recorded then; otherwise it is built again. It is written under a
+name of its own, flushed to disk, and renamed when complete.
+
+Only g++ is set up this way (clang's precompiled headers work otherwise), never with
+``BAYESCHECK_PCH=0`` or PyTensor's ``cmodule__remove_gxx_opt``, nor for a compile directory
+whose path has white space (PyTensor splits ``gcc__cxxflags`` at spaces). A header that
+does not compile is remembered for its key, and that directory is then never used.
 """
 
 from __future__ import annotations
@@ -30,20 +39,24 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
+import tempfile
 from pathlib import Path
 
-__all__ = ["PCH_DIR_NAME", "HEADERS", "pch_flags", "settle_precompiled_header"]
+__all__ = ["HEADERS", "PCH_DIR_NAME", "pch_flags", "settle_precompiled_header"]
 
 #: Directory of PyTensor's ``compiledir`` holding one precompiled header per key.
 PCH_DIR_NAME = "bayescheck-pch"
-#: The headers PyTensor's ``CLinker`` puts at the top of every module (PyTensor 3), in its
+#: The headers PyTensor's ``CLinker`` puts at the top of its modules (PyTensor 3), in its
 #: order; ``Python.h`` first, so that GCC looks for the precompiled header at the first line.
 HEADERS = ("Python.h", "pytensor_mod_helper.h", "math.h", "numpy/arrayobject.h",
            "numpy/arrayscalars.h", "numpy/npy_math.h", "vector", "algorithm")
 #: PyTensor's own flags for every module (``CLinker.compile_args``) before the compiler's.
 _LINKER_FLAGS = ("-O3", "-fno-math-errno", "-Wno-unused-label", "-Wno-unused-variable",
                  "-Wno-write-strings")
+#: Environment variables that add to the compiler's include path.
+_ENVIRONMENT = ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")
+_HEADER = "Python.h.gch"
+_RECORD = "Python.h.gch.json"
 _FAILED = "failed"
 
 # The flags this process added to ``gcc__cxxflags``, once settled (None: not yet).
@@ -51,20 +64,23 @@ _SETTLED: list[str] | None = None
 
 
 def _include_dirs() -> list[str]:
-    import numpy as np
+    """PyTensor's standard include directories (NumPy, Python, its ``c_code``)."""
+    from pytensor.link.c.cmodule import std_include_dirs
+
+    return list(std_include_dirs())
+
+
+def _build_command(source: Path, output: Path, deps: Path, base_flags: list[str]) -> list[str]:
+    """The ``g++`` command compiling ``source`` into the precompiled header ``output``.
+
+    The flags are in the order of a module's compile (``GCC_compiler.compile_str``), ``-g0``
+    where ``gcc__cxxflags`` starts, so a user's own flags come after it as they do there.
+    """
     import pytensor
 
-    c_code = Path(pytensor.__file__).parent / "link" / "c" / "c_code"
-    return [np.get_include(), sysconfig.get_path("include"), str(c_code)]
-
-
-def _build_command(source: Path, output: Path, base_flags: list[str]) -> list[str]:
-    """The ``g++`` command compiling ``source`` into the precompiled header ``output``."""
-    import pytensor
-
-    return [pytensor.config.cxx, "-g", *_LINKER_FLAGS, *base_flags, "-g0",
-            *(f"-I{d}" for d in _include_dirs()), "-fvisibility=hidden", "-x", "c++-header",
-            str(source), "-o", str(output)]
+    return [pytensor.config.cxx, "-g", *_LINKER_FLAGS, "-g0", *base_flags,
+            *(f"-I{d}" for d in _include_dirs()), "-fvisibility=hidden", "-MD", "-MF",
+            str(deps), "-x", "c++-header", str(source), "-o", str(output)]
 
 
 def pch_flags(directory: Path) -> list[str]:
@@ -78,8 +94,28 @@ def _key(command: list[str]) -> str:
 
     where = shutil.which(command[0])
     parts = [pytensor.__version__, np.__version__, sys.version, where,
-             os.path.getmtime(where) if where else None, command[1:], HEADERS]
+             os.path.getmtime(where) if where else None, command[1:], HEADERS,
+             [os.environ.get(name) for name in _ENVIRONMENT]]
     return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()[:20]
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return [found.st_mtime_ns, found.st_size]
+
+
+def _is_current(directory: Path) -> bool:
+    """Whether ``directory`` holds a complete header made from headers still as they were."""
+    try:
+        record = json.loads((directory / _RECORD).read_text())
+        if os.stat(directory / _HEADER).st_size != record["size"]:
+            return False
+        return all(_stamp(path) == stamp for path, stamp in record["headers"].items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def settle_precompiled_header() -> list[str]:
@@ -87,8 +123,8 @@ def settle_precompiled_header() -> list[str]:
 
     Adds :func:`pch_flags` in front of ``pytensor.config.gcc__cxxflags`` (so that a user's
     own flags come later and win) once per process. Nothing is done for another compiler,
-    with ``BAYESCHECK_PCH=0``, or when the header does not compile. Returns the flags added
-    (empty when none).
+    with ``BAYESCHECK_PCH=0``, or when the header does not compile (see the module
+    docstring). Returns the flags added (empty when none).
     """
     global _SETTLED
     if _SETTLED is not None:
@@ -98,8 +134,10 @@ def settle_precompiled_header() -> list[str]:
         return []
     import pytensor
 
-    cxx = pytensor.config.cxx
-    if not cxx or "g++" not in os.path.basename(cxx) or "clang" in cxx:
+    config = pytensor.config
+    cxx = config.cxx
+    if (not cxx or "g++" not in os.path.basename(cxx) or "clang" in cxx
+            or config.cmodule__remove_gxx_opt):
         return []
     try:
         # PyMC's import adds flags of its own to gcc__cxxflags (-fno-exceptions and others):
@@ -112,41 +150,62 @@ def settle_precompiled_header() -> list[str]:
 
         settle_march_flags()
         base_flags = GCC_compiler.compile_args()
+        placeholder = _build_command(Path("source.h"), Path(_HEADER), Path("deps"), base_flags)
     except Exception:  # noqa: BLE001 - another PyTensor: compile as it does
         return []
-    root = Path(pytensor.config.compiledir) / PCH_DIR_NAME
-    command = _build_command(Path("source.h"), Path("Python.h.gch"), base_flags)
-    directory = root / _key(command)
-    header = directory / "Python.h.gch"
-    if not header.exists():
+    directory = Path(config.compiledir) / PCH_DIR_NAME / _key(placeholder)
+    if any(c.isspace() for c in str(directory)):
+        return []
+    if not _is_current(directory):
         if (directory / _FAILED).exists() or not _build(directory, base_flags):
             return []
     _SETTLED = pch_flags(directory)
-    pytensor.config.gcc__cxxflags = " ".join([*_SETTLED, pytensor.config.gcc__cxxflags])
+    config.gcc__cxxflags = " ".join([*_SETTLED, config.gcc__cxxflags])
     return list(_SETTLED)
 
 
 def _build(directory: Path, base_flags: list[str]) -> bool:
-    """Compile the headers into ``directory/Python.h.gch``; whether it worked.
+    """Compile the headers into ``directory``; whether a current header is there now.
 
-    Written under a temporary name and renamed, so that a compilation running meanwhile in
-    another process never reads half a file. A failure is recorded (a file ``failed``), so
-    it is not tried again for this key.
+    The header and its record are written under names of their own, flushed and renamed, so
+    that a compilation running meanwhile in another process (or on another machine sharing
+    the directory) never reads half a file. A compile error is recorded (a file ``failed``),
+    so it is not tried again for this key; an interrupted or killed build is not.
     """
+    made = []
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        tag = f"{os.getpid()}"
-        source = directory / f"headers.{tag}.h"
+        for suffix in (".h", ".gch", ".d"):
+            handle, name = tempfile.mkstemp(dir=directory, prefix="building.", suffix=suffix)
+            os.close(handle)
+            made.append(Path(name))
+        source, partial, deps = made
         source.write_text("".join(f"#include <{h}>\n" for h in HEADERS))
-        partial = directory / f"Python.h.gch.{tag}.tmp"
-        done = subprocess.run(_build_command(source, partial, base_flags),
-                              capture_output=True, text=True, timeout=300)
-        source.unlink(missing_ok=True)
-        if done.returncode != 0 or not partial.exists():
-            partial.unlink(missing_ok=True)
-            (directory / _FAILED).write_text(done.stderr[-4000:])
-            return False
-        os.replace(partial, directory / "Python.h.gch")
+        done = subprocess.run(_build_command(source, partial, deps, base_flags),
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            if done.returncode > 0:  # the compiler's own error, not a signal
+                (directory / _FAILED).write_text(done.stderr[-4000:])
+            return _is_current(directory)
+        # "target: dependency dependency \
+        #  dependency ..." (GCC's make rule); the first word is the target
+        words = deps.read_text().replace("\\\n", " ").split()[1:]
+        record = {"size": partial.stat().st_size,
+                  "headers": {path: _stamp(path) for path in words
+                              if path != str(source)}}
+        with open(partial, "rb+") as written:
+            os.fsync(written.fileno())
+        os.replace(partial, directory / _HEADER)
+        handle, name = tempfile.mkstemp(dir=directory, prefix="building.", suffix=".json")
+        with os.fdopen(handle, "w") as out:
+            json.dump(record, out)
+            out.flush()
+            os.fsync(out.fileno())
+        made.append(Path(name))
+        os.replace(name, directory / _RECORD)
         return True
-    except (OSError, subprocess.SubprocessError):
-        return False  # a read-only cache, no compiler: compile as PyTensor does
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return _is_current(directory)  # a read-only cache, no compiler: as PyTensor does
+    finally:
+        for path in made:
+            path.unlink(missing_ok=True)

@@ -257,33 +257,47 @@ def _fold_rewriter():
 
 
 def fold_inner_graphs_in_python() -> bool:
-    """Make constant folding evaluate an op's inner graph in Python, not in compiled C.
+    """Make constant folding evaluate an op's inner graph without compiling C for it.
 
     Constant folding asks an op for its Python implementation (``impl="py"``), but PyTensor
     links the inner graph of an op that has one (``AllocDiag``, ``OpFromGraph``) on its
     virtual machine with each inner op's C code, so a value computed once at rewrite time
     costs a ``g++`` run per inner op on a cold cache: 8 of the 25 modules of the regression
-    example's first ``check`` (a rewrite of its constant prior covariance). Linked with
-    PyTensor's Python linker instead, the same ops' ``perform`` methods compute the same
-    value. Other implementations are linked as PyTensor links them. Returns whether the
-    change is in place (False for a PyTensor laid out otherwise).
+    example's first ``check`` (a rewrite of its constant prior covariance). Here PyTensor's
+    constant folding (``unconditional_constant_folding``, which every folding rewrite calls)
+    links such an inner graph, for that one evaluation, with the virtual machine PyTensor's
+    FAST_COMPILE mode uses (no C thunks): the same ops' ``perform`` methods compute the same
+    value. The op's linked inner function is dropped again afterwards, so a later use of the
+    same op links as PyTensor would. Ops that choose their own inner linker (``Scan``) and
+    everything outside constant folding are left alone. Returns whether the change is in
+    place (False for a PyTensor laid out otherwise).
     """
     try:
         from pytensor.compile.inner_function import HasInnerFunction, link_only_mode
+        from pytensor.link.vm import VMLinker
+        from pytensor.tensor.rewriting.basic import unconditional_constant_folding as folding
     except ImportError:  # pragma: no cover - another PyTensor
         return False
-    current = getattr(HasInnerFunction, "link_mode", None)
-    if current is None:  # pragma: no cover - another PyTensor
+    fold = getattr(folding, "fn", None)
+    if fold is None or not hasattr(HasInnerFunction, "link_mode"):  # pragma: no cover
         return False
-    if getattr(current, "folds_in_python", False):
+    if getattr(fold, "without_c", False):
         return True
 
-    def link_mode(self, impl):
-        return link_only_mode("py") if impl == "py" else current(self, impl)
+    def fold_without_c(fgraph, node):
+        op = node.op
+        if not (isinstance(op, HasInnerFunction) and getattr(op, "_fn", 0) is None
+                and type(op).link_mode is HasInnerFunction.link_mode):
+            return fold(fgraph, node)
+        op._fn = op.compile_fn(link_only_mode(VMLinker(use_cloop=False, c_thunks=False)))
+        try:
+            return fold(fgraph, node)
+        finally:
+            op._fn = None
 
-    link_mode.folds_in_python = True
-    link_mode.original = current
-    HasInnerFunction.link_mode = link_mode
+    fold_without_c.without_c = True
+    fold_without_c.original = fold
+    folding.fn = fold_without_c
     return True
 
 

@@ -73,6 +73,20 @@ def test_new_start_values_never_find_the_compile_of_dropped_ones(monkeypatch):
     assert nutpie_compile.compile_for_nutpie(model, initvals=later, backend="c")[0] is second
 
 
+def test_dimensions_without_coordinates_get_nutpies_range_without_numba():
+    import pandas as pd
+
+    with pm.Model(coords={"feature": ["a", "b"]}) as model:
+        data = pm.Data("X", np.zeros((7, 2)), dims=("obs", "feature"))
+        pm.Normal("w", dims="feature")
+    assert model.coords["obs"] is None and data.name == "X"
+    seen = nutpie_compile._WithCoordinates(model)
+    assert seen.coords["feature"] == ("a", "b")
+    # what nutpie builds from it is its own RangeIndex(int(dim_lengths["obs"].eval()))
+    assert pd.Index(seen.coords["obs"]).equals(pd.RangeIndex(7))
+    assert seen.value_vars == model.value_vars and seen.named_vars_to_dims is not None
+
+
 @pytest.mark.nuts
 @pytest.mark.parametrize("heads, wrong", [(7, False), (7, True)])
 def test_c_backend_draws_match_the_exact_beta_posterior(monkeypatch, heads, wrong):

@@ -173,20 +173,40 @@ def _fold_diag(values):
     return folded
 
 
-@pytest.mark.parametrize("python", [True, False])
-def test_constant_folding_of_an_inner_graph_compiles_no_c(monkeypatch, python):
-    from pytensor.compile.inner_function import HasInnerFunction
+@pytest.mark.parametrize("without_c", [True, False])
+def test_constant_folding_of_an_inner_graph_compiles_no_c(monkeypatch, without_c):
     from pytensor.graph.basic import Constant
     from pytensor.link.c.cmodule import ModuleCache
+    from pytensor.tensor.rewriting.basic import unconditional_constant_folding as folding
 
+    monkeypatch.setattr(folding, "fn", folding.fn)  # whatever happens here is undone after
     assert pytensor_setup.fold_inner_graphs_in_python()
-    if not python:  # the negative control: PyTensor's own linking of the inner graph
-        monkeypatch.setattr(HasInnerFunction, "link_mode", HasInnerFunction.link_mode.original)
+    if not without_c:  # the negative control: PyTensor's own linking of the inner graph
+        monkeypatch.setattr(folding, "fn", folding.fn.original)
     modules = []
     real = ModuleCache.module_from_key
     monkeypatch.setattr(ModuleCache, "module_from_key",
                         lambda self, *a, **k: modules.append(1) or real(self, *a, **k))
-    values = np.array([1.5, -2.0, 3.25]) + (0.0 if python else 1.0)
+    values = np.array([1.5, -2.0, 3.25]) + (0.0 if without_c else 1.0)
     folded = _fold_diag(values)
     assert isinstance(folded, Constant) and np.array_equal(folded.data, np.diag(values) * 2.0)
-    assert (modules == []) is python  # C modules were looked up only without the change
+    assert (modules == []) is without_c  # C modules were looked up only without the change
+
+
+def test_folding_without_c_leaves_other_python_linking_alone(monkeypatch):
+    # A scan's gradient in FAST_COMPILE (its inner graph linked for impl="py", outside
+    # constant folding) must give what the C path gives, after the change as before.
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.tensor.rewriting.basic import unconditional_constant_folding as folding
+
+    monkeypatch.setattr(folding, "fn", folding.fn)
+    assert pytensor_setup.fold_inner_graphs_in_python()
+    x = pt.dvector("x")
+    out = pytensor.scan(lambda x_t, acc: acc * x_t + pt.sin(acc), sequences=[x],
+                        outputs_info=[pt.constant(np.float64(1.0))], return_updates=False)
+    gradient = pytensor.grad(out[-1] + out.sum(), x)
+    values = np.array([0.3, 1.7, -0.4, 2.2, 0.9])
+    python = pytensor.function([x], gradient, mode="FAST_COMPILE")(values)
+    c = pytensor.function([x], gradient, mode=pytensor_setup.c_mode())(values)
+    np.testing.assert_allclose(python, c, rtol=1e-12)
