@@ -38,7 +38,7 @@ wall seconds move by 2x within minutes, which is why the checkouts are taken tur
 CPU is given.
 ``--quick``: five examples (1 to 26 rows), 2 warm renders and 1 cold command each.
 ``--target``: issue 18's target, every run of up to 26 table rows (24 parameters: naive
-Bayes play_tennis has 22 parameter rows and 4 derived scores), 2 warm renders, 1 cold
+Bayes play_tennis has 22 parameter rows and 4 derived scores), 1 warm render, 1 cold
 command and 1 check-style render each (under 3 minutes near idle).
 ``--workers N`` sets ``BAYESCHECK_REPORT_WORKERS`` for this checkout (default: its own
 choice, two processes only when the 1-minute load average leaves a core free).
@@ -170,6 +170,7 @@ def _state() -> str:
     return f"load average {os.getloadavg()[0]:.1f}, CPU probe {wall:.2f} s wall / {cpu:.2f} s CPU"
 
 
+STARTED = time.perf_counter()
 #: Environment of this checkout's processes (``--workers``).
 THIS_ENV: dict = {}
 
@@ -311,11 +312,11 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help=f"{', '.join(QUICK)}; --repeat 2 --cold 1")
     parser.add_argument("--target", action="store_true",
-                        help="issue 18's target: every run of up to 26 rows; --repeat 2 "
+                        help="issue 18's target: every run of up to 26 rows; --repeat 1 "
                              "--cold 1 --check 1")
     args = parser.parse_args()
     if args.target:
-        args.repeat, args.cold, args.check = 2, max(args.cold, 1), max(args.check, 1)
+        args.repeat, args.cold, args.check = 1, max(args.cold, 1), max(args.check, 1)
         args.max_rows = args.max_rows or 26
     if args.quick:
         args.only, args.repeat, args.cold = args.only or QUICK, 2, max(args.cold, 1)
@@ -343,7 +344,7 @@ def main() -> int:
         _cold_table(runs, checkouts, args.cold)
     if args.check:
         _check_table(runs, checkouts, args.check)
-    print(f"\nEnd: {_state()}.")
+    print(f"\nEnd: {_state()}; {time.perf_counter() - STARTED:.0f} s in all.")
     return 0
 
 
