@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_reports.py RUNS [--repeat N] [--cold N] [--baseline CHECKOUT]
     .venv/bin/python benchmarks/bench_reports.py RUNS --quick --baseline CHECKOUT   # < 3 min idle
+    .venv/bin/python benchmarks/bench_reports.py RUNS --target --baseline CHECKOUT  # issue 18
 
 RUNS holds finished check folders as ``RUNS/family/name`` (``bayescheck demo --out RUNS``, or
 ``bayescheck check examples/F/N.toml --out RUNS/F/N``); nothing is sampled here.
@@ -23,11 +24,22 @@ after (``hit``: the run folder is unchanged, the figures come from the cache), a
 baseline with the cache removed (every figure drawn). Wall and CPU seconds (the process
 and its figure worker).
 
+**Check table** (``--check N``: the report step of ``check``, as ``check`` runs it): a new
+process per example and checkout that first imports what a check has loaded before its
+report (``reports.check``, xarray, the posteriors in memory as DataTrees), then times
+``write_report_data`` and ``render_run(posteriors=...)`` on a copy of the run folder: the
+first render of the process, so the drawing modules' and the template's imports count, as
+they do in ``check`` (``timings["report"]`` of ``summary.json``, less ``report_data``, which
+needs the fit: 0.02-0.04 s). N per example, turn about.
+
 A CPU probe (10^7 squares in pure Python; about 1.2 s of wall and CPU on the idle build
 machine) and the load average are printed at the start and the end: on a shared machine
 wall seconds move by 2x within minutes, which is why the checkouts are taken turn about and
 CPU is given.
 ``--quick``: five examples (1 to 26 rows), 2 warm renders and 1 cold command each.
+``--target``: issue 18's target, every run of up to 26 table rows (24 parameters: naive
+Bayes play_tennis has 22 parameter rows and 4 derived scores), 1 warm render, 1 cold
+command and 1 check-style render each (under 3 minutes near idle).
 ``--workers N`` sets ``BAYESCHECK_REPORT_WORKERS`` for this checkout (default: its own
 choice, two processes only when the 1-minute load average leaves a core free).
 """
@@ -96,6 +108,31 @@ for line in sys.stdin:
 """
 
 
+FIRST = """
+import inspect, json, os, shutil, sys, tempfile, time, warnings
+from pathlib import Path
+warnings.filterwarnings("ignore")
+import reports.check  # what check has imported before its report (it imports reports.report)
+import xarray as xr
+from reports.report import REPORT_JSON, render_run, write_report_data
+run = Path(sys.argv[1])
+with tempfile.TemporaryDirectory() as tmp:
+    out = Path(tmp) / run.name
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("report_figures.json",
+                                                           "report.html"))
+    data = json.loads((out / REPORT_JSON).read_text())
+    posteriors = {f.name: xr.load_datatree(f, engine="h5netcdf")
+                  for f in sorted(out.glob("posterior*.nc"))}
+    kwargs = {"posteriors": posteriors} \\
+        if "posteriors" in inspect.signature(render_run).parameters else {}
+    started, cpu0 = time.perf_counter(), time.process_time()
+    write_report_data(out, data)
+    render_run(out, **kwargs)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu0
+print(json.dumps({"seconds": seconds, "cpu": cpu}))
+"""
+
+
 class Renderer:
     """A warm process that renders reports with the code of one checkout."""
 
@@ -133,6 +170,7 @@ def _state() -> str:
     return f"load average {os.getloadavg()[0]:.1f}, CPU probe {wall:.2f} s wall / {cpu:.2f} s CPU"
 
 
+STARTED = time.perf_counter()
 #: Environment of this checkout's processes (``--workers``).
 THIS_ENV: dict = {}
 
@@ -222,12 +260,48 @@ def _cold_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> No
         print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def _first(checkout: Path, run: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of check's report step, the first render of a new process."""
+    done = subprocess.run([sys.executable, "-c", FIRST, str(run)], cwd=checkout,
+                          env={**os.environ, "PYTHONPATH": str(checkout), "MPLBACKEND": "Agg",
+                               **(THIS_ENV if checkout == HERE else {})},
+                          check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"check-style render of {run} failed: {done.stderr[-2000:]}")
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    return got["seconds"], got["cpu"]
+
+
+def _check_table(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
+    base = "baseline" in checkouts
+    print(f"\nReport step of `check` (write report.json, render with the posteriors in memory; "
+          f"the first render of a new process; median of {repeat}, turn about; {_state()}):\n")
+    print("| example | rows | this: wall s / CPU s |"
+          + (" baseline: wall s / CPU s | speed-up: wall, CPU |" if base else ""))
+    print("|---|---|---|" + ("---|---|" if base else ""))
+    for run in runs:
+        got = {name: [] for name in checkouts}
+        for _ in range(repeat):
+            for name, checkout in checkouts.items():
+                got[name].append(_first(checkout, run))
+        med = {k: (_med(w for w, _ in v), _med(c for _, c in v)) for k, v in got.items()}
+        cells = [_name(run), str(_rows(run)), f"{med['this'][0]:.2f} / {med['this'][1]:.2f}"]
+        if base:
+            cells += [f"{med['baseline'][0]:.2f} / {med['baseline'][1]:.2f}",
+                      f"{med['baseline'][0] / med['this'][0]:.2f}x, "
+                      f"{med['baseline'][1] / med['this'][1]:.2f}x"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", type=Path)
     parser.add_argument("--repeat", type=int, default=3, help="warm renders per example")
     parser.add_argument("--cold", type=int, default=0, metavar="N",
                         help="also time N cold 'report' commands per example and checkout")
+    parser.add_argument("--check", type=int, default=0, metavar="N",
+                        help="also time check's report step (first render of a new process "
+                             "with the posteriors in memory) N times per example and checkout")
     parser.add_argument("--baseline", type=Path, help="another checkout, taken turn about")
     parser.add_argument("--only", nargs="*", default=[],
                         help="examples to time (family/name), default every run")
@@ -237,7 +311,13 @@ def main() -> int:
                         help="BAYESCHECK_REPORT_WORKERS for this checkout (default: unset)")
     parser.add_argument("--quick", action="store_true",
                         help=f"{', '.join(QUICK)}; --repeat 2 --cold 1")
+    parser.add_argument("--target", action="store_true",
+                        help="issue 18's target: every run of up to 26 rows; --repeat 1 "
+                             "--cold 1 --check 1")
     args = parser.parse_args()
+    if args.target:
+        args.repeat, args.cold, args.check = 1, max(args.cold, 1), max(args.check, 1)
+        args.max_rows = args.max_rows or 26
     if args.quick:
         args.only, args.repeat, args.cold = args.only or QUICK, 2, max(args.cold, 1)
     runs = sorted(p.parent.resolve() for p in args.runs.glob("*/*/report.json"))
@@ -262,7 +342,9 @@ def main() -> int:
         _warm_table(runs, checkouts, args.repeat)
     if args.cold:
         _cold_table(runs, checkouts, args.cold)
-    print(f"\nEnd: {_state()}.")
+    if args.check:
+        _check_table(runs, checkouts, args.check)
+    print(f"\nEnd: {_state()}; {time.perf_counter() - STARTED:.0f} s in all.")
     return 0
 
 

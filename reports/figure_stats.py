@@ -51,16 +51,37 @@ def _dct(x: np.ndarray) -> np.ndarray:
     return np.real(twiddle * np.fft.fft(reordered))
 
 
-def _isj_equation(t: float, n: int, k_sq: np.ndarray, a_sq: np.ndarray) -> float:
-    """``t - xi gamma^[l](t)`` of Botev et al. (2010), eq. 30 with l = 7."""
-    ell = 7
-    f = 0.5 * np.pi ** (2.0 * ell) * np.sum(k_sq**ell * a_sq * np.exp(-k_sq * np.pi**2 * t))
-    for s in range(ell - 1, 1, -1):
-        odd_product = np.prod(np.arange(1.0, 2 * s + 1, 2)) / math.sqrt(np.pi / 2)
-        c = (1 + 0.5 ** (s + 0.5)) / 3
-        t_s = (c * odd_product / (n * f)) ** (2.0 / (3.0 + 2.0 * s))
-        f = 0.5 * np.pi ** (2.0 * s) * np.sum(k_sq**s * a_sq * np.exp(-k_sq * np.pi**2 * t_s))
-    return t - (2 * n * math.sqrt(np.pi) * f) ** -0.4
+class _IsjEquation:
+    """``t - xi gamma^[l](t)`` of Botev et al. (2010), eq. 30 with l = 7, as a function of t.
+
+    The terms that do not depend on ``t`` (``k^2s a_k^2`` for s = 2..7, the constants of
+    each stage) are computed once per sample: Brent's method evaluates the equation about
+    ten times per KDE, and recomputing the powers was most of each evaluation (0.4 of
+    0.55 ms). Every operation on ``t`` is the one written in the equation, in the same
+    order, so the values are the same to the last bit.
+    """
+
+    ELL = 7
+
+    def __init__(self, n: int, k_sq: np.ndarray, a_sq: np.ndarray):
+        self.n = n
+        self.scaled = -k_sq * np.pi**2  # the exponent's factor of t
+        # stage s = 7..2: (0.5 pi^2s, k^2s a^2, c_s (2s - 1)!! / sqrt(pi / 2), 2 / (3 + 2s))
+        self.stages = []
+        for s in range(self.ELL, 1, -1):
+            odd_product = np.prod(np.arange(1.0, 2 * s + 1, 2)) / math.sqrt(np.pi / 2)
+            c = (1 + 0.5 ** (s + 0.5)) / 3
+            self.stages.append((0.5 * np.pi ** (2.0 * s), k_sq**s * a_sq, c * odd_product,
+                                2.0 / (3.0 + 2.0 * s)))
+
+    def __call__(self, t: float) -> float:
+        top, weights, _, _ = self.stages[0]
+        f = top * (weights * np.exp(self.scaled * t)).sum()
+        for i in range(1, len(self.stages)):
+            scale, weights, constant, power = self.stages[i]
+            t_s = (constant / (self.n * f)) ** power
+            f = scale * (weights * np.exp(self.scaled * t_s)).sum()
+        return t - (2 * self.n * math.sqrt(np.pi) * f) ** -0.4
 
 
 def _root(fun, lo: float, hi: float, xtol: float = 2e-12, rtol: float = 4 * 2.220446049250313e-16,
@@ -113,15 +134,18 @@ def _root(fun, lo: float, hi: float, xtol: float = 2e-12, rtol: float = 4 * 2.22
     return current
 
 
-def _isj(x: np.ndarray, counts: np.ndarray, grid_range: float) -> float:
-    """Improved Sheather-Jones bandwidth from the histogram ``counts`` (Botev et al. 2010)."""
+def _isj(x: np.ndarray, counts: np.ndarray, grid_range: float, silverman: float) -> float:
+    """Improved Sheather-Jones bandwidth from the histogram ``counts`` (Botev et al. 2010).
+
+    ``silverman`` (the sample's Silverman bandwidth) is taken where the equation has no root.
+    """
     n, bins = len(x), len(counts) - 1
     a = _dct(counts / n)
     k_sq = np.arange(1, bins, dtype=np.float64) ** 2
     a_sq = a[1:bins] ** 2
-    t = _root(lambda s: _isj_equation(s, n, k_sq, a_sq), 0.0, 0.01)
+    t = _root(_IsjEquation(n, k_sq, a_sq), 0.0, 0.01)
     if t is None or t <= 0:
-        t = (_silverman(x, float(np.std(x))) / grid_range) ** 2
+        t = (silverman / grid_range) ** 2
     return math.sqrt(t) * grid_range
 
 
@@ -131,7 +155,8 @@ def _kde_1d(x: np.ndarray, grid_len: int) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(grid_len), np.full(grid_len, np.nan)
     lo, hi, sd = x.min(), x.max(), float(np.std(x))
     counts, edges = np.histogram(x, bins=grid_len, range=(lo, hi))
-    bw = 0.5 * (_silverman(x, sd) + _isj(x, counts, hi - lo))
+    silverman = _silverman(x, sd)
+    bw = 0.5 * (silverman + _isj(x, counts, hi - lo, silverman))
     width = edges[1] - edges[0]
     density = counts / width / len(x)
     bw_bins = bw / width

@@ -50,6 +50,9 @@ MAX_PAIR = 6
 #: Rank and trace plots are drawn for at most this many parameters (the worst first).
 MAX_CHAIN_PANELS = 4
 STAT_NAMES = ["mean", "sd", "q05", "q50", "q95"]
+#: The sampler statistics the figures draw (the traces' divergences, the energy plot); the
+#: others in ``posterior.nc`` (nutpie writes 20) are not read.
+SAMPLE_STATS_DRAWN = ("diverging", "energy")
 
 
 def _json_default(value):
@@ -541,7 +544,7 @@ def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
     def posterior(name: str) -> Posterior:
         if name in posteriors:
             return Posterior.of_tree(posteriors[name])
-        return Posterior.read(out / name)
+        return Posterior.read(out / name, only={"sample_stats": SAMPLE_STATS_DRAWN})
 
     post = posterior("posterior.nc")
     if data["exact"] is not None:

@@ -54,7 +54,8 @@ def test_kde_bandwidth_root_is_the_one_arviz_finds_when_there_are_several():
     a = fs._dct(counts / x.size)
     k_sq, a_sq = np.arange(1, 511.0) ** 2, a[1:511] ** 2
     t = np.linspace(0, 0.01, 4001)
-    values = np.array([fs._isj_equation(s, x.size, k_sq, a_sq) for s in t])
+    equation = fs._IsjEquation(x.size, k_sq, a_sq)
+    values = np.array([equation(s) for s in t])
     assert np.count_nonzero(np.diff(np.sign(values))) >= 2  # the case is really ambiguous
 
 

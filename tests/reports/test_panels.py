@@ -119,6 +119,40 @@ def test_translucent_markers_add_up_where_they_overlap():
     assert alphas[1] == pytest.approx(1 - 0.7**3, abs=0.01)
 
 
+def test_translucent_markers_at_the_edge_are_cut_and_those_outside_dropped():
+    """A disc centred on the figure's corner shows its quarter inside; discs wholly outside
+    (beyond every edge) draw nothing; one on the far side of the canvas is not wrapped."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    from reports.svg import SUB, Svg
+
+    def layer_of(xs, ys):
+        svg = Svg(1.0, 1.0, dpi=80)  # 80 x 80 pixels
+        svg.markers(xs, ys, ms=8.0, color="#ff0000", alpha=0.5)
+        ((_, data, style),) = svg.items
+        out = svg._write_markers(data, style)
+        if not out:
+            return None
+        x0, y0, w, h = (int(v) // SUB for v in re.search(
+            r'x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"', out[0]).groups())
+        png = base64.b64decode(out[0].split("base64,", 1)[1].split('"', 1)[0])
+        return x0, y0, w, h, np.asarray(Image.open(io.BytesIO(png)))[..., 3]
+
+    # the top-left corner: (0, 1) in inches from the bottom left; radius 4.4 pixels
+    x0, y0, w, h, alpha = layer_of([0.0], [1.0])
+    assert (x0, y0) == (0, 0) and 4 <= w <= 5 and 4 <= h <= 5
+    assert alpha[0, 0] == pytest.approx(0.5 * 255, abs=3)  # the disc's centre is covered
+    # wholly outside, on every side: nothing to draw
+    assert layer_of([-0.2, 1.2, 0.5, 0.5], [0.5, 0.5, -0.2, 1.2]) is None
+    # the right edge: drawn on the last columns, nothing on the first (no wrap-around)
+    x0, y0, w, h, alpha = layer_of([1.0], [0.5])
+    assert x0 + w == 80 and 4 <= w <= 5 and alpha.max() > 0
+
+
 @pytest.mark.parametrize("ticks", [[-123450.0, -123440.0, -123430.0, -123420.0],
                                    [1.00001, 1.00002, 1.00003, 1.00004],
                                    [250000.0, 250000.1, 250000.2]])

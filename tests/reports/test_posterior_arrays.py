@@ -50,6 +50,19 @@ def test_the_file_read_with_h5py_equals_xarrays_reading(written):
     assert np.isnan(mine.get("observed_data", "x").values[1, 0])
 
 
+def test_only_the_named_variables_of_a_group_are_read(written):
+    post = Posterior.read(written, only={"sample_stats": ("diverging",), "posterior": ("p",)})
+    assert list(post.group("sample_stats")) == ["diverging"]
+    assert list(post.group("posterior")) == ["p"]
+    p = post.get("posterior", "p")
+    assert p.dims == ("chain", "draw", "class", "category")
+    np.testing.assert_array_equal(p.coords["class"], ["yes", "no"])
+    assert list(post.group("posterior_predictive")) == ["x", "y"]  # not named: read whole
+    whole = Posterior.read(written)
+    np.testing.assert_array_equal(p.values, whole.get("posterior", "p").values)
+    assert "energy" in whole.group("sample_stats")
+
+
 def test_selection_by_label_picks_the_named_element(written):
     post = Posterior.read(written)
     p = post.get("posterior", "p")
