@@ -101,7 +101,16 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
             settle_blas_ldflags()
             compiled = _compile_numba(model, store=store, **kwargs)
         per_model[key] = (compiled, backend)
-    return per_model[key]
+    compiled, backend = per_model[key]
+    if backend == "numba" and model.data_vars:
+        # Numba's compiled model holds a copy of the pm.Data values taken at compile time
+        # (the C path reads the shared variables themselves): give it their values now, so
+        # that a model whose data were swapped with set_data (each simulation of a
+        # calibration) is sampled with its current data.
+        known = {v.name for v in compiled.shared_var_keys}
+        compiled = compiled.with_data(**{v.name: v.get_value() for v in model.data_vars
+                                         if v.name in known})
+    return compiled, backend
 
 
 def _compile_numba(model, *, store: bool, **kwargs):
