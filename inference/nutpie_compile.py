@@ -104,7 +104,18 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
         # may change): while it lives, no other object can take the id() its key was made of.
         per_model[key] = (compiled, backend,
                           None if initvals is None else tuple(initvals.values()))
-    return per_model[key][:2]
+    compiled, backend = per_model[key][:2]
+    if backend == "numba" and model.data_vars:
+        # nutpie's Numba model holds a copy of the pm.Data values taken at compile time
+        # (the C path reads the shared variables themselves): give it their values now, so
+        # that a model whose data were swapped with set_data (each simulation of a
+        # calibration) is sampled with its current data. (A model from the on-disk cache has
+        # its data frozen into constants and no shared data: nothing to give it.)
+        known = {v.name for v in compiled.shared_var_keys}
+        current = {v.name: v.get_value() for v in model.data_vars if v.name in known}
+        if current:
+            compiled = compiled.with_data(**current)
+    return compiled, backend
 
 
 def _compile_numba(model, *, store: bool, **kwargs):

@@ -12,6 +12,16 @@ reads from the data besides the parameters' posterior held at the fit on the spe
 that simulations and engine share it. ARD holds its type-II ML hyperparameters (the engine's
 posterior is then exact: ARD conditional); the categorical models hold their label sets (a
 simulation may miss a label).
+
+A model that also implements :class:`models.interface.DeclaresSimulations` (the Bayesian
+network) is simulated from its ``prior_declaration`` and, under NUTS, declared once for every
+simulation (``declare_simulations``: the data in ``pm.Data``, swapped with ``pm.set_data``),
+so the log density is compiled once. Its data may have missing cells: the simulations keep
+them missing, the analytic engine (EM, point estimates) has no posterior to rank the truth
+in, and NUTS on the declaration with the missing cells summed out is what is calibrated, for
+every quantity EM estimates. Tests and benchmarks may blank cells of each simulation by a
+mechanism of their own (``blank``: at random, a column often missing, depending on other
+values).
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ import numpy as np
 
 from models.data import DataSource
 from models.errors import BayescheckError
-from models.interface import Calibratable
+from models.interface import Calibratable, DeclaresSimulations
 from models.spec import Spec
 
 from .calibration import CalibrationResult, default_bins, uniformity
@@ -72,8 +82,10 @@ def check_calibratable(spec: Spec, simulations: int) -> None:
 
 
 def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str = "analytic",
-            fit_model=None, draws: int = 199, alpha: float = 0.01, log_info: bool = False,
-            on_simulation: Callable[[int, int], None] | None = None) -> SBCRun:
+            fit_model=None, draws: int = 199, tune: int = 500, alpha: float = 0.01,
+            log_info: bool = False,
+            on_simulation: Callable[[int, int], None] | None = None,
+            blank: Callable | None = None) -> SBCRun:
     """Run simulation-based calibration of ``spec``'s engine.
 
     Parameters
@@ -92,16 +104,28 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
     draws : int
         Draws per chain kept from NUTS when ``engine="nuts"`` (ranks are taken among
         ``draws`` thinned draws, so there are ``draws + 1`` rank levels).
+    tune : int
+        NUTS tuning steps per chain.
     alpha : float
         Family-wise false-alarm rate.
     log_info : bool
         Let PyMC log at INFO level (its "Sampling: [...]" line).
     on_simulation : callable, optional
         Called as ``on_simulation(done, total)`` after each simulation (progress).
+    blank : callable, optional
+        ``blank(frame, rng)`` returns a simulated frame with cells emptied (a missingness
+        mechanism; tests and benchmarks), ``rng`` a ``numpy.random.Generator`` seeded from
+        ``seed``. Needs ``engine="nuts"``.
 
     Returns
     -------
     SBCRun
+
+    Raises
+    ------
+    BayescheckError
+        The analytic engine asked for data with missing cells (its EM estimates have no
+        posterior to rank the truth in).
     """
     import pymc as pm
     from threadpoolctl import threadpool_limits
@@ -113,19 +137,30 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
     if held is not spec.model:
         spec = replace(spec, model=held)
         on_data = fit(spec)
-    declared = spec.model.declare(spec.data)
+    if isinstance(spec.model, DeclaresSimulations):
+        declared = spec.model.prior_declaration(spec.data)
+    else:
+        declared = spec.model.declare(spec.data)
     with _pymc_log(logging.INFO if log_info else logging.WARNING):
         prior = pm.sample_prior_predictive(draws=simulations, model=declared,
                                            random_seed=seed)
     engine_model = fit_model or spec.model
     # Names and variables of the parameters; an oracle with an exact mean only (no
-    # distribution) has no CDF to calibrate.
-    oracle = [m for m in on_data.marginals if m.dist is not None]
+    # distribution) has no CDF to calibrate. With missing cells the fit gives EM point
+    # estimates: NUTS's posterior of each estimated quantity is calibrated.
+    oracle = [m for m in on_data.marginals if m.dist is not None] or list(on_data.estimates)
+    if engine == "analytic" and (blank is not None or not on_data.marginals):
+        raise BayescheckError(
+            f"calibrate --engine analytic needs complete data: with missing cells "
+            f"{spec.model.name}'s fit gives EM point estimates, which have no posterior to "
+            f"rank the truth in; use --engine nuts (the declaration with the missing cells "
+            f"summed out is then calibrated)")
     # Each simulation's algebra is small: multithreaded BLAS would only spin on it.
     limits = threadpool_limits(1) if engine == "analytic" else contextlib.nullcontext()
     with limits:
         u, levels = _simulate(spec, engine_model, frame, prior, oracle, engine=engine,
-                              draws=draws, seed=seed, on_simulation=on_simulation)
+                              draws=draws, tune=tune, seed=seed, on_simulation=on_simulation,
+                              blank=blank)
     bins = default_bins(simulations)
     if levels is not None:
         bins = max(b for b in range(1, bins + 1) if levels % b == 0)
@@ -150,27 +185,55 @@ def _observed(prior_predictive) -> dict[str, np.ndarray]:
         -1, *prior_predictive[name].shape[2:]) for name in prior_predictive.data_vars}
 
 
-def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, seed, on_simulation):
+def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, tune, seed,
+              on_simulation, blank):
     """The u value (posterior CDF, or normalised rank) of every parameter in every simulation."""
     simulations = prior.prior.sizes["draw"] * prior.prior.sizes["chain"]
     u = {m.name: np.empty(simulations) for m in oracle}
     truths, observed = _truths(prior.prior, oracle), _observed(prior.prior_predictive)
-    levels = None
-    for s in range(simulations):
+    rng = np.random.default_rng([seed, 16])
+
+    def sim_spec(s):
         sim = spec.model.simulated_frame(frame, {k: v[s] for k, v in observed.items()})
-        sim_spec = replace(spec, model=engine_model, data=DataSource.from_frame(sim), path=None)
-        truth = {name: values[s] for name, values in truths.items()}
-        if engine == "analytic":
-            for m in fit(sim_spec).marginals:
-                if m.name in u:
-                    u[m.name][s] = float(m.dist.cdf(truth[m.name]))
-        else:
-            ranks, levels = _nuts_ranks(sim_spec, truth, draws=draws, seed=seed + s)
-            for name, r in ranks.items():
-                u[name][s] = r / levels
+        if blank is not None:
+            sim = blank(sim, rng)
+        return replace(spec, model=engine_model, data=DataSource.from_frame(sim), path=None)
+
+    def truth(s):
+        return {name: values[s] for name, values in truths.items()}
+
+    def ranked(s, sample):
+        for name, r in _ranks(sample.idata, oracle, truth(s), draws).items():
+            u[name][s] = r / (draws + 1)
         if on_simulation is not None:
             on_simulation(s + 1, simulations)
-    return u, levels
+
+    if engine == "analytic":
+        for s in range(simulations):
+            at = truth(s)
+            for m in fit(sim_spec(s)).marginals:
+                if m.name in u:
+                    u[m.name][s] = float(m.dist.cdf(at[m.name]))
+            if on_simulation is not None:
+                on_simulation(s + 1, simulations)
+        return u, None
+    import pymc as pm
+
+    from .nuts import sample_nuts
+
+    if isinstance(engine_model, DeclaresSimulations):
+        # one declaration (one compile) for every simulation, its data swapped in turn
+        model, updates = engine_model.declare_simulations(
+            [sim_spec(s).data for s in range(simulations)])
+        for s in range(simulations):
+            pm.set_data(updates[s], model=model)
+            ranked(s, sample_nuts(model, draws=draws * 2, tune=tune, chains=2, seed=seed + s))
+    else:
+        for s in range(simulations):
+            one = sim_spec(s)
+            ranked(s, sample_nuts(one.model.declare(one.data), draws=draws * 2, tune=tune,
+                                  chains=2, seed=seed + s))
+    return u, draws + 1
 
 
 @contextlib.contextmanager
@@ -185,18 +248,13 @@ def _pymc_log(level: int):
         logger.setLevel(before)
 
 
-def _nuts_ranks(spec: Spec, truth: dict[str, float], *, draws: int, seed: int):
+def _ranks(idata, quantities, truth: dict[str, float], draws: int) -> dict[str, int]:
     """Rank of each true value among ``draws`` NUTS draws thinned to be nearly independent."""
     from .compare import draws_from_idata
-    from .nuts import sample_nuts
 
-    marginals = [m for m in fit(spec).marginals if m.name in truth]
-    sample = sample_nuts(spec.model.declare(spec.data), draws=draws * 2, tune=500, chains=2,
-                         seed=seed)
-    all_draws = draws_from_idata(sample.idata, marginals)
     ranks = {}
-    for name, x in all_draws.items():
+    for name, x in draws_from_idata(idata, quantities).items():
         flat = x.reshape(-1)
         kept = flat[:: max(1, math.ceil(flat.size / draws))][:draws]
         ranks[name] = int(np.sum(kept < truth[name]))
-    return ranks, draws + 1
+    return ranks

@@ -34,7 +34,7 @@ import numpy as np
 
 from .data import Batch, DataSource, batch_rows, category_codes, category_codes_as
 from .errors import BayescheckError, DataError, SpecError
-from .interface import Calibratable, Model
+from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
 
 if TYPE_CHECKING:  # pandas is imported only where a frame is needed (fit reads with pyarrow)
@@ -173,12 +173,56 @@ class SummedRows:
         per pattern: the compiled graph grows with the terms.)
     summed : list of tuple of int
         Per pattern of missing nodes, the missing nodes summed out.
+    complete_rows : numpy.ndarray, shape (mc, nodes)
+        The distinct complete rows (codes) and ...
+    complete_index : numpy.ndarray, shape (mc, nodes)
+        ... the positions in ``complete`` of their cells.
+    group_rows : list of numpy.ndarray
+        Per group, its distinct incomplete rows (codes, -1 missing), in the order of its
+        ``cells``. With these three, :meth:`recount` gives the counts of other data whose
+        rows are among these.
     """
 
     complete: np.ndarray
     complete_counts: np.ndarray
     groups: list[tuple[np.ndarray, np.ndarray]]
     summed: list[tuple[int, ...]]
+    complete_rows: np.ndarray
+    complete_index: np.ndarray
+    group_rows: list[np.ndarray]
+
+    def recount(self, codes: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The multiplicities of ``codes`` (rows, nodes) in this declaration's arrays.
+
+        Returns ``(complete_counts, [counts of each group])``: what ``complete_counts`` and
+        the groups' counts would be for the rows ``codes``, with 0 for a row of these arrays
+        that ``codes`` lacks. The log likelihood with those counts is ``log P(codes |
+        theta)``, so one declaration over the union of several data sets serves each of
+        them (calibration swaps the counts, compiled once).
+
+        Raises
+        ------
+        ValueError
+            A row of ``codes`` not among the rows these arrays were built from.
+        """
+        width = self.complete_rows.shape[1]
+        where = {r.tobytes(): (-1, i) for i, r in enumerate(self.complete_rows)}
+        for g, rows in enumerate(self.group_rows):
+            where.update((r.tobytes(), (g, i)) for i, r in enumerate(rows))
+        per_row = [np.zeros(len(self.complete_rows))] + [np.zeros(len(r))
+                                                         for r in self.group_rows]
+        codes = np.ascontiguousarray(np.asarray(codes, np.int64).reshape(-1, width))
+        if len(codes):
+            rows, counts = np.unique(codes, axis=0, return_counts=True)
+            for row, c in zip(rows, counts, strict=True):
+                found = where.get(np.ascontiguousarray(row).tobytes())
+                if found is None:
+                    raise ValueError(f"row {row.tolist()} is not among the rows declared")
+                per_row[found[0] + 1][found[1]] = c
+        complete_counts = np.bincount(self.complete_index.ravel(),
+                                      weights=np.repeat(per_row[0], width),
+                                      minlength=len(self.complete))
+        return complete_counts, per_row[1:]
 
     def log_likelihood(self, logs: np.ndarray) -> float:
         """``log P(observed cells | theta)`` for ``logs`` the concatenated log-CPTs (numpy)."""
@@ -234,7 +278,8 @@ def summed_rows(codes: np.ndarray, card: Sequence[int], parents: Sequence[Sequen
         return np.stack(out, axis=-1) if out else np.zeros(values.shape[:-1] + (0,), np.int64)
 
     if codes.shape[0] == 0:
-        return SummedRows(np.zeros(0, np.int64), np.zeros(0), [], [])
+        none = np.zeros((0, n_nodes), np.int64)
+        return SummedRows(np.zeros(0, np.int64), np.zeros(0), [], [], none, none, [])
     rows, first, counts = np.unique(codes, axis=0, return_index=True, return_counts=True)
     masks = rows < 0
     complete = ~masks.any(axis=1)
@@ -242,6 +287,7 @@ def summed_rows(codes: np.ndarray, card: Sequence[int], parents: Sequence[Sequen
     weights = np.repeat(counts[complete], n_nodes).astype(np.float64)
     used, inverse = np.unique(flat, return_inverse=True)
     complete_counts = np.bincount(inverse.ravel(), weights=weights, minlength=len(used))
+    complete_index = inverse.reshape(-1, n_nodes)
     pad = int(sum(sizes))  # the index of log 1 = 0 appended to the log-CPTs
     by_size: dict[int, list] = {}
     summed, completed = [], 0
@@ -274,16 +320,18 @@ def summed_rows(codes: np.ndarray, card: Sequence[int], parents: Sequence[Sequen
         cells = cells_of(full, sorted(keep))
         padded = np.full(cells.shape[:2] + (n_nodes,), pad, np.int64)
         padded[:, :, :cells.shape[2]] = cells
-        by_size.setdefault(size, []).append((padded, incomplete_counts[chosen]))
+        by_size.setdefault(size, []).append((padded, incomplete_counts[chosen], block))
         summed.append(hidden)
-    groups = [(np.concatenate([c for c, _ in parts]),
-               np.concatenate([w for _, w in parts]).astype(np.float64))
+    groups = [(np.concatenate([c for c, _, _ in parts]),
+               np.concatenate([w for _, w, _ in parts]).astype(np.float64))
               for _, parts in sorted(by_size.items())]
-    return SummedRows(used, complete_counts, groups, summed)
+    group_rows = [np.concatenate([b for _, _, b in parts]) for _, parts in sorted(by_size.items())]
+    return SummedRows(used, complete_counts, groups, summed, rows[complete], complete_index,
+                      group_rows)
 
 
 @dataclass(frozen=True, eq=False)
-class BayesianNetwork(Model, Calibratable):
+class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
     """A discrete Bayesian network: nodes, edges, Dirichlet prior, queries, independences.
 
     Parameters
@@ -568,27 +616,26 @@ class BayesianNetwork(Model, Calibratable):
         """A copy holding the fit's node states, without queries.
 
         Every simulation then has the declaration's CPT shapes whichever states it happens to
-        contain; the queries have exact means only (nothing to calibrate).
+        contain; the queries have exact means only (nothing to calibrate). With missing
+        cells the fit is EM's (its states are those of the observed cells).
         """
-        if "em" in fit.parameters:
-            raise BayescheckError(
-                "calibrate needs complete data: with missing cells the fit gives EM point "
-                "estimates, which have no posterior to rank the truth in (the analytic "
-                "engine), and the declaration sums the missing cells out in a potential, from "
-                "which no data can be simulated (--engine nuts); drop the incomplete rows to "
-                "calibrate, or judge the EM estimate against NUTS with 'check'")
         states = {n: tuple(fit.parameters["cpts"][n]["states"]) for n in self.nodes}
         return replace(self, held_states=states, queries=())
 
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
-        """A copy of ``frame`` whose nodes hold one simulation's states (``x_<node>`` codes)."""
+        """A copy of ``frame`` whose nodes hold one simulation's states (``x_<node>`` codes).
+
+        A cell empty in ``frame`` stays empty: the simulations keep the data's pattern of
+        missing cells (fixed, so independent of the values: missing completely at random).
+        """
         if self.held_states is None:
             raise BayescheckError("simulated_frame needs the states held: use "
                                   "calibration_model(fit) first")
         out = frame.copy()
         for n in self.nodes:
-            out[n] = np.asarray(self.held_states[n], dtype=object)[
+            values = np.asarray(self.held_states[n], dtype=object)[
                 np.asarray(observed[f"x_{n}"], dtype=np.int64)]
+            out[n] = np.where(frame[n].isna().to_numpy(), None, values)
         return out
 
     def config_labels(self, v: int, states: dict[str, tuple[str, ...]]) -> list[str]:
@@ -667,15 +714,88 @@ class BayesianNetwork(Model, Calibratable):
             joint configurations, or more than :data:`MAX_COMPLETED` completed rows in all
             (naming the first row of the pattern and its nodes).
         """
-        import pymc as pm
-        import pytensor.tensor as pt
+        states, codes, parts, names = self._read_codes(source)
+        summed = None
+        if (codes < 0).any():
+            try:
+                summed = summed_rows(codes, [len(states[n]) for n in self.nodes], self.parents)
+            except TooManyConfigurations as exc:
+                raise self._too_many(exc, parts, names) from None
+        return self._declare(states, codes, summed)
 
+    def prior_declaration(self, source: DataSource):
+        """The complete-data declaration of ``source``'s rows, to simulate from.
+
+        Every cell is declared observed (an empty cell as the first state: a
+        prior-predictive draw replaces it), so ``pm.sample_prior_predictive`` draws every
+        node of every row; :meth:`simulated_frame` then empties the cells empty in the data.
+        """
+        states, codes, _, _ = self._read_codes(source)
+        return self._declare(states, np.where(codes < 0, 0, codes), None)
+
+    def declare_simulations(self, sources: Sequence[DataSource]):
+        """One declaration for every simulated data set, their data in ``pm.Data``.
+
+        When every data set is complete and of the same length, the complete-data
+        declaration with each node's codes in ``codes_<node>``; otherwise the missing cells
+        summed out (:data:`SUMMED_DECLARATION`) over the union of the data sets' distinct
+        rows, with the multiplicities in ``complete_counts`` and ``counts_<g>`` (a row absent
+        from a data set counts 0, :meth:`SummedRows.recount`). The states are held
+        (:meth:`calibration_model`).
+
+        Returns
+        -------
+        model : pymc.Model
+        updates : list of dict
+            Per data set, ``{name: values}`` for ``model.set_data`` that make the model that
+            data set's declaration.
+
+        Raises
+        ------
+        DataError
+            The union of the data sets' rows too large to sum out (:func:`summed_rows`).
+        """
+        states = self.states(sources[0])
+        codes = [self._read_codes(src)[1] for src in sources]
+        nodes = self.nodes
+        if all((c >= 0).all() for c in codes) and len({len(c) for c in codes}) == 1:
+            model = self._declare(states, codes[0], None, shared=True)
+            return model, [{f"codes_{n}": c[:, v] for v, n in enumerate(nodes)} for c in codes]
+        try:
+            summed = summed_rows(np.concatenate(codes), [len(states[n]) for n in nodes],
+                                 self.parents)
+        except TooManyConfigurations as exc:
+            raise DataError(f"the simulations' rows together are too many to sum out in one "
+                            f"declaration ({exc.size} configurations of nodes "
+                            f"{', '.join(nodes[v] for v in exc.nodes)}); use fewer rows, "
+                            f"fewer missing cells or fewer simulations",
+                            path=sources[0].label) from None
+        model = self._declare(states, None, summed, shared=True)
+        updates = []
+        for c in codes:
+            complete, groups = summed.recount(c)
+            updates.append({"complete_counts": complete,
+                            **{f"counts_{g}": w for g, w in enumerate(groups)}})
+        return model, updates
+
+    def _read_codes(self, source: DataSource):
+        """``(states, codes, per-batch codes, batch names)`` of ``source``."""
         states = self.states(source)
         parts, names = [], []
         for b in source.batches():
             parts.append(self.codes(b, states))
             names.append(b.name)
-        codes = np.concatenate(parts)
+        return states, np.concatenate(parts), parts, names
+
+    def _declare(self, states, codes, summed: SummedRows | None, *, shared: bool = False):
+        """The PyMC model of ``codes``, or of the rows ``summed`` describes.
+
+        Observed ``x_<node>`` when ``summed`` is None, else the potential of
+        :data:`SUMMED_DECLARATION`; ``shared``: the data in ``pm.Data`` containers.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+
         parents = self.parents
         coords = {}
         for v, n in enumerate(self.nodes):
@@ -684,18 +804,15 @@ class BayesianNetwork(Model, Calibratable):
         for q in self.queries:
             coords[f"{q.name}__target"] = list(states[q.target])
         card = [len(states[n]) for n in self.nodes]
-        summed = None
-        if (codes < 0).any():
-            try:
-                summed = summed_rows(codes, card, parents)
-            except TooManyConfigurations as exc:
-                raise self._too_many(exc, parts, names) from None
 
         def row_index(v, values):  # values: (m, nodes) codes
             idx = np.zeros(values.shape[0], dtype=np.int64)
             for p in parents[v]:
                 idx = idx * card[p] + values[:, p]
             return idx
+
+        def data(name, values):
+            return pm.Data(name, values) if shared else values
 
         with pm.Model(coords=coords) as model:
             theta, x = {}, {}
@@ -713,15 +830,18 @@ class BayesianNetwork(Model, Calibratable):
                 row = 0
                 for p in parents[v]:
                     row = row * card[p] + x[p]
-                x[v] = pm.Categorical(f"x_{n}", p=theta[v][row], observed=codes[:, v])
+                x[v] = pm.Categorical(f"x_{n}", p=theta[v][row],
+                                      observed=data(f"codes_{n}", codes[:, v]))
             if summed is not None:
                 logs = pt.concatenate([pt.log(theta[v]).ravel() for v in range(len(card))]
                                       + [pt.zeros(1)])  # then the padding's log 1
-                total = pt.dot(summed.complete_counts, logs[summed.complete])
-                for cells, counts in summed.groups:
+                total = pt.dot(data("complete_counts", summed.complete_counts),
+                               logs[summed.complete])
+                for g, (cells, counts) in enumerate(summed.groups):
                     # one gather with a flat index vector (the simplest indexing op), reshaped
                     lp = logs[cells.ravel()].reshape(cells.shape).sum(axis=2)  # (rows, configs)
-                    total = total + pt.dot(counts, pt.logsumexp(lp, axis=1))
+                    total = total + pt.dot(data(f"counts_{g}", counts),
+                                           pt.logsumexp(lp, axis=1))
                 pm.Potential("log_p_observed_cells", total)
             for q in self.queries:
                 enum = self.enumeration(q, states)

@@ -10,11 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
     from .data import DataSource
 
-__all__ = ["Calibratable", "FullDeclaration", "Model", "StartsAtEstimate"]
+__all__ = ["Calibratable", "DeclaresSimulations", "FullDeclaration", "Model",
+           "StartsAtEstimate"]
 
 
 @runtime_checkable
@@ -51,6 +54,24 @@ class Calibratable(Protocol):
 
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
         """The spec's data with the observed columns replaced by one prior-predictive draw."""
+        ...
+
+
+@runtime_checkable
+class DeclaresSimulations(Protocol):
+    """A calibratable model that declares the simulations of its calibration itself.
+
+    Its declaration of the spec's data may hold nothing to simulate from (a network whose
+    missing cells are summed out in a potential), and one declaration with the data in
+    ``pm.Data`` containers serves every simulation under NUTS, compiled once.
+    """
+
+    def prior_declaration(self, source: DataSource) -> Any:
+        """The PyMC model of ``source``'s rows that the simulations are drawn from."""
+        ...
+
+    def declare_simulations(self, sources: Sequence[DataSource]) -> tuple[Any, list[dict]]:
+        """One PyMC model for all ``sources`` and, per source, its ``model.set_data`` values."""
         ...
 
 

@@ -24,8 +24,9 @@ EXIT_CODES = {"pass": 0, "fail": 1}
 
 
 def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, seed: int = 0,
-                    engine: str = "analytic", fit_model=None, draws: int = 199,
-                    alpha: float = 0.01, progress: bool = False) -> CalibrationResult:
+                    engine: str = "analytic", fit_model=None, draws: int = 199, tune: int = 500,
+                    alpha: float = 0.01, progress: bool = False,
+                    blank=None) -> CalibrationResult:
     """Run simulation-based calibration and write ``calibration.json``.
 
     ``bayescheck calibrate`` then draws the report (:func:`reports.report.render_run`), whose
@@ -49,10 +50,15 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     draws : int
         Draws per chain kept from NUTS when ``engine="nuts"`` (ranks are taken among
         ``draws`` thinned draws, so there are ``draws + 1`` rank levels).
+    tune : int
+        NUTS tuning steps per chain.
     alpha : float
         Family-wise false-alarm rate.
     progress : bool
         Print progress and a time estimate to stderr.
+    blank : callable, optional
+        A missingness mechanism applied to each simulation (tests and benchmarks; see
+        :func:`inference.sbc.run_sbc`).
 
     Returns
     -------
@@ -63,8 +69,9 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     spec_text = spec.text()
     bar = _ProgressBar(simulations) if progress else None
     run = run_sbc(spec, simulations=simulations, seed=seed, engine=engine,
-                  fit_model=fit_model, draws=draws, alpha=alpha, log_info=progress,
-                  on_simulation=None if bar is None else lambda done, total: bar.update(done))
+                  fit_model=fit_model, draws=draws, tune=tune, alpha=alpha, log_info=progress,
+                  on_simulation=None if bar is None else lambda done, total: bar.update(done),
+                  blank=blank)
     seconds = time.perf_counter() - started
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
