@@ -29,7 +29,7 @@ FILE_CPU = {
     "tests/reports/test_bayesian_network_check.py": 47,  # 77 before the categorical predictive
     "tests/reports/test_calibrate.py": 54,
     "tests/reports/test_bayesian_network_missing_check.py": 50,
-    "tests/reports/test_bayesian_network_sbc.py": 37,  # two 10-simulation NUTS calibrations
+    "tests/reports/test_bayesian_network_sbc.py": 85,  # two NUTS calibrations: 83 s in make test
     "tests/reports/test_gaussian_mixture_check.py": 48,
     "tests/reports/test_naive_bayes_check.py": 46,
     "tests/reports/test_report_html.py": 36,
