@@ -302,7 +302,13 @@ def fold_inner_graphs_in_python() -> bool:
 
 
 def c_mode():
-    """The PyTensor mode of the C path (see the module docstring)."""
+    """The PyTensor mode of the C path (see the module docstring).
+
+    Also settles, for every compilation of this process from then on, the BLAS and
+    ``-march`` flags (:func:`settle_blas_ldflags`), the precompiled header
+    (:mod:`inference.pytensor_pch`) and constant folding without C
+    (:func:`fold_inner_graphs_in_python`).
+    """
     import pytensor
     from pytensor.compile.mode import Mode
 
