@@ -39,15 +39,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_check_speed import EXAMPLES as ALL_EXAMPLES
 from bench_check_speed import peer_tree  # the same git archive of the peer
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = {
-    "coin": "examples/beta_bernoulli/coin.toml",
-    "die": "examples/dirichlet_categorical/die.toml",
-    "stream": "examples/linear_regression/stream.toml",
-    "unknown_noise": "examples/linear_regression/unknown_noise.toml",
-}
+EXAMPLES = {name: ALL_EXAMPLES[name] for name in ("coin", "die", "stream", "unknown_noise")}
 #: Phase -> the functions of ``reports.check`` whose CPU it is (names both sides have).
 PHASES = {
     "analytic fit": ("fit",),

@@ -135,6 +135,15 @@ def march_key() -> str:
     return hashlib.sha1(json.dumps(parts, default=str).encode()).hexdigest()
 
 
+def _read_json_dict(path: Path) -> dict:
+    """The JSON object in ``path``; empty when the file is missing, unreadable or not one."""
+    try:
+        known = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
 def _write_json_atomic(path: Path, document: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,12 +178,7 @@ def settle_march_flags() -> list[str] | None:
         return None
     path = Path(config.compiledir) / MARCH_CACHE_NAME
     key = march_key()
-    try:
-        known = json.loads(path.read_text())
-    except (OSError, ValueError):
-        known = {}
-    if not isinstance(known, dict):
-        known = {}
+    known = _read_json_dict(path)
     flags = known.get(key)
     if isinstance(flags, list) and all(isinstance(f, str) for f in flags):
         GCC_compiler.march_flags = list(flags)
@@ -214,11 +218,8 @@ def settle_blas_ldflags() -> str:
         pass
     path = Path(config.compiledir) / BLAS_CACHE_NAME
     key = blas_key()
-    try:
-        known = json.loads(path.read_text())
-    except (OSError, ValueError):
-        known = {}
-    if isinstance(known, dict) and isinstance(known.get(key), str):
+    known = _read_json_dict(path)
+    if isinstance(known.get(key), str):
         config.blas__ldflags = known[key]
         return known[key]
     flags = config.blas__ldflags  # PyTensor's own search (and its warning when none)
