@@ -103,6 +103,16 @@ def test_the_header_is_built_once_used_for_every_op_and_checked(tmp_path):
     assert size > len(data) // 2 + 1000  # with the name of the file it was built from)
     assert json.loads(headers[0].with_name("Python.h.gch.json").read_text())["size"] == size
 
+    # And one damaged in place, its size unchanged (GCC crashes on such a file).
+    data = bytearray(headers[0].read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = bytes(b ^ 0xFF for b in data[middle:middle + 64])
+    headers[0].write_bytes(bytes(data))
+    stamp = headers[0].stat().st_mtime_ns
+    again = _probe(tmp_path)
+    assert again["added"] == first["added"] and again["used"][0].startswith("! ")
+    assert headers[0].stat().st_mtime_ns != stamp
+
     # So is one whose headers changed since (the record of one is made stale here).
     record = headers[0].with_name("Python.h.gch.json")
     recorded = json.loads(record.read_text())
