@@ -313,12 +313,15 @@ def c_mode():
     import pytensor
     from pytensor.compile.mode import Mode
 
+    from .pytensor_parallel import PrecompilingVMLinker
     from .pytensor_pch import settle_precompiled_header
 
     settle_blas_ldflags()
     settle_precompiled_header()
     fold_inner_graphs_in_python()
-    mode = Mode(linker="cvm_nogc", optimizer="fast_run")
+    # PyTensor's "cvm_nogc" linker, compiling a new graph's C modules in parallel first
+    mode = Mode(linker=PrecompilingVMLinker(allow_gc=False, use_cloop=True),
+                optimizer="fast_run")
     if not pytensor.config.blas__ldflags:
         mode = mode.excluding("local_gemm_to_gemv")
     return mode.register((_fold_rewriter(), FOLD_POSITION))

@@ -1,0 +1,208 @@
+"""Compile the C modules of a new PyTensor graph on every free core, not one after another.
+
+On PyTensor's C path each op of a new graph is a ``g++`` run of its own, and PyTensor runs
+them one at a time: its linker asks for each node's module in turn, and
+``ModuleCache.module_from_key`` holds the compile directory's lock (a file lock, shared by
+threads and processes alike) around the whole ``g++`` run. A cold ``check`` of the die waits
+for about 30 such runs of its log density in a row (benchmarks/CHECK_SPEED.md, round 11).
+
+:class:`PrecompilingVMLinker` is PyTensor's ``VMLinker`` that, before linking a graph, finds
+the nodes whose module is in no cache, generates their code (in this thread: PyTensor's code
+generation is not made for threads) and runs their ``g++`` processes side by side on a pool
+of threads, each into a temporary directory of its own, outside the lock. Each finished
+module is then handed to ``module_from_key`` itself, with an object that moves the compiled
+files into the directory PyTensor gives it instead of compiling there (the second argument
+of ``module_from_key`` may be any object with ``get_src_code`` and ``compile_cmodule``: its
+docstring says so). So PyTensor still does all its own bookkeeping under its lock: it looks
+again whether another process stored the module meanwhile, writes the key, and registers the
+module. Then the ordinary linking runs and finds every module in the cache. The modules are
+the same bytes PyTensor would compile: the same code, compiler, flags and key.
+
+Nothing here can make a compile fail that would not fail anyway: a node whose key or code
+cannot be made, or whose early compile fails, is left to PyTensor's own pass, which compiles
+it (or reports its error) as before. ``BAYESCHECK_COMPILE_JOBS`` sets the number of
+simultaneous ``g++`` runs (default: the cores this process may use, at most 4; ``1`` turns
+this off).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+from pytensor.link.vm import VMLinker
+
+__all__ = ["PrecompilingVMLinker", "compile_jobs", "precompile_nodes"]
+
+_log = logging.getLogger(__name__)
+
+#: At most this many simultaneous ``g++`` runs by default (each takes 100-200 MB).
+MAX_JOBS = 4
+
+
+def compile_jobs() -> int:
+    """How many ``g++`` runs to start at once: ``BAYESCHECK_COMPILE_JOBS``, or the free cores.
+
+    Returns
+    -------
+    int
+        At least 1; 1 means PyTensor compiles alone, one module after another.
+    """
+    text = os.environ.get("BAYESCHECK_COMPILE_JOBS", "").strip()
+    if text:
+        try:
+            return max(1, int(text))
+        except ValueError:
+            _log.warning("BAYESCHECK_COMPILE_JOBS=%r is not a number; compiling one at a time",
+                         text)
+            return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_JOBS))
+
+
+class _Compiled:
+    """A module compiled ahead into ``staging``, handed to ``ModuleCache.module_from_key``.
+
+    ``module_from_key`` calls :meth:`compile_cmodule` (under its lock, with a fresh directory
+    of the compile directory) only when the module is still in no cache; the files are then
+    moved there and imported from there, as PyTensor's own compile would have left them.
+    """
+
+    def __init__(self, src_code: str, staging: str, library: str):
+        self.src_code = src_code
+        self.staging = staging
+        self.library = library
+
+    def get_src_code(self) -> str:
+        return self.src_code
+
+    def compile_cmodule(self, location: str):
+        from pytensor.link.c.cmodule import dlimport
+        for name in os.listdir(self.staging):
+            shutil.move(os.path.join(self.staging, name), os.path.join(location, name))
+        open(os.path.join(location, "__init__.py"), "w").close()
+        return dlimport(os.path.join(location, self.library))
+
+
+class _Job:
+    """One node's module to compile: its key, code and compiler arguments."""
+
+    def __init__(self, key, module_hash: str, linker):
+        from pytensor.link.c.cmodule import get_lib_extension
+        module = linker.get_dynamic_module()
+        self.key = key
+        self.module_hash = module_hash
+        self.src_code = module.code()
+        self.compiler = linker.c_compiler()
+        self.arguments = dict(module_name=module.code_hash, include_dirs=linker.header_dirs(),
+                              lib_dirs=linker.lib_dirs(), libs=linker.libraries(),
+                              preargs=linker.compile_args())
+        self.library = f"{module.code_hash}.{get_lib_extension()}"
+        self.staging: str | None = None
+
+    def run(self) -> bool:
+        """Compile into a new temporary directory, without importing (a worker thread)."""
+        self.staging = tempfile.mkdtemp(prefix="bayescheck-compile-")
+        self.compiler.compile_str(src_code=self.src_code, location=self.staging,
+                                  py_module=False, **self.arguments)
+        return os.path.exists(os.path.join(self.staging, self.library))
+
+    def discard(self) -> None:
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _missing_modules(order) -> list[_Job]:
+    """The C modules of ``order``'s nodes that no cache holds, one per distinct code."""
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.link.c.basic import CLinker, get_module_cache
+    from pytensor.link.c.cmodule import get_module_hash
+    from pytensor.link.c.op import COp
+
+    cache = get_module_cache()
+    jobs, seen = [], set()
+    for node in order:
+        op = node.op
+        if not isinstance(op, COp) or any(
+                getattr(v.type, "dtype", "") == "float16" for v in (*node.inputs, *node.outputs)):
+            continue  # PyTensor's own pass decides (Python code, float16's special case)
+        try:
+            op.prepare_node(node, storage_map=None, compute_map=None, impl="c")
+            linker = CLinker().accept(FunctionGraph(node.inputs, node.outputs), no_recycling=[])
+            key = linker.cmodule_key()
+            if key in seen or cache._get_from_key(key) is not None:
+                continue
+            seen.add(key)
+            module_hash = get_module_hash(linker.get_src_code(), key)
+            if module_hash in seen or cache._get_from_hash(module_hash, key) is not None:
+                continue
+            seen.add(module_hash)
+            jobs.append(_Job(key, module_hash, linker))
+        except Exception as error:  # noqa: BLE001 - PyTensor's own pass handles this node
+            _log.debug("no early compile for %s: %r", node, error)
+    return jobs
+
+
+def precompile_nodes(order, jobs: int | None = None) -> int:
+    """Compile the modules of ``order``'s nodes that no cache holds, ``jobs`` at a time.
+
+    Parameters
+    ----------
+    order : sequence of pytensor.graph.basic.Apply
+        The nodes about to be linked, in the linker's order.
+    jobs : int, optional
+        Simultaneous ``g++`` runs (default :func:`compile_jobs`).
+
+    Returns
+    -------
+    int
+        How many modules were compiled here and stored in PyTensor's cache. The rest (none
+        missing, fewer than two missing, or an early compile that failed) is left to
+        PyTensor's own pass.
+    """
+    jobs = compile_jobs() if jobs is None else jobs
+    if jobs < 2:
+        return 0
+    missing = _missing_modules(order)
+    if len(missing) < 2:
+        return 0
+    from pytensor.link.c.basic import get_module_cache
+    cache = get_module_cache()
+    stored = 0
+    with ThreadPoolExecutor(max_workers=min(jobs, len(missing)),
+                            thread_name_prefix="bayescheck-compile") as pool:
+        futures = [(job, pool.submit(job.run)) for job in missing]
+        for job, future in futures:
+            try:
+                if future.result():
+                    cache.module_from_key(
+                        job.key, _Compiled(job.src_code, job.staging, job.library))
+                    stored += 1
+            except Exception as error:  # noqa: BLE001 - PyTensor's own pass compiles it
+                _log.debug("early compile of %s failed: %r", job.module_hash, error)
+            finally:
+                job.discard()
+    return stored
+
+
+class PrecompilingVMLinker(VMLinker):
+    """PyTensor's ``VMLinker`` that compiles a new graph's missing C modules in parallel first.
+
+    Links exactly as ``VMLinker`` does (same thunks, same modules); only the ``g++`` runs of
+    modules missing from the cache happen before, side by side (:func:`precompile_nodes`).
+    """
+
+    def make_all(self, profiler=None, input_storage=None, output_storage=None,
+                 storage_map=None):
+        """Compile the missing C modules side by side, then link as ``VMLinker`` does."""
+        from pytensor import config
+        if self.c_thunks is not False and config.cxx:
+            precompile_nodes(self.schedule(self.fgraph))
+        return super().make_all(profiler=profiler, input_storage=input_storage,
+                                output_storage=output_storage, storage_map=storage_map)

@@ -1,0 +1,104 @@
+"""A new graph's C modules compiled side by side before PyTensor links it, with the same result."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inference.pytensor_parallel import compile_jobs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# In a fresh interpreter with an empty compile directory: every g++ run of an op's module is
+# recorded (thread, start, end) by a spy on PyTensor's compile_str. Each scenario compiles a
+# graph of modules no other scenario shares (the constant is in the fused code; the
+# dtype and rank are in the key of the cumulative sum; the sort is Python code), on the C path's mode.
+_PROBE = r"""
+import json, os, threading, time
+import numpy as np, pytensor, pytensor.tensor as pt
+from pytensor.link.c.cmodule import GCC_compiler
+from inference.pytensor_setup import c_mode
+mode = c_mode()
+calls = []
+real = GCC_compiler.compile_str
+def spy(module_name, src_code, *args, **kwargs):
+    thread = threading.current_thread().name
+    if os.environ.get("PROBE_FAIL") and thread.startswith("bayescheck-compile"):
+        raise RuntimeError("an early compile that fails")
+    began = time.perf_counter()
+    try:
+        return real(module_name, src_code, *args, **kwargs)
+    finally:
+        if module_name not in ("lazylinker_ext", "cutils_ext"):  # PyTensor's own, once
+            calls.append([thread, began, time.perf_counter()])
+GCC_compiler.compile_str = staticmethod(spy)
+def scenario(jobs, constant, dtype, rank, fail=False):
+    os.environ["BAYESCHECK_COMPILE_JOBS"] = str(jobs)
+    os.environ["PROBE_FAIL"] = "1" if fail else ""
+    x = pt.tensor("x", dtype=dtype, shape=(None,) * rank)
+    y = pt.exp(x * constant) + pt.log1p(x)
+    out = [y, pt.sort(x, axis=-1), pt.cumsum(x, axis=-1)]
+    del calls[:]
+    f = pytensor.function([x], out, mode=mode)
+    value = np.linspace(0.1, 2.0, 6).reshape((2, 3) if rank == 2 else 6).astype(dtype)
+    got = f(value)
+    tol = 1e-6 if dtype == "float32" else 1e-14  # int32: float64 results
+    same = (np.allclose(got[0], np.exp(value * constant) + np.log1p(value), rtol=tol)
+            and np.array_equal(got[1], np.sort(value, axis=-1))
+            and np.allclose(got[2], np.cumsum(value, axis=-1), rtol=tol))
+    return {"calls": list(calls), "same": bool(same)}
+out = {"parallel": scenario(2, 1.25, "float64", 1),
+       "one_at_a_time": scenario(1, 1.5, "float32", 1),
+       "early_compiles_fail": scenario(2, 1.75, "int32", 2, fail=True),
+       "again": scenario(2, 1.25, "float64", 1)}
+print(json.dumps(out))
+"""
+
+
+def _op_compiles(calls: list) -> tuple[list, list]:
+    threads = [c for c in calls if c[0].startswith("bayescheck-compile")]
+    main = [c for c in calls if not c[0].startswith("bayescheck-compile")]
+    return threads, main
+
+
+@pytest.mark.slow  # one interpreter, an empty compile directory, about 12 modules: ~15 s
+def test_modules_are_compiled_side_by_side_and_the_function_is_the_same(tmp_path):
+    staging = tmp_path / "tmp"
+    staging.mkdir()
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(staging),
+                       PYTENSOR_FLAGS=f"base_compiledir={tmp_path / 'compiledir'}")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", _PROBE], env=environment,
+                          cwd=tmp_path, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+
+    threads, main = _op_compiles(result["parallel"]["calls"])
+    assert result["parallel"]["same"]
+    assert len(threads) >= 2 and not main  # every module compiled ahead, none by PyTensor
+    # at least two g++ runs were under way at the same moment
+    runs = sorted((began, end) for _, began, end in threads)
+    assert any(later[0] < earlier[1] for earlier, later in zip(runs, runs[1:], strict=False))
+
+    threads, main = _op_compiles(result["one_at_a_time"]["calls"])  # the control
+    assert result["one_at_a_time"]["same"]
+    assert not threads and len(main) >= 2
+
+    threads, main = _op_compiles(result["early_compiles_fail"]["calls"])
+    assert result["early_compiles_fail"]["same"]
+    assert not threads and len(main) >= 2  # PyTensor's own pass compiled them all
+
+    assert result["again"]["same"] and not result["again"]["calls"]  # all in the cache
+    assert not list(staging.glob("bayescheck-compile-*"))  # no temporary directory left
+
+
+@pytest.mark.parametrize("text, jobs", [("1", 1), ("3", 3), ("0", 1), ("many", 1)])
+def test_the_number_of_jobs_comes_from_the_environment(monkeypatch, text, jobs):
+    monkeypatch.setenv("BAYESCHECK_COMPILE_JOBS", text)
+    assert compile_jobs() == jobs
+
+
+def test_by_default_one_job_per_usable_core_at_most_four(monkeypatch):
+    monkeypatch.delenv("BAYESCHECK_COMPILE_JOBS", raising=False)
+    assert compile_jobs() == max(1, min(len(os.sched_getaffinity(0)), 4))
