@@ -106,3 +106,31 @@ def test_c_backend_draws_match_the_exact_beta_posterior(monkeypatch, heads, wron
     if not wrong:
         z_sd = (summary["sd"].iloc[0] - exact.std()) / summary["mcse_sd"].iloc[0]
         assert abs(z_sd) < 4
+
+
+def test_the_numba_model_is_given_the_current_data_of_a_reused_compile(monkeypatch):
+    # nutpie's Numba model copies the pm.Data values at compile time; a calibration swaps
+    # them with set_data before each simulation and reuses the compile, so each sampling
+    # must get the values of that moment (the C path reads the shared variables themselves).
+    class Compiled:
+        def __init__(self, keys, data=None):
+            self.shared_var_keys, self.data = keys, data
+
+        def with_data(self, **data):
+            return Compiled(self.shared_var_keys, data)
+
+    with pm.Model() as model:
+        heads = pm.Data("heads", 7)
+        p = pm.Beta("p", 2.0, 2.0)
+        pm.Binomial("k", n=10, p=p, observed=heads)
+    compiles = []
+    monkeypatch.setattr(nutpie_compile, "_compile_numba",
+                        lambda model, **kwargs: compiles.append(model)
+                        or Compiled(list(model.data_vars)))
+    first, backend = nutpie_compile.compile_for_nutpie(model, backend="numba")
+    assert backend == "numba" and int(first.data["heads"]) == 7
+    with model:
+        pm.set_data({"heads": 3})
+    second, _ = nutpie_compile.compile_for_nutpie(model, backend="numba")
+    assert len(compiles) == 1  # the compile is reused, with the data of now
+    assert int(second.data["heads"]) == 3 and int(first.data["heads"]) == 7
