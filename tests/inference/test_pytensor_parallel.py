@@ -13,9 +13,9 @@ from inference.pytensor_parallel import compile_jobs
 ROOT = Path(__file__).resolve().parents[2]
 
 # In a fresh interpreter with an empty compile directory: every g++ run of an op's module is
-# recorded (thread, start, end) by a spy on PyTensor's compile_str. Each scenario compiles a
-# graph of modules no other scenario shares (the constant is in the fused code; the
-# dtype and rank are in the key of the cumulative sum; the sort is Python code), on the C path's mode.
+# recorded (thread, start, end) by a spy on PyTensor's compile_str. Each scenario compiles,
+# with the C path's mode, a graph of modules no other scenario shares (the constant is in the
+# fused code; the dtype is in the cumulative sum's key; the sort is Python code).
 _PROBE = r"""
 import json, os, threading, time
 import numpy as np, pytensor, pytensor.tensor as pt
