@@ -175,9 +175,10 @@ def precompile_nodes(order, jobs: int | None = None) -> int:
     from pytensor.link.c.basic import get_module_cache
     cache = get_module_cache()
     stored = 0
-    with ThreadPoolExecutor(max_workers=min(jobs, len(missing)),
-                            thread_name_prefix="bayescheck-compile") as pool:
-        futures = [(job, pool.submit(job.run)) for job in missing]
+    pool = ThreadPoolExecutor(max_workers=min(jobs, len(missing)),
+                              thread_name_prefix="bayescheck-compile")
+    futures = [(job, pool.submit(job.run)) for job in missing]
+    try:
         for job, future in futures:
             try:
                 if future.result():
@@ -186,8 +187,13 @@ def precompile_nodes(order, jobs: int | None = None) -> int:
                     stored += 1
             except Exception as error:  # noqa: BLE001 - PyTensor's own pass compiles it
                 _log.debug("early compile of %s failed: %r", job.module_hash, error)
-            finally:
-                job.discard()
+    finally:
+        # On an interrupt, the g++ runs not yet started are not started at all.
+        for _, future in futures:
+            future.cancel()
+        pool.shutdown(wait=True)
+        for job in missing:
+            job.discard()
     return stored
 
 

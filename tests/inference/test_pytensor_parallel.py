@@ -102,3 +102,34 @@ def test_the_number_of_jobs_comes_from_the_environment(monkeypatch, text, jobs):
 def test_by_default_one_job_per_usable_core_at_most_four(monkeypatch):
     monkeypatch.delenv("BAYESCHECK_COMPILE_JOBS", raising=False)
     assert compile_jobs() == max(1, min(len(os.sched_getaffinity(0)), 4))
+
+
+def test_an_interrupt_starts_no_further_compile_and_leaves_no_directory(monkeypatch):
+    import threading
+    import time
+
+    from inference import pytensor_parallel
+
+    ran, discarded, lock = [], [], threading.Lock()
+
+    class Job:
+        def __init__(self, number):
+            self.number = number
+
+        def run(self):
+            with lock:
+                ran.append(self.number)
+            if self.number == 0:
+                raise KeyboardInterrupt  # Ctrl-C while the first g++ runs
+            time.sleep(1.0)  # long enough for the interrupt to be seen first, even loaded
+            return False
+
+        def discard(self):
+            discarded.append(self.number)
+
+    monkeypatch.setattr(pytensor_parallel, "_missing_modules",
+                        lambda order: [Job(k) for k in range(12)])
+    with pytest.raises(KeyboardInterrupt):
+        pytensor_parallel.precompile_nodes([], jobs=2)
+    assert len(ran) <= 4  # the two running and at most a pair started meanwhile, not all 12
+    assert sorted(discarded) == list(range(12))
