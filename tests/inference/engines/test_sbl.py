@@ -334,8 +334,16 @@ def test_incremental_updates_follow_the_recomputing_reference(incremental_and_re
     X, y, _, inc, ref = incremental_and_reference
     fs = sbl._FastIncremental(sbl._problem(X, y, True), inc.alpha, inc.noise_var)
     assert fs.refactor_every() > 1  # the updates really run between recomputations here
-    assert inc.converged and ref.converged and inc.n_iter == ref.n_iter > 100
-    np.testing.assert_allclose(inc.log_evidence, ref.log_evidence, rtol=RTOL, atol=0)
+    assert inc.converged and ref.converged and min(inc.n_iter, ref.n_iter) > 100
+    common = min(len(inc.log_evidence), len(ref.log_evidence))
+    np.testing.assert_allclose(inc.log_evidence[:common], ref.log_evidence[:common],
+                               rtol=RTOL, atol=0)
+    # At the optimum the re-estimations change the evidence only by rounding (|change| <
+    # 1e-13), so when the convergence test is met can depend on the BLAS's rounding: the
+    # same number of actions on one machine, 572 and 577 on another. Whatever actions the
+    # longer run takes beyond the shorter one's must be such rounding.
+    longer = max(inc.log_evidence, ref.log_evidence, key=len)[common - 1:]
+    assert np.ptp(longer) <= 64 * np.finfo(float).eps * abs(longer[-1])
     np.testing.assert_array_equal(inc.relevant, ref.relevant)
     np.testing.assert_allclose(inc.alpha[inc.relevant], ref.alpha[ref.relevant], rtol=1e-8)
     np.testing.assert_allclose(inc.mean, ref.mean, rtol=1e-8, atol=1e-12)
