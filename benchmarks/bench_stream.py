@@ -13,11 +13,12 @@ Each method runs in a fresh interpreter, the methods alternating within each of 
 rounds (median kept), so all see the same machine:
 
 - ``pyarrow read + X'X``: read every file with pyarrow (the columns used), accumulate Z'Z of
-  ``Z = [X | y]``: the floor of any exact method that reads the files.
+  ``Z = [X | y]``: the floor of any exact method that reads the files (numpy, pyarrow and
+  threadpoolctl imported; scipy only for the QR and BayesianRidge).
 - ``pyarrow read + QR``: the same reading, and the per-batch statistic bayescheck keeps (one
   ``regression_stats_joint`` root per file, Householder QR, merged by TSQR): the floor of
   bayescheck's arithmetic.
-- ``bayescheck fit``: the command users run (``python -m reports fit SPEC --out DIR
+- ``bayescheck fit``: the command users run (``python -m reports.cli fit SPEC --out DIR
   --quiet``): reading, vectorised validation, XXH3 fingerprints, the trajectory, checkpoints
   on a time interval, posterior.json; imports included.
 - ``BayesianRidge``: scikit-learn, the data read with pyarrow into memory first (reading
@@ -37,14 +38,14 @@ Children cache compiled modules in ``bench-output/pycache`` (``PYTHONPYCACHEPREF
 untimed warm-up fit fills it), as an installed package has them.
 
 "command" is the parent's clock around the child, from starting the interpreter to its
-exit (what a user waits for), with the child's CPU (user + system, from the parent's
-``RUSAGE_CHILDREN``) over the same span. Times are also taken inside each child from its
-first line (imports included, interpreter start and exit not: "whole"), and
-apart the stream alone ("stream": the floors' loop over the files, after their imports; for
-``bayescheck fit`` its own clock, ``posterior.json``'s ``seconds``, from listing the files to
-the posterior, without the interpreter's start, the imports and the spec). "start-up" is the
-difference. CPU time is given beside wall time, as it is the steadier figure when other
-jobs share the cores.
+exit (what a user waits for), with that child's CPU (user + system) and peak RSS from
+``wait4``. The ``bayescheck fit`` methods run the command itself, with nothing imported
+before it (until round 11 they ran inside the floors' script, which first imported scipy
+and threadpoolctl: 0.3-0.4 s the command does not spend). "stream" is the stream alone:
+the floors' loop over the files, after their imports; for ``bayescheck fit`` its own clock,
+``posterior.json``'s ``seconds``, from listing the files to the posterior. "start-up and
+exit" is the difference: the interpreter, the imports, the spec, writing the result. CPU time
+is given beside wall time, as it is the steadier figure when other jobs share the cores.
 
 BLAS runs on one thread in every child (``bayescheck fit`` limits it itself on big streams;
 the others through threadpoolctl), as on a shared 2-core machine threads only spin. Peak
@@ -58,7 +59,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -82,13 +82,13 @@ from threadpoolctl import threadpool_limits
 # Every BLAS the method uses is loaded before the limit is set (a library loaded inside
 # threadpool_limits is not limited): scipy's, and scikit-learn's through scipy.
 sys.path.insert(0, sys.argv[4] if method == "qr" else ".")  # "." is the tree (cwd)
-import scipy.linalg
+if method in ("qr", "bayesian_ridge"):
+    import scipy.linalg
 if method == "qr":
     from inference.engines.linear_gaussian import merge_roots, regression_stats_joint
 if method == "bayesian_ridge":
     from sklearn.linear_model import BayesianRidge
-if method != "fit":
-    import pyarrow.csv, pyarrow.parquet  # start-up, as the fit imports them before streaming
+import pyarrow.csv, pyarrow.parquet  # start-up, as the fit imports them before streaming
 files = sorted(folder.glob(pattern), key=lambda p: int(''.join(c for c in p.stem if c.isdigit())))
 columns = [f"x{j}" for j in range(D_FEATURES)] + ["y"]
 
@@ -107,34 +107,25 @@ def read(path):
 
 result = None
 stream = None
-if method == "fit":
-    from reports.cli import main
-    code = main(["fit", sys.argv[4], "--out", sys.argv[5], "--quiet"])
-    assert code in (0, None), code
-    posterior = json.loads((Path(sys.argv[5]) / "posterior.json").read_text())
-    # The fit's own clock: from the first batch listed to the posterior (no imports).
-    stream = posterior["seconds"]
-    result = posterior["log_evidence"]
-else:
-    ready = time.perf_counter()
-    with threadpool_limits(1, user_api="blas"):
-        if method == "xtx":
-            acc = 0.0
-            for f in files:
-                Z = read(f)
-                acc = acc + Z.T @ Z
-            result = float(acc[-1, -1])
-        elif method == "qr":
-            root = None
-            for f in files:
-                r = regression_stats_joint(read(f), overwrite=True).root
-                root = r if root is None else merge_roots(root, r)
-            result = float(root[-1, -1] ** 2)
-        elif method == "bayesian_ridge":
-            Z = np.concatenate([read(f) for f in files])
-            model = BayesianRidge(fit_intercept=False).fit(Z[:, :-1], Z[:, -1])
-            result = float(model.coef_[0])
-    stream = time.perf_counter() - ready
+ready = time.perf_counter()
+with threadpool_limits(1, user_api="blas"):
+    if method == "xtx":
+        acc = 0.0
+        for f in files:
+            Z = read(f)
+            acc = acc + Z.T @ Z
+        result = float(acc[-1, -1])
+    elif method == "qr":
+        root = None
+        for f in files:
+            r = regression_stats_joint(read(f), overwrite=True).root
+            root = r if root is None else merge_roots(root, r)
+        result = float(root[-1, -1] ** 2)
+    elif method == "bayesian_ridge":
+        Z = np.concatenate([read(f) for f in files])
+        model = BayesianRidge(fit_intercept=False).fit(Z[:, :-1], Z[:, -1])
+        result = float(model.coef_[0])
+stream = time.perf_counter() - ready
 seconds = time.perf_counter() - started
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"seconds": seconds, "stream": stream, "cpu": usage.ru_utime + usage.ru_stime,
@@ -189,8 +180,29 @@ def base_tree(rev: str) -> Path:
     return tree
 
 
+def _timed(command: list[str], env: dict, cwd: Path) -> tuple[float, float, float, str]:
+    """Run ``command``; its wall seconds, CPU seconds and peak RSS (MB, this child's own, from
+    ``wait4``), and its stdout."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        wall = time.perf_counter()
+        child = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - wall
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        if child.returncode != 0:
+            raise RuntimeError(f"{command} failed:\n{err.read().decode()}")
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read().decode()
+
+
 def run(method: str, spec: Path, out: Path, base: Path | None = None) -> dict:
-    """One method in a fresh interpreter: seconds (inside the child and around it), CPU, RSS."""
+    """One method in a fresh interpreter: seconds (around it, and of its stream), CPU, RSS.
+
+    The ``bayescheck fit`` methods run the command itself (``python -m reports.cli fit SPEC
+    --out DIR --quiet``), nothing imported before it; their stream is the fit's own clock
+    (``posterior.json``'s ``seconds``: from listing the files to the posterior). The floors
+    run :data:`CHILD`, which times its loop over the files.
+    """
     data = spec.with_suffix("")
     pattern = "*.csv" if spec.stem.endswith("csv") else "*.parquet"
     tree = base if method == "base" else ROOT
@@ -201,21 +213,16 @@ def run(method: str, spec: Path, out: Path, base: Path | None = None) -> dict:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     if FIT_AHEAD.get(method) is not None:
         env["BAYESCHECK_READ_AHEAD"] = FIT_AHEAD[method]
-    child = "fit" if method in FIT_AHEAD else method
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", CHILD, child, str(data), pattern, str(ROOT)
-                           if method == "qr" else str(spec), str(out)], env=env, cwd=tree,
-                          capture_output=True, text=True)
-    wall = time.perf_counter() - wall
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise RuntimeError(f"{method} failed:\n{done.stderr}")
-    record = json.loads(done.stdout.strip().splitlines()[-1])
-    record["command"] = wall
-    record["command_cpu"] = (after.ru_utime + after.ru_stime
-                             - before.ru_utime - before.ru_stime)
-    return record
+    if method in FIT_AHEAD:
+        wall, cpu, rss, _ = _timed([sys.executable, "-m", "reports.cli", "fit", str(spec),
+                                    "--out", str(out), "--quiet"], env, tree)
+        posterior = json.loads((out / "posterior.json").read_text())
+        return {"command": wall, "command_cpu": cpu, "rss_mb": rss,
+                "stream": posterior["seconds"], "result": posterior["log_evidence"]}
+    wall, cpu, rss, stdout = _timed([sys.executable, "-c", CHILD, method, str(data), pattern,
+                                     str(ROOT)], env, tree)
+    record = json.loads(stdout.strip().splitlines()[-1])
+    return {**record, "command": wall, "command_cpu": cpu, "rss_mb": rss}
 
 
 def main(argv=None) -> int:
@@ -260,9 +267,9 @@ def main(argv=None) -> int:
         base = args.base_tree.resolve() if args.base_tree else base_tree(args.base)
         names["base"] = f"bayescheck fit at {args.base_tree or args.base}"
     lines = [f"| method | rows | files | command s (median of {args.repeat}) | command rows/s | "
-             f"command CPU s | CPU / read + X'X | whole s | start-up s | stream s | "
+             f"command CPU s | CPU / read + X'X | start-up and exit s | stream s | "
              f"stream rows/s | stream / read + X'X | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     loads = []
     for rows in map(int, args.rows):
         files = max(1, round(args.files * rows / 1e6))
@@ -271,7 +278,6 @@ def main(argv=None) -> int:
         for warm in ("fit", "base") if base else ("fit",):  # compiles the modules once
             with tempfile.TemporaryDirectory() as tmp:
                 run(warm, spec, Path(tmp) / "out", base)
-        times = {m: [] for m in methods}
         commands = {m: [] for m in methods}
         streams = {m: [] for m in methods}
         cpus = {m: [] for m in methods}
@@ -281,7 +287,6 @@ def main(argv=None) -> int:
             for m in used:
                 with tempfile.TemporaryDirectory() as tmp:
                     rec = run(m, spec, Path(tmp) / "out", base)
-                times[m].append(rec["seconds"])
                 commands[m].append(rec["command"])
                 streams[m].append(rec["stream"])
                 cpus[m].append(rec["command_cpu"])
@@ -290,10 +295,10 @@ def main(argv=None) -> int:
         floor = statistics.median(streams["xtx"])
         cpu_floor = statistics.median(cpus["xtx"])
         for m in used:
-            t, c = statistics.median(times[m]), statistics.median(cpus[m])
+            c = statistics.median(cpus[m])
             st, cm = statistics.median(streams[m]), statistics.median(commands[m])
             lines.append(f"| {names[m]} | {rows:,} | {files} | {cm:.3f} | {rows / cm:,.0f} | "
-                         f"{c:.3f} | {c / cpu_floor:.2f} | {t:.3f} | {t - st:.3f} | "
+                         f"{c:.3f} | {c / cpu_floor:.2f} | {cm - st:.3f} | "
                          f"{st:.3f} | {rows / st:,.0f} | {st / floor:.2f} | "
                          f"{max(rss[m]):.0f} |")
     table = "\n".join(lines) + (f"\n\nload average (1 min) before and after each round: "
