@@ -15,8 +15,15 @@ files into the directory PyTensor gives it instead of compiling there (the secon
 of ``module_from_key`` may be any object with ``get_src_code`` and ``compile_cmodule``: its
 docstring says so). So PyTensor still does all its own bookkeeping under its lock: it looks
 again whether another process stored the module meanwhile, writes the key, and registers the
-module. Then the ordinary linking runs and finds every module in the cache. The modules are
-the same bytes PyTensor would compile: the same code, compiler, flags and key.
+module. Then the ordinary linking runs and finds every module in the cache. The modules are those
+PyTensor would compile: the same code, compiler, flags and key (only the path of the source
+file, which the compiler writes into assertions and debug information, is the temporary one).
+
+Several processes linking the same new graph at once (parallel ``check`` runs or test workers
+on one cold cache) share the work as PyTensor's lock made them share it: each module is
+claimed by a file of its hash in the compile directory's ``bayescheck-compiling/`` before it
+is compiled, a process leaves the modules another one claimed to it and waits for them, and
+a claim whose process is gone (or older than :data:`STALE_SECONDS`) counts for nothing.
 
 Nothing here can make a compile fail that would not fail anyway: a node whose key or code
 cannot be made, or whose early compile fails, is left to PyTensor's own pass, which compiles
@@ -30,8 +37,11 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from pytensor.link.vm import VMLinker
 
@@ -41,6 +51,10 @@ _log = logging.getLogger(__name__)
 
 #: At most this many simultaneous ``g++`` runs by default (each takes 100-200 MB).
 MAX_JOBS = 4
+#: A claim older than this (seconds) counts for nothing (a compile takes 0.2-2 s).
+STALE_SECONDS = 300.0
+#: Waiting for modules other processes claimed stops after this long (seconds).
+WAIT_SECONDS = 120.0
 
 
 def compile_jobs() -> int:
@@ -118,6 +132,71 @@ class _Job:
             shutil.rmtree(self.staging, ignore_errors=True)
 
 
+def _claims_dir() -> Path:
+    from pytensor import config
+    return Path(config.compiledir) / "bayescheck-compiling"
+
+
+def _claim_is_live(path: Path) -> bool:
+    """Whether the claim file ``path`` stands for a compile still under way."""
+    try:
+        text = path.read_text()
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return False  # released meanwhile
+    if age > STALE_SECONDS:
+        return False
+    host, _, pid = text.partition(" ")
+    if host != socket.gethostname():
+        return True  # another machine's process: only its age tells
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (ValueError, PermissionError, OSError):
+        return True
+    return True
+
+
+def _claim(module_hash: str) -> Path | None:
+    """Claim ``module_hash`` for this process (its claim file), or None if another holds it."""
+    path = _claims_dir() / module_hash
+    for _ in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if _claim_is_live(path):
+                return None
+            try:
+                path.unlink()  # a dead process's claim
+            except OSError:
+                return None
+            continue
+        except OSError:  # an unwritable compile directory: claim nothing, compile as before
+            return None
+        with os.fdopen(fd, "w") as out:
+            out.write(f"{socket.gethostname()} {os.getpid()}")
+        return path
+    return None
+
+
+def _release(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+def _wait_for(claims: list[Path]) -> None:
+    """Wait until the other processes' compiles of ``claims`` are over (or look dead)."""
+    began = time.monotonic()
+    while claims and time.monotonic() - began < WAIT_SECONDS:
+        claims = [c for c in claims if _claim_is_live(c)]
+        if claims:
+            time.sleep(0.05)
+
+
 def _missing_modules(order) -> list[_Job]:
     """The C modules of ``order``'s nodes that no cache holds, one per distinct code."""
     from pytensor.graph.fg import FunctionGraph
@@ -163,8 +242,9 @@ def precompile_nodes(order, jobs: int | None = None) -> int:
     -------
     int
         How many modules were compiled here and stored in PyTensor's cache. The rest (none
-        missing, fewer than two missing, or an early compile that failed) is left to
-        PyTensor's own pass.
+        missing, fewer than two missing, another process's, or an early compile that
+        failed) is left to PyTensor's own pass, which finds another process's in the cache
+        once its claim is released (waited for here).
     """
     jobs = compile_jobs() if jobs is None else jobs
     if jobs < 2:
@@ -174,26 +254,46 @@ def precompile_nodes(order, jobs: int | None = None) -> int:
         return 0
     from pytensor.link.c.basic import get_module_cache
     cache = get_module_cache()
+    mine, claims, elsewhere = [], [], []
+    for job in missing:
+        claim = _claim(job.module_hash)
+        if claim is None:
+            elsewhere.append(_claims_dir() / job.module_hash)
+        else:
+            mine.append(job)
+            claims.append(claim)
     stored = 0
-    pool = ThreadPoolExecutor(max_workers=min(jobs, len(missing)),
+    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(mine))),
                               thread_name_prefix="bayescheck-compile")
-    futures = [(job, pool.submit(job.run)) for job in missing]
+    futures = [(job, pool.submit(job.run)) for job in mine]
     try:
         for job, future in futures:
             try:
-                if future.result():
-                    cache.module_from_key(
-                        job.key, _Compiled(job.src_code, job.staging, job.library))
-                    stored += 1
+                compiled = future.result()
             except Exception as error:  # noqa: BLE001 - PyTensor's own pass compiles it
                 _log.debug("early compile of %s failed: %r", job.module_hash, error)
+                continue
+            if not compiled:
+                continue
+            try:
+                cache.module_from_key(
+                    job.key, _Compiled(job.src_code, job.staging, job.library))
+            except OSError as error:
+                # a full or unwritable compile directory: PyTensor's own pass meets it too,
+                # and says so once; the modules still staged are left to it
+                _log.debug("storing %s failed: %r", job.module_hash, error)
+                break
+            stored += 1
     finally:
         # On an interrupt, the g++ runs not yet started are not started at all.
         for _, future in futures:
             future.cancel()
         pool.shutdown(wait=True)
-        for job in missing:
+        for job in mine:
             job.discard()
+        for claim in claims:
+            _release(claim)
+    _wait_for(elsewhere)
     return stored
 
 

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inference.pytensor_parallel import compile_jobs
@@ -104,7 +105,7 @@ def test_by_default_one_job_per_usable_core_at_most_four(monkeypatch):
     assert compile_jobs() == max(1, min(len(os.sched_getaffinity(0)), 4))
 
 
-def test_an_interrupt_starts_no_further_compile_and_leaves_no_directory(monkeypatch):
+def test_an_interrupt_starts_no_further_compile_and_leaves_no_directory(monkeypatch, tmp_path):
     import threading
     import time
 
@@ -114,7 +115,7 @@ def test_an_interrupt_starts_no_further_compile_and_leaves_no_directory(monkeypa
 
     class Job:
         def __init__(self, number):
-            self.number = number
+            self.number, self.module_hash = number, f"m{number}"
 
         def run(self):
             with lock:
@@ -129,7 +130,80 @@ def test_an_interrupt_starts_no_further_compile_and_leaves_no_directory(monkeypa
 
     monkeypatch.setattr(pytensor_parallel, "_missing_modules",
                         lambda order: [Job(k) for k in range(12)])
+    monkeypatch.setattr(pytensor_parallel, "_claims_dir", lambda: tmp_path / "claims")
     with pytest.raises(KeyboardInterrupt):
         pytensor_parallel.precompile_nodes([], jobs=2)
     assert len(ran) <= 4  # the two running and at most a pair started meanwhile, not all 12
     assert sorted(discarded) == list(range(12))
+    assert not list((tmp_path / "claims").iterdir())  # every claim released
+
+
+def test_a_module_another_live_process_claimed_is_left_to_it(monkeypatch, tmp_path):
+    import socket
+    import subprocess as sp
+
+    from inference import pytensor_parallel as pp
+
+    monkeypatch.setattr(pp, "_claims_dir", lambda: tmp_path)
+    mine = pp._claim("m1")
+    assert mine is not None and pp._claim("m1") is None  # held (by this live process)
+    pp._release(mine)
+    assert pp._claim("m1") is not None  # released, claimed again
+    gone = sp.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                  capture_output=True, text=True, check=True).stdout.strip()
+    (tmp_path / "m2").write_text(f"{socket.gethostname()} {gone}")
+    assert pp._claim("m2") is not None  # its process has exited
+    (tmp_path / "m3").write_text(f"another-host {os.getpid()}")
+    assert pp._claim("m3") is None  # another machine's, fresh: only its age tells
+    old = os.path.getmtime(tmp_path / "m3") - pp.STALE_SECONDS - 1
+    os.utime(tmp_path / "m3", (old, old))
+    assert pp._claim("m3") is not None  # stale
+
+
+# Two processes link the same new graph at once on one empty compile directory: together
+# they run each module's g++ once, as PyTensor's lock alone made them (the pool without the
+# claims ran 38 g++ for 20 modules in review).
+_TWIN = r"""
+import json, sys, threading, time
+import numpy as np, pytensor, pytensor.tensor as pt
+from pytensor.link.c.cmodule import GCC_compiler
+from inference.pytensor_setup import c_mode
+mode = c_mode()
+calls = []
+real = GCC_compiler.compile_str
+def spy(module_name, src_code, *args, **kwargs):
+    if module_name not in ("lazylinker_ext", "cutils_ext"):
+        calls.append(module_name)
+    return real(module_name, src_code, *args, **kwargs)
+GCC_compiler.compile_str = staticmethod(spy)
+x = pt.dvector("x")
+m = pt.dmatrix("m")
+out = [pt.exp(x * 0.5) + pt.log1p(x), pt.cumsum(x), pt.cumprod(x), pt.argmax(m, axis=0),
+       pt.max(m, axis=1), m.sum(axis=0) * x[:3].sum(), pt.outer(x, x)]
+while time.time() < float(sys.argv[1]):  # start together
+    time.sleep(0.01)
+f = pytensor.function([x, m], out, mode=mode)
+got = f(np.linspace(0.1, 1.0, 5), np.arange(15.0).reshape(5, 3))
+print(json.dumps({"calls": calls, "cumsum": got[1].tolist()}))
+"""
+
+
+@pytest.mark.slow  # two interpreters on one empty compile directory: ~8 s
+def test_two_processes_compile_each_module_once_between_them(tmp_path):
+    import time
+
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), BAYESCHECK_COMPILE_JOBS="2",
+                       PYTENSOR_FLAGS=f"base_compiledir={tmp_path / 'compiledir'}")
+    start = str(time.time() + 6.0)  # both import PyMC first, then link at the same moment
+    twins = [subprocess.Popen([sys.executable, "-W", "ignore", "-c", _TWIN, start],
+                              env=environment, cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = []
+    for twin in twins:
+        out, err = twin.communicate(timeout=300)
+        assert twin.returncode == 0, err
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    calls = results[0]["calls"] + results[1]["calls"]
+    assert len(calls) >= 4 and len(calls) == len(set(calls))  # every module once, in all
+    assert results[0]["cumsum"] == results[1]["cumsum"] == np.cumsum(
+        np.linspace(0.1, 1.0, 5)).tolist()
