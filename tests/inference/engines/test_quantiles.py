@@ -152,7 +152,7 @@ def _exact_t(df: int, p: float) -> float:
 @pytest.mark.slow
 def test_where_ours_and_scipys_differ_most_scipy_is_the_one_off():
     """The largest differences from scipy seen: the exact roots decide."""
-    cases = [(156, 228, 1e-12), (156, 228, 1e-8), (100, 100, 1e-12)]
+    cases = [(156, 228, 1e-12), (156, 228, 1e-8), (100, 100, 1e-12), (221, 143, 1e-12)]
     for a, b, p in cases:
         lo, _ = _exact_root(a, b, p)
         ours, theirs = Q._beta_ppf_scalar(p, a, b), float(special.betaincinv(a, b, p))
@@ -166,8 +166,13 @@ def test_where_ours_and_scipys_differ_most_scipy_is_the_one_off():
 @given(a=st.floats(Q.MIN_SHAPE, Q.MAX_SHAPE), b=st.floats(Q.MIN_SHAPE, Q.MAX_SHAPE),
        p=st.floats(Q.MIN_P, 1 - Q.MIN_P), df=st.floats(Q.MIN_DF, Q.MAX_DF))
 def test_any_point_of_the_verified_domain_is_within_the_bound(a, b, p, df):
-    assert _rel(Q._beta_ppf_scalar(p, a, b), float(special.betaincinv(a, b, p))) \
-        <= SCIPY_RTOL
+    ours, theirs = Q._beta_ppf_scalar(p, a, b), float(special.betaincinv(a, b, p))
+    if _rel(ours, theirs) > SCIPY_RTOL and a.is_integer() and b.is_integer():
+        # scipy is off by more than that here and there (Beta(221, 143) at 1e-12: 1.02e-13
+        # from the exact root, ours 4e-16): the exact root decides
+        assert _rel(ours, _exact_root(int(a), int(b), p)[0]) <= 4 * np.finfo(float).eps
+    else:
+        assert _rel(ours, theirs) <= SCIPY_RTOL
     # scipy's stdtrit is itself off by up to 5e-13: the t quantile against boost's beta
     # inverse, each of y and 1 - y solved for directly
     tail = p if p < 0.5 else 1 - p
