@@ -111,7 +111,7 @@ def csv_files(draw):
     names = draw(st.lists(st.sampled_from(["x", "y", "z", "w"]), min_size=1, max_size=3,
                           unique=True))
     rows = draw(st.lists(st.lists(CELL, min_size=len(names), max_size=len(names)),
-                         min_size=1, max_size=8))
+                         min_size=1, max_size=30))
     end = draw(st.sampled_from(["\n", "\r\n"]))
     text = ",".join(names) + end + end.join(",".join(r) for r in rows)
     text += draw(st.sampled_from(["", end, end + end]))
@@ -138,6 +138,19 @@ def test_plain_files_are_accepted(reader):
     ]
     for content, columns in cases:
         assert check(content, columns), content
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_line_ends_across_the_64_byte_blocks(reader, end):
+    """A line end, a CR LF and a long label at every offset around the blocks the bytes are
+    scanned in (64 bytes from the first row); a lone CR there is declined."""
+    head = b"x,y" + end
+    for k in range(1, 140):
+        body = b"q" * k + b",b" + end + b"ab,longer-than-8-bytes" + end + b"c," + end
+        assert check(head + body, ["x", "y"]), k
+        assert check(head + body[:-len(end)], ["y"]), k  # no final line end
+        lone = head + b"q" * k + b",b\r" + b"c,d" + end
+        assert data_mod._compiled_text_pieces(_batch(lone), ["x", "y"]) is None, k
 
 
 def test_many_labels_take_four_byte_codes(reader):
