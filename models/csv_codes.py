@@ -17,11 +17,12 @@ by a hash of the source, the compiler's ``--version`` and the flags, and loaded 
 :mod:`ctypes`. The library is written under a temporary name (``mkstemp``), flushed, and
 renamed to a name that holds the hash of its own bytes, so two processes compiling at once
 each rename a complete file, and a file truncated or damaged later fails its hash check
-before it is loaded (it is then deleted and compiled again). A compile that fails is
-remembered for its key and not tried again. Every failure (no compiler, a read-only cache,
-a library that does not load) means "not available", and the caller reads the file with
-pyarrow: never an error. ``BAYESCHECK_CSV_READER=pyarrow`` turns the compiled reader off
-(``auto``, the default, uses it when it can be built).
+before it is loaded (it is then deleted and compiled again). A compile that fails, or a
+library that does not load (a cache on a ``noexec`` mount), is remembered for its key
+(``csv_codes-KEY.failed``; delete it to try again) and not tried again. Every failure (no
+compiler, a read-only cache, a library that does not load) means "not available", and the
+caller reads the file with pyarrow: never an error. ``BAYESCHECK_CSV_READER=pyarrow``
+turns the compiled reader off (``auto``, the default, uses it when it can be built).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -55,6 +57,7 @@ _PREFIX = "csv_codes-"
 
 # The loaded library of this process: unset, None (not available) or the ctypes library.
 _LIBRARY: list = []
+_LOCK = threading.Lock()
 
 
 def reader_setting() -> str:
@@ -193,7 +196,10 @@ def _build(folder: Path, key: str, compiler: list[str]):
             tmp.unlink()
         except OSError:
             pass
-    return _load(final)
+    lib = _load(final)
+    if lib is None:  # it compiles but does not load here (a noexec cache?): not every run
+        failed.touch()
+    return lib
 
 
 def library():
@@ -204,13 +210,16 @@ def library():
     """
     if _LIBRARY:
         return _LIBRARY[0]
-    lib = None
-    if reader_setting() == "auto":
-        try:
-            lib = _find_or_build()
-        except Exception:  # noqa: BLE001 - any failure: pyarrow reads the file
-            lib = None
-    _LIBRARY.append(lib)
+    with _LOCK:  # read-ahead threads may ask at once: one of them compiles
+        if _LIBRARY:
+            return _LIBRARY[0]
+        lib = None
+        if reader_setting() == "auto":
+            try:
+                lib = _find_or_build()
+            except Exception:  # noqa: BLE001 - any failure: pyarrow reads the file
+                lib = None
+        _LIBRARY.append(lib)
     return lib
 
 
@@ -224,7 +233,7 @@ def _find_or_build():
         return None
     folder = cache_dir()
     lib = _cached(folder, key)
-    if lib is not None:
+    if lib is not None or (folder / f"{_PREFIX}{key}.failed").exists():
         return lib
     folder.mkdir(parents=True, exist_ok=True)
     return _build(folder, key, compiler)

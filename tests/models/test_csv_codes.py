@@ -153,6 +153,17 @@ def test_line_ends_across_the_64_byte_blocks(reader, end):
         assert data_mod._compiled_text_pieces(_batch(lone), ["x", "y"]) is None, k
 
 
+def test_labels_equal_in_their_first_bytes_but_not_in_length(reader):
+    """Trailing NUL bytes leave the zero-padded 8-byte key unchanged: only the length (and
+    beyond 8 bytes memcmp) tells these labels apart."""
+    words = [b"a" + b"\x00" * k for k in range(12)] + [b"\x00" * k for k in range(1, 12)]
+    rows = [words[(7 * i) % len(words)] + b"," + words[(5 * i) % len(words)]
+            for i in range(200)]
+    content = b"x,y\n" + b"\n".join(rows) + b"\n"
+    assert check(content, ["x", "y"])
+    assert len(compiled(content, ["x", "y"])[0][0]) == len(words)
+
+
 def test_many_labels_take_four_byte_codes(reader):
     rows = [f"s{i % 300},t{i % 3}" for i in range(1000)]
     content = ("x,y\n" + "\n".join(rows) + "\n").encode()
@@ -239,6 +250,21 @@ def test_a_failed_compile_is_remembered(monkeypatch, tmp_path):
     assert csv_codes._find_or_build() is None
     assert len(calls.read_text().split()) == 3  # --version only: not compiled again
     assert not list((tmp_path / "bayescheck").glob(".*"))  # no temporary file left
+
+
+def test_a_library_that_does_not_load_is_not_compiled_every_run(built, monkeypatch,
+                                                                 tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("BAYESCHECK_CSV_READER", raising=False)
+    monkeypatch.setattr(csv_codes, "_load", lambda path: None)  # as on a noexec mount
+    assert csv_codes._find_or_build() is None
+    assert list((tmp_path / "bayescheck").glob("*.failed"))
+    monkeypatch.setattr(csv_codes, "_build", _no_build)
+    assert csv_codes._find_or_build() is None
+
+
+def _no_build(*_):
+    raise AssertionError("compiled again")
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
