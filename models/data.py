@@ -839,6 +839,8 @@ def _compiled_text_pieces(batch: Batch, columns: Sequence[str]):
             or header.count(b",") + 1 != len(names):
         return None
     where = {name: j for j, name in enumerate(names)}
+    if any(c not in where for c in columns):
+        return None  # the pyarrow path words the error
     read = csv_codes.parse(content, end + 1, len(names), [where[c] for c in columns])
     if isinstance(read, str) or not len(read[0][0]):
         return None
