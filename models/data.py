@@ -620,10 +620,12 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     the same pass). A pandas categorical column gives its own codes and its categories as
     labels, without hashing a cell: a category that no row holds is among the labels too.
 
-    A text CSV is parsed with ``pyarrow.csv`` straight into dictionary-encoded columns (no
-    Python object per cell). When a label starts with a blank or holds a quote (pandas'
-    ``skipinitialspace`` reads those differently), or pyarrow cannot parse the file, the
-    pandas frame of the batch is used, with the same result as before.
+    A plain text CSV is read by the compiled reader of :mod:`models.csv_codes` (one pass over
+    the bytes, no Python object per cell); any other text CSV, or when that reader is not
+    available, with ``pyarrow.csv`` straight into dictionary-encoded columns. When a label
+    starts with a blank or holds a quote (pandas' ``skipinitialspace`` reads those
+    differently), or pyarrow cannot parse the file, the pandas frame of the batch is used,
+    with the same result as before.
 
     Parameters
     ----------
@@ -754,7 +756,9 @@ def _column_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]]:
         return [[_Piece(*_plain_codes(values), signed=True)] for values in plain]
     if batch.content is not None and batch.kind == "csv" and batch.text \
             and "frame" not in batch._cache:
-        out = _arrow_text_pieces(batch, columns)
+        out = _compiled_text_pieces(batch, columns)
+        if out is None:
+            out = _arrow_text_pieces(batch, columns)
         if out is not None:
             return out
     import pandas as pd
@@ -809,6 +813,47 @@ def _plain_codes(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
 def _encoded_pieces(chunks) -> list[_Piece]:
     """Every chunk of an Arrow string (or dictionary) column as a piece (Arrow's hashing)."""
     return [_dictionary_piece(chunk) for chunk in chunks]
+
+
+def _compiled_text_pieces(batch: Batch, columns: Sequence[str]):
+    r""":func:`_column_pieces` of a plain text CSV read by :mod:`models.csv_codes`, or None.
+
+    None (then pyarrow reads the file) unless the result is what :func:`_arrow_text_pieces`
+    gives: the compiled reader declines a ``"`` anywhere, a ``\r`` that does not end a line
+    and a line with another number of fields than the header (on all of which pyarrow
+    quotes, splits or fails differently); here a header it would split otherwise, a label
+    that is not UTF-8 (pyarrow fails) or starts with a blank (pandas reads it then) and a
+    batch without rows are declined. Empty lines are skipped and an empty cell is missing,
+    as pyarrow does; labels come in order of first appearance, so after
+    :func:`category_codes_as` the states and counts are pyarrow's.
+    """
+    from . import csv_codes
+
+    if not columns or len(set(columns)) != len(columns) or csv_codes.library() is None:
+        return None
+    content = batch.content
+    end = content.find(b"\n")
+    header = content if end < 0 else content[:end]
+    names = batch.columns
+    if end < 0 or b'"' in header or b"\r" in header[:-1] \
+            or header.count(b",") + 1 != len(names):
+        return None
+    where = {name: j for j, name in enumerate(names)}
+    if any(c not in where for c in columns):
+        return None  # the pyarrow path words the error
+    read = csv_codes.parse(content, end + 1, len(names), [where[c] for c in columns])
+    if isinstance(read, str) or not len(read[0][0]):
+        return None
+    out = []
+    for codes, spans in zip(*read, strict=True):
+        try:
+            labels = [content[at:at + n].decode("utf-8") for at, n in spans]
+        except UnicodeDecodeError:
+            return None
+        if any(w[:1] in (" ", "\t") for w in labels):
+            return None
+        out.append([_Piece(codes, labels, signed=True)])
+    return out
 
 
 def _arrow_text_pieces(batch: Batch, columns: Sequence[str]):

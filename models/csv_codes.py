@@ -1,0 +1,296 @@
+r"""A compiled reader of plain CSV files into per-column integer codes (``csv_codes.c``).
+
+pyarrow's CSV parse into dictionary columns was most of ``bayescheck fit``'s time on a large
+categorical file (benchmarks/NETWORKS.md: 2.3-3.4 s of 2.9-4 s CPU for 1e6 rows of the
+37-node Alarm network). The C routine next to this module does the same work for a plain
+file in one pass over the bytes: it splits at ``,`` and line ends and looks every cell up in
+a per-column open-addressing table of the labels seen so far (compared byte for byte),
+writing ``int8`` codes (``int32`` when a column has more than 127 labels). It declines (a
+status, never a guess) on a ``"`` byte anywhere, a ``\r`` that does not end a line, or a
+line with another number of fields than the header. :mod:`models.data` decides what else to
+decline (labels that are not UTF-8, or that start with a blank) so that what it accepts reads
+exactly as pyarrow reads it.
+
+The routine is compiled on first use with the system C compiler (``$CC``, else ``cc``)
+into the user's cache (``$XDG_CACHE_HOME/bayescheck``, else ``~/.cache/bayescheck``), keyed
+by a hash of the source, the compiler's ``--version`` and the flags, and loaded with
+:mod:`ctypes`. The library is written under a temporary name (``mkstemp``), flushed, and
+renamed to a name that holds the hash of its own bytes, so two processes compiling at once
+each rename a complete file, and a file truncated or damaged later fails its hash check
+before it is loaded (it is then deleted and compiled again). A compile that fails, or a
+library that does not load (a cache on a ``noexec`` mount), is remembered for its key
+(``csv_codes-KEY.failed``; delete it to try again) and not tried again. Every failure (no
+compiler, a read-only cache, a library that does not load) means "not available", and the
+caller reads the file with pyarrow: never an error. ``BAYESCHECK_CSV_READER=pyarrow``
+turns the compiled reader off (``auto``, the default, uses it when it can be built).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .errors import SpecError
+
+__all__ = ["SETTINGS", "cache_dir", "library", "parse", "reader_setting"]
+
+#: The values ``BAYESCHECK_CSV_READER`` may take.
+SETTINGS = ("auto", "pyarrow")
+#: Status codes of ``bc_parse`` (``csv_codes.c``).
+STATUS = {0: "ok", 1: "a quote", 2: "a carriage return inside a line",
+          3: "a line with another number of fields", 4: "more rows than counted",
+          5: "out of memory", 6: "unsupported", 7: "more than 127 labels in a column"}
+_SOURCE = Path(__file__).with_name("csv_codes.c")
+_FLAGS = ("-O3", "-shared", "-fPIC")
+_ABI = 2
+_PREFIX = "csv_codes-"
+
+# The loaded library of this process: unset, None (not available) or the ctypes library.
+_LIBRARY: list = []
+_LOCK = threading.Lock()
+
+
+def reader_setting() -> str:
+    """``BAYESCHECK_CSV_READER`` (``auto`` or ``pyarrow``), ``"auto"`` when unset.
+
+    Raises
+    ------
+    SpecError
+        When the variable holds anything else.
+    """
+    raw = os.environ.get("BAYESCHECK_CSV_READER", "").strip().lower()
+    if raw and raw not in SETTINGS:
+        raise SpecError(f"BAYESCHECK_CSV_READER must be 'auto' or 'pyarrow', got {raw!r}")
+    return raw or "auto"
+
+
+def cache_dir() -> Path:
+    """Where the compiled library is kept.
+
+    ``$XDG_CACHE_HOME/bayescheck``, else ``~/.cache/bayescheck``.
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bayescheck"
+
+
+def _compiler() -> list[str] | None:
+    """The C compiler's command (``$CC`` split like a shell would, else ``cc``, ``gcc``)."""
+    cc = os.environ.get("CC", "").strip()
+    if cc:
+        try:
+            command = shlex.split(cc)
+        except ValueError:
+            return None
+        return command if command and shutil.which(command[0]) else None
+    for name in ("cc", "gcc"):
+        path = shutil.which(name)
+        if path:
+            return [path]
+    return None
+
+
+def _key(compiler: list[str], source: bytes) -> str | None:
+    """A hash of the source, the compiler's identity and version, the flags and platform."""
+    try:
+        version = subprocess.run([*compiler, "--version"], capture_output=True, timeout=30,
+                                 check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    digest = hashlib.sha256()
+    for part in (source, version, " ".join(compiler).encode(), " ".join(_FLAGS).encode(),
+                 sys.platform.encode(), os.uname().machine.encode()):
+        digest.update(len(part).to_bytes(8, "little") + part)
+    return digest.hexdigest()[:24]
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+
+
+def _load(path: Path):
+    """The ctypes library at ``path`` with its functions declared, or None."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(str(path))
+        if lib.bc_abi() != _ABI:
+            return None
+    except (OSError, AttributeError):
+        return None
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    lib.bc_count_newlines.argtypes = [ctypes.c_char_p, i64]
+    lib.bc_count_newlines.restype = i64
+    lib.bc_parse.argtypes = [ctypes.c_char_p, i64, i64, i32, ctypes.POINTER(ptr), i32, i64,
+                             ctypes.POINTER(i32), ctypes.POINTER(i64)]
+    lib.bc_parse.restype = ptr
+    lib.bc_labels_count.argtypes = [ptr, i32]
+    lib.bc_labels_count.restype = i32
+    lib.bc_labels.argtypes = [ptr, i32, ptr, ptr]
+    lib.bc_labels.restype = None
+    lib.bc_free.argtypes = [ptr]
+    lib.bc_free.restype = None
+    return lib
+
+
+def _cached(folder: Path, key: str):
+    """A library of ``key`` already in ``folder`` whose bytes match its name, or None.
+
+    A file whose bytes do not match (truncated, damaged) is deleted.
+    """
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    for name in names:
+        if not (name.startswith(_PREFIX + key + "-") and name.endswith(".so")):
+            continue
+        path = folder / name
+        try:
+            good = _digest(path) == name[len(_PREFIX + key) + 1:-3]
+        except OSError:
+            continue
+        if not good:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            continue
+        lib = _load(path)
+        if lib is not None:
+            return lib
+    return None
+
+
+def _build(folder: Path, key: str, compiler: list[str]):
+    """Compile the source into ``folder`` (atomically) and load it; None on any failure."""
+    failed = folder / f"{_PREFIX}{key}.failed"
+    if failed.exists():
+        return None
+    fd, tmp = tempfile.mkstemp(prefix="." + _PREFIX, suffix=".so", dir=folder)
+    os.close(fd)
+    tmp = Path(tmp)
+    try:
+        done = subprocess.run([*compiler, *_FLAGS, "-o", str(tmp), str(_SOURCE)],
+                              capture_output=True, timeout=120)
+        if done.returncode != 0:
+            failed.touch()
+            return None
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        final = folder / f"{_PREFIX}{key}-{_digest(tmp)}.so"
+        os.replace(tmp, final)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    finally:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+    lib = _load(final)
+    if lib is None:  # it compiles but does not load here (a noexec cache?): not every run
+        failed.touch()
+    return lib
+
+
+def library():
+    """The compiled reader (a :class:`ctypes.CDLL`), built on first use.
+
+    None when it cannot be had: turned off, no compiler, the compile failed, the cache is
+    not writable. Settled once per process.
+    """
+    if _LIBRARY:
+        return _LIBRARY[0]
+    with _LOCK:  # read-ahead threads may ask at once: one of them compiles
+        if _LIBRARY:
+            return _LIBRARY[0]
+        lib = None
+        if reader_setting() == "auto":
+            try:
+                lib = _find_or_build()
+            except Exception:  # noqa: BLE001 - any failure: pyarrow reads the file
+                lib = None
+        _LIBRARY.append(lib)
+    return lib
+
+
+def _find_or_build():
+    compiler = _compiler()
+    if compiler is None:
+        return None
+    source = _SOURCE.read_bytes()
+    key = _key(compiler, source)
+    if key is None:
+        return None
+    folder = cache_dir()
+    lib = _cached(folder, key)
+    if lib is not None or (folder / f"{_PREFIX}{key}.failed").exists():
+        return lib
+    folder.mkdir(parents=True, exist_ok=True)
+    return _build(folder, key, compiler)
+
+
+def parse(content: bytes, start: int, ncols: int, wanted: Sequence[int]
+          ) -> tuple[list[np.ndarray], list[list[tuple[int, int]]]] | str:
+    """The codes of the ``wanted`` columns of a plain CSV's rows, or why not.
+
+    Parameters
+    ----------
+    content : bytes
+        The whole file.
+    start : int
+        Offset of the first byte after the header line.
+    ncols : int
+        Fields on every line (the header's).
+    wanted : sequence of int
+        0-based columns to return, distinct.
+
+    Returns
+    -------
+    (codes, labels) or str
+        Per wanted column, the codes (``-1`` for an empty cell; ``int8`` when no column has
+        more than 127 labels, else ``int32``) and the labels as ``(offset, length)`` of each
+        one's first cell in ``content``, in order of code; or, when the file is not plain (or
+        the library is not available), the reason.
+    """
+    lib = library()
+    if lib is None:
+        return "the compiled reader is not available"
+    rows_max = lib.bc_count_newlines(content, len(content)) + 1
+    read = _parse(lib, content, start, ncols, wanted, rows_max, np.int8)
+    if read == STATUS[7]:  # a column of many labels: 4-byte codes for all
+        read = _parse(lib, content, start, ncols, wanted, rows_max, np.int32)
+    return read
+
+
+def _parse(lib, content, start, ncols, wanted, rows_max, dtype):
+    import ctypes
+
+    out = np.empty((len(wanted), rows_max), dtype)
+    pointers = (ctypes.c_void_p * ncols)()
+    for i, j in enumerate(wanted):
+        pointers[j] = out[i].ctypes.data
+    status, rows = ctypes.c_int32(-1), ctypes.c_int64(0)
+    result = lib.bc_parse(content, len(content), start, ncols, pointers, out.itemsize,
+                          rows_max, ctypes.byref(status), ctypes.byref(rows))
+    try:
+        if status.value != 0:
+            return STATUS.get(status.value, f"status {status.value}")
+        labels = []
+        for j in wanted:
+            n = lib.bc_labels_count(result, j)
+            starts, lengths = np.empty(n, np.int64), np.empty(n, np.int32)
+            lib.bc_labels(result, j, starts.ctypes.data, lengths.ctypes.data)
+            labels.append(list(zip(starts.tolist(), lengths.tolist(), strict=True)))
+    finally:
+        lib.bc_free(result)
+    return [out[i, :rows.value] for i in range(len(wanted))], labels
