@@ -219,6 +219,8 @@ def run(method: str, spec: Path, out: Path, base: Path | None = None) -> dict:
         posterior = json.loads((out / "posterior.json").read_text())
         return {"command": wall, "command_cpu": cpu, "rss_mb": rss,
                 "stream": posterior["seconds"], "result": posterior["log_evidence"]}
+    # as `bayescheck fit` sets it for itself: OpenBLAS's idle threads sleep instead of spinning
+    env.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     wall, cpu, rss, stdout = _timed([sys.executable, "-c", CHILD, method, str(data), pattern,
                                      str(ROOT)], env, tree)
     record = json.loads(stdout.strip().splitlines()[-1])
