@@ -19,7 +19,9 @@ renamed to a name that holds the hash of its own bytes, so two processes compili
 each rename a complete file, and a file truncated or damaged later fails its hash check
 before it is loaded (it is then deleted and compiled again). A compile that fails, or a
 library that does not load (a cache on a ``noexec`` mount), is remembered for its key
-(``csv_codes-KEY.failed``; delete it to try again) and not tried again. Every failure (no
+(``csv_codes-KEY.failed``, holding the compiler's message) and not tried again for
+:data:`RETRY_SECONDS` (a day: a full disk or missing headers may be fixed meanwhile;
+delete the file to try at once). Every failure (no
 compiler, a read-only cache, a library that does not load) means "not available", and the
 caller reads the file with pyarrow: never an error. ``BAYESCHECK_CSV_READER=pyarrow``
 turns the compiled reader off (``auto``, the default, uses it when it can be built).
@@ -35,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,6 +57,8 @@ _SOURCE = Path(__file__).with_name("csv_codes.c")
 _FLAGS = ("-O3", "-shared", "-fPIC")
 _ABI = 2
 _PREFIX = "csv_codes-"
+#: A failed build is tried again after this long (seconds).
+RETRY_SECONDS = 86400.0
 
 # The loaded library of this process: unset, None (not available) or the ctypes library.
 _LIBRARY: list = []
@@ -171,10 +176,25 @@ def _cached(folder: Path, key: str):
     return None
 
 
+def _failed_recently(marker: Path) -> bool:
+    """Whether a build of this key failed less than :data:`RETRY_SECONDS` ago."""
+    try:
+        return time.time() - marker.stat().st_mtime < RETRY_SECONDS
+    except OSError:
+        return False
+
+
+def _remember_failure(marker: Path, why: bytes) -> None:
+    try:
+        marker.write_bytes(why[-4000:])
+    except OSError:
+        pass
+
+
 def _build(folder: Path, key: str, compiler: list[str]):
     """Compile the source into ``folder`` (atomically) and load it; None on any failure."""
     failed = folder / f"{_PREFIX}{key}.failed"
-    if failed.exists():
+    if _failed_recently(failed):
         return None
     fd, tmp = tempfile.mkstemp(prefix="." + _PREFIX, suffix=".so", dir=folder)
     os.close(fd)
@@ -183,7 +203,7 @@ def _build(folder: Path, key: str, compiler: list[str]):
         done = subprocess.run([*compiler, *_FLAGS, "-o", str(tmp), str(_SOURCE)],
                               capture_output=True, timeout=120)
         if done.returncode != 0:
-            failed.touch()
+            _remember_failure(failed, done.stderr or done.stdout or b"failed")
             return None
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
@@ -198,7 +218,7 @@ def _build(folder: Path, key: str, compiler: list[str]):
             pass
     lib = _load(final)
     if lib is None:  # it compiles but does not load here (a noexec cache?): not every run
-        failed.touch()
+        _remember_failure(failed, b"compiled, but the library does not load")
     return lib
 
 
@@ -233,7 +253,7 @@ def _find_or_build():
         return None
     folder = cache_dir()
     lib = _cached(folder, key)
-    if lib is not None or (folder / f"{_PREFIX}{key}.failed").exists():
+    if lib is not None or _failed_recently(folder / f"{_PREFIX}{key}.failed"):
         return lib
     folder.mkdir(parents=True, exist_ok=True)
     return _build(folder, key, compiler)

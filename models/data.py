@@ -636,7 +636,9 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     Returns
     -------
     list of (numpy.ndarray, list of str)
-        One ``(codes, labels)`` pair per column; codes are ``int32`` or ``int64``.
+        One ``(codes, labels)`` pair per column; codes are ``int8`` (the compiled CSV
+        reader's, when no column has more than 127 labels: widen them before arithmetic),
+        ``int32`` or ``int64``.
     """
     out = []
     for pieces in _column_pieces(batch, columns):
@@ -684,8 +686,10 @@ def category_codes_as(batch: Batch, columns: Sequence[str], index: Sequence[dict
     Returns
     -------
     list of (numpy.ndarray, bool)
-        Per column, the codes (``int32`` or ``int64``; ``-1`` for a missing cell; possibly a
-        read-only view) and whether it has a missing cell.
+        Per column, the codes (``int8``, ``int32`` or ``int64``: the compiled CSV reader's
+        are ``int8`` when no column has more than 127 labels, so widen them before any
+        arithmetic that can pass 127; ``-1`` for a missing cell; possibly a read-only view)
+        and whether it has a missing cell.
     """
     out = []
     for j, pieces in enumerate(_column_pieces(batch, columns)):

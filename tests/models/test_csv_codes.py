@@ -250,6 +250,11 @@ def test_a_failed_compile_is_remembered(monkeypatch, tmp_path):
     assert csv_codes._find_or_build() is None
     assert len(calls.read_text().split()) == 3  # --version only: not compiled again
     assert not list((tmp_path / "bayescheck").glob(".*"))  # no temporary file left
+    [marker] = (tmp_path / "bayescheck").glob("*.failed")
+    old = marker.stat().st_mtime - csv_codes.RETRY_SECONDS - 1  # a day later (the cause
+    os.utime(marker, (old, old))                               # may be fixed): tried again
+    assert csv_codes._find_or_build() is None
+    assert len(calls.read_text().split()) == 5
 
 
 def test_a_library_that_does_not_load_is_not_compiled_every_run(built, monkeypatch,
