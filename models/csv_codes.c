@@ -226,6 +226,28 @@ static inline void masks(const uint8_t *p, uint64_t *comma, uint64_t *nl, uint64
  * BC_OK and *rows the number of rows, or another status; the result (NULL only when it could
  * not be allocated) is freed with bc_free either way.
  */
+/* The code of the field [s, s + flen) of a column, written to row `row` of its codes
+   (-1 for an empty field): BC_OK, or the status that stops the parse. */
+static int32_t store_field(column_t *col, void *out, int64_t row, const uint8_t *buf,
+                           const uint8_t *end, int64_t s, int64_t flen, int narrow)
+{
+    int32_t code = -1;
+    if (flen) {
+        if (flen > INT32_MAX - 8)
+            return BC_UNSUPPORTED;
+        code = code_of(col, buf, end, s, (int32_t)flen, narrow);
+        if (code == -2)
+            return BC_WIDE;
+        if (code < 0)
+            return BC_MEMORY;
+    }
+    if (narrow)
+        ((int8_t *)out)[row] = (int8_t)code;
+    else
+        ((int32_t *)out)[row] = code;
+    return BC_OK;
+}
+
 result_t *bc_parse(const uint8_t *buf, int64_t len, int64_t start, int32_t ncols,
                    void **codes, int32_t width, int64_t max_rows, int32_t *status,
                    int64_t *rows)
@@ -312,24 +334,12 @@ result_t *bc_parse(const uint8_t *buf, int64_t len, int64_t start, int32_t ncols
                 return r;
             }
             if (codes[j]) {
-                int64_t flen = d - s;
-                int32_t code = -1;
-                if (flen) {
-                    if (flen > INT32_MAX - 8) {
-                        *status = BC_UNSUPPORTED;
-                        return r;
-                    }
-                    code = code_of(&r->cols[j], buf, end, s, (int32_t)flen, narrow);
-                    if (code == -2) {
-                        *status = BC_WIDE;
-                        return r;
-                    }
-                    if (code < 0) goto memory;
+                int32_t why = store_field(&r->cols[j], codes[j], row, buf, end, s, d - s,
+                                          narrow);
+                if (why != BC_OK) {
+                    *status = why;
+                    return r;
                 }
-                if (narrow)
-                    ((int8_t *)codes[j])[row] = (int8_t)code;
-                else
-                    ((int32_t *)codes[j])[row] = code;
             }
             s = next;
             if (eol) {
@@ -350,24 +360,12 @@ result_t *bc_parse(const uint8_t *buf, int64_t len, int64_t start, int32_t ncols
             return r;
         }
         if (codes[j]) {
-            int64_t flen = len - s;
-            int32_t code = -1;
-            if (flen) {
-                if (flen > INT32_MAX - 8) {
-                    *status = BC_UNSUPPORTED;
-                    return r;
-                }
-                code = code_of(&r->cols[j], buf, end, s, (int32_t)flen, narrow);
-                if (code == -2) {
-                    *status = BC_WIDE;
-                    return r;
-                }
-                if (code < 0) goto memory;
+            int32_t why = store_field(&r->cols[j], codes[j], row, buf, end, s, len - s,
+                                      narrow);
+            if (why != BC_OK) {
+                *status = why;
+                return r;
             }
-            if (narrow)
-                ((int8_t *)codes[j])[row] = (int8_t)code;
-            else
-                ((int32_t *)codes[j])[row] = code;
         }
         row++;
     }
