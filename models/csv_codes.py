@@ -255,7 +255,8 @@ def _find_or_build():
     lib = _cached(folder, key)
     if lib is not None or _failed_recently(folder / f"{_PREFIX}{key}.failed"):
         return lib
-    folder.mkdir(parents=True, exist_ok=True)
+    # the user's alone: a library planted there would be loaded and run
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return _build(folder, key, compiler)
 
 

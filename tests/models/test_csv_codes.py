@@ -314,3 +314,14 @@ def test_two_processes_compile_at_once(tmp_path):
     files = sorted(p.name for p in (cache / "bayescheck").iterdir())
     assert len(files) == 1 and files[0].endswith(".so"), files
     assert csv_codes._digest(cache / "bayescheck" / files[0]) == files[0].rsplit("-", 1)[1][:-3]
+
+
+def test_the_cache_directory_is_the_users_alone(built):
+    folder, _ = built  # a library planted in it would be loaded and run
+    assert (folder / "bayescheck").stat().st_mode & 0o777 == 0o700
+
+
+def test_a_file_with_a_quote_is_declined_before_any_parse(reader, monkeypatch):
+    monkeypatch.setattr(csv_codes, "parse", _no_build)  # the C pass is not even started
+    content = b"x,y\n" + b"a,b\n" * 1000 + b'"c",b\n'
+    assert data_mod._compiled_text_pieces(_batch(content), ["x", "y"]) is None
