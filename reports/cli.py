@@ -469,6 +469,10 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"fit": _cmd_fit, "check": _cmd_check, "calibrate": _cmd_calibrate,
                 "predict": _cmd_predict, "report": _cmd_report, "demo": _cmd_demo}
     try:
+        if args.command != "report":
+            # refused at once, not only when a large CSV reaches the compiled reader
+            from models.csv_codes import reader_setting
+            reader_setting()
         code = commands[args.command](args)
         if argv is None:
             # Run as the command: the process ends next. The interpreter's last garbage

@@ -325,3 +325,16 @@ def test_a_file_with_a_quote_is_declined_before_any_parse(reader, monkeypatch):
     monkeypatch.setattr(csv_codes, "parse", _no_build)  # the C pass is not even started
     content = b"x,y\n" + b"a,b\n" * 1000 + b'"c",b\n'
     assert data_mod._compiled_text_pieces(_batch(content), ["x", "y"]) is None
+
+
+def test_a_wrong_reader_setting_is_refused_at_the_start_of_any_data_command(monkeypatch,
+                                                                            tmp_path, capsys):
+    from reports.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("BAYESCHECK_CSV_READER", "fast")  # the small Asia file never reaches
+    code = main(["fit", str(root / "examples/bayesian_network/asia.toml"),  # the reader
+                 "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 2 and not (tmp_path / "out" / "posterior.json").exists()
+    assert "BAYESCHECK_CSV_READER must be 'auto' or 'pyarrow', got 'fast'" in \
+        capsys.readouterr().err
