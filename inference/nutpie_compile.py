@@ -26,11 +26,10 @@ so the sampled distribution is the same; only the draws for a given seed differ.
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 
-from models.errors import SpecError
+from models.settings import choice
 
 from .lazy_imports import import_nutpie, nutpie_compile_pymc
 from .numba_cache import compile_numba_cached, model_digest, remember
@@ -56,10 +55,7 @@ def backend_setting() -> str:
     SpecError
         When the variable holds anything else.
     """
-    raw = os.environ.get("BAYESCHECK_NUTS_BACKEND", "").strip().lower()
-    if raw and raw not in SETTINGS:
-        raise SpecError(f"BAYESCHECK_NUTS_BACKEND must be 'auto', 'c' or 'numba', got {raw!r}")
-    return raw or "auto"
+    return choice("BAYESCHECK_NUTS_BACKEND", SETTINGS)
 
 
 def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | None = None,

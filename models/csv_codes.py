@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import SpecError
+from .settings import choice
 
 __all__ = ["SETTINGS", "cache_dir", "library", "parse", "reader_setting"]
 
@@ -73,10 +73,7 @@ def reader_setting() -> str:
     SpecError
         When the variable holds anything else.
     """
-    raw = os.environ.get("BAYESCHECK_CSV_READER", "").strip().lower()
-    if raw and raw not in SETTINGS:
-        raise SpecError(f"BAYESCHECK_CSV_READER must be 'auto' or 'pyarrow', got {raw!r}")
-    return raw or "auto"
+    return choice("BAYESCHECK_CSV_READER", SETTINGS)
 
 
 def cache_dir() -> Path:
