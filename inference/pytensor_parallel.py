@@ -45,6 +45,8 @@ from pathlib import Path
 
 from pytensor.link.vm import VMLinker
 
+from models.settings import usable_cores
+
 __all__ = ["PrecompilingVMLinker", "compile_jobs", "precompile_nodes"]
 
 _log = logging.getLogger(__name__)
@@ -73,11 +75,7 @@ def compile_jobs() -> int:
             _log.warning("BAYESCHECK_COMPILE_JOBS=%r is not a number; compiling one at a time",
                          text)
             return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_JOBS))
+    return max(1, min(usable_cores(), MAX_JOBS))
 
 
 class _Compiled:

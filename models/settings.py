@@ -1,4 +1,7 @@
-"""Settings read from the environment: one reader for a variable with a fixed set of values."""
+"""Settings read from the environment, and the cores this process may use.
+
+One reader for an environment variable with a fixed set of values (:func:`choice`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from collections.abc import Sequence
 
 from .errors import SpecError
 
-__all__ = ["choice"]
+__all__ = ["choice", "usable_cores"]
 
 
 def choice(name: str, choices: Sequence[str]) -> str:
@@ -27,3 +30,11 @@ def choice(name: str, choices: Sequence[str]) -> str:
                               else quoted)
         raise SpecError(f"{name} must be {allowed}, got {raw!r}")
     return raw or choices[0]
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1

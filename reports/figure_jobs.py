@@ -39,20 +39,14 @@ import sys
 import threading
 import time
 
+from models.settings import usable_cores as cores
+
 __all__ = ["CHILD_GRACE_SECONDS", "cores", "draw_all", "free_cores", "job",
            "needs_matplotlib", "prestart", "sample_cpu", "workers"]
 
 #: Seconds without a finished figure from the worker, once this process has drawn its
 #: share, after which the worker is stopped and its figures drawn here.
 CHILD_GRACE_SECONDS = 20.0
-
-
-def cores() -> int:
-    """The cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 #: Seconds over which the free CPU is measured (at least; see :func:`sample_cpu`).
