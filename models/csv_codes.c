@@ -19,7 +19,7 @@
 #include <emmintrin.h>
 #endif
 
-#define BC_ABI 2
+#define BC_ABI 3
 
 enum {
     BC_OK = 0,
@@ -171,11 +171,11 @@ int32_t bc_abi(void)
     return BC_ABI;
 }
 
-/* Number of '\n' bytes in buf[0, len). */
-int64_t bc_count_newlines(const uint8_t *buf, int64_t len)
+/* Number of '\n' bytes in buf[start, end). */
+int64_t bc_count_newlines(const uint8_t *buf, int64_t start, int64_t end_at)
 {
     int64_t n = 0;
-    const uint8_t *p = buf, *end = buf + len;
+    const uint8_t *p = buf + start, *end = buf + end_at;
     while (p < end) {
         const uint8_t *q = memchr(p, '\n', (size_t)(end - p));
         if (!q) break;
@@ -219,13 +219,6 @@ static inline void masks(const uint8_t *p, uint64_t *comma, uint64_t *nl, uint64
 #endif
 }
 
-/* Parse buf[start, len): the rows after the header line.
- *
- * codes[j]: room for max_rows codes of column j (int8 when width is 1, else int32), or NULL
- * for a column not wanted (its fields are counted but not looked up). On return *status is
- * BC_OK and *rows the number of rows, or another status; the result (NULL only when it could
- * not be allocated) is freed with bc_free either way.
- */
 /* The code of the field [s, s + flen) of a column, written to row `row` of its codes
    (-1 for an empty field): BC_OK, or the status that stops the parse. */
 static int32_t store_field(column_t *col, void *out, int64_t row, const uint8_t *buf,
@@ -248,6 +241,14 @@ static int32_t store_field(column_t *col, void *out, int64_t row, const uint8_t 
     return BC_OK;
 }
 
+/* Parse the rows in buf[start, len): those after the header line, or a part of them that
+ * starts at a line start (models/csv_codes.py parses a large file in parts on several threads).
+ *
+ * codes[j]: room for max_rows codes of column j (int8 when width is 1, else int32), or NULL
+ * for a column not wanted (its fields are counted but not looked up). On return *status is
+ * BC_OK and *rows the number of rows, or another status; the result (NULL only when it could
+ * not be allocated) is freed with bc_free either way.
+ */
 result_t *bc_parse(const uint8_t *buf, int64_t len, int64_t start, int32_t ncols,
                    void **codes, int32_t width, int64_t max_rows, int32_t *status,
                    int64_t *rows)
@@ -376,6 +377,21 @@ result_t *bc_parse(const uint8_t *buf, int64_t len, int64_t start, int32_t ncols
 memory:
     *status = BC_MEMORY;
     return r;
+}
+
+/* codes[i] = table[codes[i]] for the n codes (int8 when width is 1, else int32); a code below
+ * zero (an empty cell) is left as it is. */
+void bc_recode(void *codes, int32_t width, int64_t n, const int32_t *table)
+{
+    if (width == 1) {
+        int8_t *c = codes;
+        for (int64_t i = 0; i < n; i++)
+            if (c[i] >= 0) c[i] = (int8_t)table[c[i]];
+    } else {
+        int32_t *c = codes;
+        for (int64_t i = 0; i < n; i++)
+            if (c[i] >= 0) c[i] = table[c[i]];
+    }
 }
 
 int32_t bc_labels_count(const result_t *r, int32_t j)

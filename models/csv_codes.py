@@ -5,7 +5,8 @@ categorical file (benchmarks/NETWORKS.md: 2.3-3.4 s of 2.9-4 s CPU for 1e6 rows 
 37-node Alarm network). The C routine next to this module does the same work for a plain
 file in one pass over the bytes: it splits at ``,`` and line ends and looks every cell up in
 a per-column open-addressing table of the labels seen so far (compared byte for byte),
-writing ``int8`` codes (``int32`` when a column has more than 127 labels). It declines (a
+writing ``int8`` codes (``int32`` when a column has more than 127 labels). A large file is
+cut after line ends into parts parsed at once on several threads (:func:`parse`). It declines (a
 status, never a guess) on a ``"`` byte anywhere, a ``\r`` that does not end a line, or a
 line with another number of fields than the header. :mod:`models.data` decides what else to
 decline (labels that are not UTF-8, or that start with a blank) so that what it accepts reads
@@ -43,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .settings import choice
+from .settings import choice, usable_cores
 
 __all__ = ["SETTINGS", "cache_dir", "library", "parse", "reader_setting"]
 
@@ -55,7 +56,7 @@ STATUS = {0: "ok", 1: "a quote", 2: "a carriage return inside a line",
           5: "out of memory", 6: "unsupported", 7: "more than 127 labels in a column"}
 _SOURCE = Path(__file__).with_name("csv_codes.c")
 _FLAGS = ("-O3", "-shared", "-fPIC")
-_ABI = 2
+_ABI = 3
 _PREFIX = "csv_codes-"
 #: A failed build is tried again after this long (seconds).
 RETRY_SECONDS = 86400.0
@@ -130,7 +131,7 @@ def _load(path: Path):
     except (OSError, AttributeError):
         return None
     i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
-    lib.bc_count_newlines.argtypes = [ctypes.c_char_p, i64]
+    lib.bc_count_newlines.argtypes = [ctypes.c_char_p, i64, i64]
     lib.bc_count_newlines.restype = i64
     lib.bc_parse.argtypes = [ctypes.c_char_p, i64, i64, i32, ctypes.POINTER(ptr), i32, i64,
                              ctypes.POINTER(i32), ctypes.POINTER(i64)]
@@ -139,6 +140,8 @@ def _load(path: Path):
     lib.bc_labels_count.restype = i32
     lib.bc_labels.argtypes = [ptr, i32, ptr, ptr]
     lib.bc_labels.restype = None
+    lib.bc_recode.argtypes = [ptr, i32, i64, ptr]
+    lib.bc_recode.restype = None
     lib.bc_free.argtypes = [ptr]
     lib.bc_free.restype = None
     return lib
@@ -257,9 +260,20 @@ def _find_or_build():
     return _build(folder, key, compiler)
 
 
+#: Files at least this large are parsed in parts on several threads (one per usable core, at
+#: most :data:`MAX_PARTS`), each part at least this large.
+SPLIT_BYTES = 8 << 20
+MAX_PARTS = 4
+
+
 def parse(content: bytes, start: int, ncols: int, wanted: Sequence[int]
           ) -> tuple[list[np.ndarray], list[list[tuple[int, int]]]] | str:
     """The codes of the ``wanted`` columns of a plain CSV's rows, or why not.
+
+    A large file is cut after line ends into parts parsed at once on several threads (the C
+    routine runs without the GIL), each with its own tables of labels; the tables are then
+    merged in part order, and a later part's codes renumbered, so that codes and labels are
+    those of one pass over the whole file (labels in order of first appearance).
 
     Parameters
     ----------
@@ -283,23 +297,68 @@ def parse(content: bytes, start: int, ncols: int, wanted: Sequence[int]
     lib = library()
     if lib is None:
         return "the compiled reader is not available"
-    rows_max = lib.bc_count_newlines(content, len(content)) + 1
-    read = _parse(lib, content, start, ncols, wanted, rows_max, np.int8)
+    bounds = _parts(content, start)
+    read = _parse_parts(lib, content, bounds, ncols, wanted, np.int8)
     if read == STATUS[7]:  # a column of many labels: 4-byte codes for all
-        read = _parse(lib, content, start, ncols, wanted, rows_max, np.int32)
+        read = _parse_parts(lib, content, bounds, ncols, wanted, np.int32)
     return read
 
 
-def _parse(lib, content, start, ncols, wanted, rows_max, dtype):
+def _parts(content: bytes, start: int) -> list[tuple[int, int]]:
+    """``[start, len(content))`` cut just after line ends into :func:`parse`'s parts."""
+    size = len(content) - start
+    count = min(usable_cores(), MAX_PARTS, max(1, size // max(SPLIT_BYTES, 1)))
+    cuts = [start]
+    for i in range(1, count):
+        at = content.find(b"\n", max(cuts[-1], start + size * i // count))
+        if at < 0 or at + 1 >= len(content):
+            break
+        cuts.append(at + 1)
+    cuts.append(len(content))
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _parse_parts(lib, content, bounds, ncols, wanted, dtype):
+    """Every part of ``bounds`` parsed, then merged (:func:`parse`'s result, or why not).
+
+    The first part is parsed on this thread, each other one on a thread of its own.
+    """
+    # every part but the last ends with a line end: no more rows than line ends
+    room = [lib.bc_count_newlines(content, a, b) for a, b in bounds]
+    room[-1] += 1
+    offsets = [0, *np.cumsum(room).tolist()]
+    out = np.empty((len(wanted), offsets[-1]), dtype)
+    parts: list = ["a part was not parsed"] * len(bounds)
+
+    def run(p):
+        parts[p] = _parse(lib, content, bounds[p], ncols, wanted, out, offsets[p], room[p])
+
+    threads = [threading.Thread(target=run, args=(p,), name="bayescheck-csv-part",
+                                daemon=True) for p in range(1, len(bounds))]
+    for t in threads:
+        t.start()
+    try:
+        run(0)
+    finally:
+        for t in threads:
+            t.join()
+    why = next((part for part in parts if isinstance(part, str)), None)
+    return why if why is not None else _merge(lib, content, parts, out, offsets)
+
+
+def _parse(lib, content, bounds, ncols, wanted, out, offset, room):
+    """One part: ``(rows, labels)``, or why not.
+
+    Its rows' codes are written to ``out[:, offset:offset + room]``.
+    """
     import ctypes
 
-    out = np.empty((len(wanted), rows_max), dtype)
     pointers = (ctypes.c_void_p * ncols)()
     for i, j in enumerate(wanted):
-        pointers[j] = out[i].ctypes.data
+        pointers[j] = out[i, offset:].ctypes.data
     status, rows = ctypes.c_int32(-1), ctypes.c_int64(0)
-    result = lib.bc_parse(content, len(content), start, ncols, pointers, out.itemsize,
-                          rows_max, ctypes.byref(status), ctypes.byref(rows))
+    result = lib.bc_parse(content, bounds[1], bounds[0], ncols, pointers, out.itemsize,
+                          room, ctypes.byref(status), ctypes.byref(rows))
     try:
         if status.value != 0:
             return STATUS.get(status.value, f"status {status.value}")
@@ -311,4 +370,33 @@ def _parse(lib, content, start, ncols, wanted, rows_max, dtype):
             labels.append(list(zip(starts.tolist(), lengths.tolist(), strict=True)))
     finally:
         lib.bc_free(result)
-    return [out[i, :rows.value] for i in range(len(wanted))], labels
+    return rows.value, labels
+
+
+def _merge(lib, content, parts, out, offsets):
+    """The parts' codes made those of one pass, or why not.
+
+    Later parts' rows are moved up to close the gaps that empty lines left, and their codes
+    renumbered into the labels of the parts before them (new labels appended in order of
+    first appearance). Why not: more than 127 labels in a column of ``int8`` codes.
+    """
+    rows, labels = parts[0]
+    labels = [list(spans) for spans in labels]
+    index = [{content[a:a + n]: k for k, (a, n) in enumerate(spans)} for spans in labels]
+    for p, (count, spans_of) in enumerate(parts[1:], 1):
+        block = out[:, rows:rows + count]
+        if offsets[p] != rows:  # the parts before held empty lines
+            block[:] = out[:, offsets[p]:offsets[p] + count]
+        for i, spans in enumerate(spans_of):
+            table = np.empty(len(spans), np.int32)
+            for k, (a, n) in enumerate(spans):
+                code = index[i].setdefault(content[a:a + n], len(labels[i]))
+                if code == len(labels[i]):
+                    labels[i].append((a, n))
+                table[k] = code
+            if out.dtype == np.int8 and len(labels[i]) > 127:
+                return STATUS[7]
+            if not np.array_equal(table, np.arange(len(spans))):
+                lib.bc_recode(block[i].ctypes.data, out.itemsize, count, table.ctypes.data)
+        rows += count
+    return [out[i, :rows] for i in range(out.shape[0])], labels

@@ -119,13 +119,75 @@ def csv_files(draw):
     return _encode(text), columns
 
 
+@pytest.fixture(params=["one pass", "in parts"])
+def parts(request, monkeypatch):
+    """The reader as it parses a small file (one pass), and forced to cut every file into up
+    to four parts parsed on threads and merged (as a large file is on several cores)."""
+    if request.param == "in parts":
+        monkeypatch.setattr(csv_codes, "SPLIT_BYTES", 1)
+        monkeypatch.setattr(csv_codes, "usable_cores", lambda: 4)
+    return request.param
+
+
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(csv_files())
 @example((b"x,y\na,b\n\nc,\r\nd,b", ["y", "x"]))  # empty line, CR LF, no final line end
 @example((b"x,y\na,\xff\n", ["x"]))  # not UTF-8 in a column not asked for: pyarrow reads it
-def test_compiled_reader_equals_pyarrow_or_declines(reader, case):
+@example((b"x,y\n\n\na,b\nc,d\n\nc,b\na,\n", ["x", "y"]))  # empty lines in early parts
+def test_compiled_reader_equals_pyarrow_or_declines(reader, parts, case):
     check(*case)
+
+
+def test_a_file_is_cut_after_line_ends_into_parts(monkeypatch):
+    monkeypatch.setattr(csv_codes, "SPLIT_BYTES", 3)  # 14 bytes of rows: four parts
+    monkeypatch.setattr(csv_codes, "usable_cores", lambda: 4)
+    content = b"x\naa\nbb\ncc\ndd\nee"
+    bounds = csv_codes._parts(content, 2)
+    assert bounds[0][0] == 2 and bounds[-1][1] == len(content) and len(bounds) == 4
+    for (_, end), (start, _) in zip(bounds[:-1], bounds[1:], strict=True):
+        assert end == start and content[end - 1:end] == b"\n"
+    monkeypatch.setattr(csv_codes, "usable_cores", lambda: 1)  # one core: one pass
+    assert csv_codes._parts(content, 2) == [(2, len(content))]
+    monkeypatch.setattr(csv_codes, "usable_cores", lambda: 4)
+    monkeypatch.setattr(csv_codes, "SPLIT_BYTES", 8 << 20)  # a small file: one pass
+    assert csv_codes._parts(content, 2) == [(2, len(content))]
+
+
+def _in_parts(monkeypatch):
+    monkeypatch.setattr(csv_codes, "SPLIT_BYTES", 1)
+    monkeypatch.setattr(csv_codes, "usable_cores", lambda: 4)
+
+
+def test_parts_are_merged_into_one_pass(reader, monkeypatch):
+    """Labels first seen in a later part, in another order, and empty lines before it, give
+    the codes of one pass; a merge that does not renumber, or does not close the gap the
+    empty lines left, fails the comparison."""
+    _in_parts(monkeypatch)
+    content = b"x,y\n\n\n\na,p\nb,q\n" + b"c,r\nb,q\n" + b"a,s\nd,p\n" + b"d,,\n"[:-2] + b"\n"
+    assert len(csv_codes._parts(content, 4)) == 4
+    assert check(content, ["x", "y"])
+    with mock.patch.object(reader, "bc_recode", lambda *a: None), \
+            pytest.raises(AssertionError):
+        check(content, ["x", "y"])
+    real = csv_codes._merge
+
+    def no_move(lib, content, parts, out, offsets):
+        return real(lib, content, parts, out, [0, *[sum(p[0] for p in parts[:i])
+                                                     for i in range(1, len(parts))]])
+
+    with mock.patch.object(csv_codes, "_merge", no_move), pytest.raises(AssertionError):
+        check(content, ["x", "y"])
+
+
+def test_many_labels_over_the_parts_take_four_byte_codes(reader, monkeypatch):
+    """Each part has fewer than 128 labels of a column, all of them together more."""
+    _in_parts(monkeypatch)
+    rows = [f"s{i},t{i % 3}" for i in range(200)]
+    content = ("x,y\n" + "\n".join(rows) + "\n").encode()
+    assert check(content, ["x", "y"])
+    pieces = data_mod._compiled_text_pieces(_batch(content), ["x", "y"])
+    assert pieces[0][0].codes.dtype == np.int32 and len(pieces[0][0].labels) == 200
 
 
 def test_plain_files_are_accepted(reader):
