@@ -39,6 +39,7 @@ import numpy as np
 import xxhash
 
 from .errors import DataError
+from .file_read import read_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -444,8 +445,9 @@ def _real_path(name) -> str:
 
 
 def _read_bytes(path: Path | RemoteFile) -> bytes:
+    path = data_file(path) if isinstance(path, str) else path
     try:
-        return data_file(path).read_bytes() if isinstance(path, str) else path.read_bytes()
+        return read_file(path) if isinstance(path, Path) else path.read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
