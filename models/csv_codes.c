@@ -29,7 +29,7 @@ enum {
     BC_ROWS = 4,           /* more rows than the caller made room for */
     BC_MEMORY = 5,         /* an allocation failed */
     BC_UNSUPPORTED = 6,    /* not a little-endian machine, or a field of 2 GiB or more */
-    BC_WIDE = 7,           /* more than 127 labels in a column given 1-byte codes */
+    BC_WIDE = 7,           /* more than 128 labels in a column given 1-byte codes */
 };
 
 typedef struct {

@@ -5,7 +5,7 @@ categorical file (benchmarks/NETWORKS.md: 2.3-3.4 s of 2.9-4 s CPU for 1e6 rows 
 37-node Alarm network). The C routine next to this module does the same work for a plain
 file in one pass over the bytes: it splits at ``,`` and line ends and looks every cell up in
 a per-column open-addressing table of the labels seen so far (compared byte for byte),
-writing ``int8`` codes (``int32`` when a column has more than 127 labels). A large file is
+writing ``int8`` codes (``int32`` when a column has more than 128 labels). A large file is
 cut after line ends into parts parsed at once on several threads (:func:`parse`). It declines (a
 status, never a guess) on a ``"`` byte anywhere, a ``\r`` that does not end a line, or a
 line with another number of fields than the header. :mod:`models.data` decides what else to
@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .parallel import on_threads
 from .settings import choice, usable_cores
 
 __all__ = ["SETTINGS", "cache_dir", "library", "parse", "reader_setting"]
@@ -53,7 +54,7 @@ SETTINGS = ("auto", "pyarrow")
 #: Status codes of ``bc_parse`` (``csv_codes.c``).
 STATUS = {0: "ok", 1: "a quote", 2: "a carriage return inside a line",
           3: "a line with another number of fields", 4: "more rows than counted",
-          5: "out of memory", 6: "unsupported", 7: "more than 127 labels in a column"}
+          5: "out of memory", 6: "unsupported", 7: "more than 128 labels in a column"}
 _SOURCE = Path(__file__).with_name("csv_codes.c")
 _FLAGS = ("-O3", "-shared", "-fPIC")
 _ABI = 3
@@ -290,7 +291,7 @@ def parse(content: bytes, start: int, ncols: int, wanted: Sequence[int]
     -------
     (codes, labels) or str
         Per wanted column, the codes (``-1`` for an empty cell; ``int8`` when no column has
-        more than 127 labels, else ``int32``) and the labels as ``(offset, length)`` of each
+        more than 128 labels, else ``int32``) and the labels as ``(offset, length)`` of each
         one's first cell in ``content``, in order of code; or, when the file is not plain (or
         the library is not available), the reason.
     """
@@ -331,17 +332,12 @@ def _parse_parts(lib, content, bounds, ncols, wanted, dtype):
     parts: list = ["a part was not parsed"] * len(bounds)
 
     def run(p):
-        parts[p] = _parse(lib, content, bounds[p], ncols, wanted, out, offsets[p], room[p])
+        try:
+            parts[p] = _parse(lib, content, bounds[p], ncols, wanted, out, offsets[p], room[p])
+        except (MemoryError, OSError) as exc:  # the file goes to pyarrow
+            parts[p] = f"a part failed ({exc!r})"
 
-    threads = [threading.Thread(target=run, args=(p,), name="bayescheck-csv-part",
-                                daemon=True) for p in range(1, len(bounds))]
-    for t in threads:
-        t.start()
-    try:
-        run(0)
-    finally:
-        for t in threads:
-            t.join()
+    on_threads(run, len(bounds), "bayescheck-csv-part")
     why = next((part for part in parts if isinstance(part, str)), None)
     return why if why is not None else _merge(lib, content, parts, out, offsets)
 
@@ -378,7 +374,7 @@ def _merge(lib, content, parts, out, offsets):
 
     Later parts' rows are moved up to close the gaps that empty lines left, and their codes
     renumbered into the labels of the parts before them (new labels appended in order of
-    first appearance). Why not: more than 127 labels in a column of ``int8`` codes.
+    first appearance). Why not: more than 128 labels in a column of ``int8`` codes.
     """
     rows, labels = parts[0]
     labels = [list(spans) for spans in labels]
@@ -394,7 +390,7 @@ def _merge(lib, content, parts, out, offsets):
                 if code == len(labels[i]):
                     labels[i].append((a, n))
                 table[k] = code
-            if out.dtype == np.int8 and len(labels[i]) > 127:
+            if out.dtype == np.int8 and len(labels[i]) > 128:  # codes 0..127
                 return STATUS[7]
             if not np.array_equal(table, np.arange(len(spans))):
                 lib.bc_recode(block[i].ctypes.data, out.itemsize, count, table.ctypes.data)

@@ -445,9 +445,9 @@ def _real_path(name) -> str:
 
 
 def _read_bytes(path: Path | RemoteFile) -> bytes:
-    path = data_file(path) if isinstance(path, str) else path
     try:
-        return read_file(path) if isinstance(path, Path) else path.read_bytes()
+        source = data_file(path) if isinstance(path, str) else path
+        return read_file(source) if isinstance(source, Path) else source.read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}", path=path) from None
 
@@ -639,7 +639,7 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     -------
     list of (numpy.ndarray, list of str)
         One ``(codes, labels)`` pair per column; codes are ``int8`` (the compiled CSV
-        reader's, when no column has more than 127 labels: widen them before arithmetic),
+        reader's, when no column has more than 128 labels: widen them before arithmetic),
         ``int32`` or ``int64``.
     """
     out = []
@@ -689,7 +689,7 @@ def category_codes_as(batch: Batch, columns: Sequence[str], index: Sequence[dict
     -------
     list of (numpy.ndarray, bool)
         Per column, the codes (``int8``, ``int32`` or ``int64``: the compiled CSV reader's
-        are ``int8`` when no column has more than 127 labels, so widen them before any
+        are ``int8`` when no column has more than 128 labels, so widen them before any
         arithmetic that can pass 127; ``-1`` for a missing cell; possibly a read-only view)
         and whether it has a missing cell.
     """

@@ -4,24 +4,28 @@
 page at a time, each zeroed on its first touch: for the 208 MB CSV of 1e6 rows of the Alarm
 network that took 0.17 s of CPU, two thirds of it page faults, against 0.05 s into 2 MiB
 pages (``MADV_HUGEPAGE``; the machine's transparent huge pages are "madvise" only, as is
-common) and 0.03 s of wall time on two threads (benchmarks/NETWORKS.md).
+common) and 0.03 s of wall time on two threads (benchmarks/NETWORKS.md). With the kernel's
+``defrag`` setting at its usual "madvise", a fault in such a region may compact memory first
+when no huge page is free (as for numpy's large arrays, which are advised the same way).
 
 :func:`read_file` gets a new ``bytes`` object of the file's size from CPython's
 ``PyBytes_FromStringAndSize(NULL, size)`` (documented: "the contents of the bytes object are
 uninitialized"; CPython's own ``FileIO.readall`` fills one the same way), advises huge pages
 for it and fills it with ``os.preadv`` on threads of their own parts (the GIL is released
-while each reads). Nothing else holds the object until it is returned, full. A file that
-shrinks or grows while it is read is read again the plain way, as is a small file, anything
-not a regular file, and any failure of the fast way (no ``ctypes``, not CPython).
+while each reads). Nothing else holds the object until it is returned, full, and every
+thread is joined first, even through a ``KeyboardInterrupt``. A file that shrinks or grows
+while it is read is read again the plain way, as is one whose read fails (the plain read
+raises the error), a small file, anything not a regular file, and any failure of the fast
+way (no ``ctypes``, not CPython).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import threading
 from pathlib import Path
 
+from .parallel import on_threads
 from .settings import usable_cores
 
 __all__ = ["BIG_BYTES", "read_file"]
@@ -69,26 +73,23 @@ def _read_fast(fd: int, size: int) -> bytes | None:
     cuts = [size * i // count for i in range(count + 1)]
     full = [False] * count
 
-    def read(i):
+    def read(i, _writes_into=content):  # the object stays alive while a thread fills it
         at, end = cuts[i], cuts[i + 1]
-        while at < end:
-            got = os.preadv(fd, [view[at:end]], at)
-            if got == 0:  # the file shrank while it was read
-                return
-            at += got
+        try:
+            while at < end:
+                got = os.preadv(fd, [view[at:end]], at)
+                if got == 0:  # the file shrank while it was read
+                    return
+                at += got
+        except OSError:  # the plain read that follows meets it again, and raises it
+            return
         full[i] = True
 
-    threads = [threading.Thread(target=read, args=(i,), name="bayescheck-read", daemon=True)
-               for i in range(1, count)]
-    for t in threads:
-        t.start()
     try:
-        read(0)
+        on_threads(read, count, "bayescheck-read")
     finally:
-        for t in threads:
-            t.join()
         view.release()
-    if not all(full) or os.pread(fd, 1, size):  # shrank, or grew, while it was read
+    if not all(full) or os.pread(fd, 1, size):  # shrank, grew, or failed while it was read
         return None
     return content
 

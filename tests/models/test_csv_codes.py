@@ -137,6 +137,21 @@ def parts(request, monkeypatch):
 @example((b"x,y\n\n\na,b\nc,d\n\nc,b\na,\n", ["x", "y"]))  # empty lines in early parts
 def test_compiled_reader_equals_pyarrow_or_declines(reader, parts, case):
     check(*case)
+    if parts == "in parts":
+        assert_parts_equal_one_pass(*case)
+
+
+def assert_parts_equal_one_pass(content: bytes, columns) -> None:
+    """Cut into parts, the reader declines exactly what one pass declines, and otherwise
+    gives its labels and its codes, of the same type."""
+    batch = _batch(content)
+    parts = data_mod._compiled_text_pieces(batch, columns)
+    with mock.patch.object(csv_codes, "SPLIT_BYTES", 1 << 60):
+        one = data_mod._compiled_text_pieces(batch, columns)
+    assert (parts is None) == (one is None), (content, parts, one)
+    for a, b in zip(parts or [], one or [], strict=True):
+        assert a[0].labels == b[0].labels and a[0].codes.dtype == b[0].codes.dtype
+        assert np.array_equal(a[0].codes, b[0].codes)
 
 
 def test_a_file_is_cut_after_line_ends_into_parts(monkeypatch):
@@ -178,6 +193,28 @@ def test_parts_are_merged_into_one_pass(reader, monkeypatch):
 
     with mock.patch.object(csv_codes, "_merge", no_move), pytest.raises(AssertionError):
         check(content, ["x", "y"])
+
+
+def test_files_the_parts_must_accept(reader, monkeypatch):
+    """No final line end, CR LF at every cut, empty lines at a cut: read in parts (not
+    declined), as one pass reads them."""
+    _in_parts(monkeypatch)
+    for content in (b"x,y\na,b\nc,d\na,d\nc,b", b"x,y\r\na,b\r\nc,d\r\na,d\r\nc,b\r\n",
+                    b"x,y\na,b\n\n\nc,d\n\na,d\n\nc,b\n\n"):
+        assert len(csv_codes._parts(content, content.find(b"\n") + 1)) >= 3
+        assert check(content, ["x", "y"]), content
+        assert_parts_equal_one_pass(content, ["x", "y"])
+
+
+@pytest.mark.parametrize("labels", [128, 129])
+def test_the_codes_stay_one_byte_up_to_128_labels_over_the_parts(reader, monkeypatch, labels):
+    _in_parts(monkeypatch)
+    rows = [f"s{i}" for i in range(labels)] + ["s0"] * 3
+    content = ("x\n" + "\n".join(rows) + "\n").encode()
+    assert check(content, ["x"])
+    assert_parts_equal_one_pass(content, ["x"])
+    [[piece]] = data_mod._compiled_text_pieces(_batch(content), ["x"])
+    assert piece.codes.dtype == (np.int8 if labels == 128 else np.int32)
 
 
 def test_many_labels_over_the_parts_take_four_byte_codes(reader, monkeypatch):

@@ -65,6 +65,31 @@ def test_a_file_that_changes_size_while_read_is_read_again(tmp_path, small_thres
     assert file_read.read_file(path) == path.read_bytes()
 
 
+def test_a_read_error_on_a_thread_falls_back_to_the_plain_read(tmp_path, small_threshold,
+                                                                monkeypatch):
+    """A part whose read fails is not reported from its thread: the plain read that follows
+    gives the file (or, were the error lasting, raises it in the caller's thread)."""
+    path = tmp_path / "f.csv"
+    path.write_bytes(os.urandom(5000))
+    real = os.preadv
+    failed = []
+
+    def fails_once(fd, buffers, offset):
+        if offset > 0 and not failed:
+            failed.append(offset)
+            raise OSError(5, "Input/output error")
+        return real(fd, buffers, offset)
+
+    hooked = []
+    monkeypatch.setattr(threading, "excepthook", hooked.append)
+    monkeypatch.setattr(file_read.os, "preadv", fails_once)
+    with open(path, "rb") as fh:
+        assert file_read._read_fast(fh.fileno(), 5000) is None
+    assert failed and not hooked
+    failed.clear()
+    assert file_read.read_file(path) == path.read_bytes()
+
+
 def test_not_a_regular_file_is_read_the_plain_way(tmp_path, small_threshold, monkeypatch):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
