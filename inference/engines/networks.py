@@ -533,10 +533,15 @@ class _Plan:
     rank: tuple[int, ...]
     node_at: tuple[int, ...]  # the node of each rank
     letters: str | None  # einsum's letter of each node (None: more than 52 nodes)
+    low: tuple[int, ...]  # the lowest rank in each node's family
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # of _steps
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+try:  # numpy's C einsum, which np.einsum calls (without optimize) after 1.5 us of Python:
+    from numpy._core.multiarray import c_einsum as _einsum  # a query makes about ten calls
+except ImportError:  # pragma: no cover - another numpy layout
+    _einsum = np.einsum
 _PLANS: dict[int, tuple[NetworkSchema, _Plan]] = {}
 # the last (cpts, their ids, reshaped tables): one tuple, replaced whole, so a thread never
 # sees the tables of other cpts
@@ -584,7 +589,8 @@ def _plan(schema: NetworkSchema) -> _Plan:
     for v, r in enumerate(rank):
         node_at[r] = v
     plan = _Plan(card, family, tuple(ancestors), tuple(rank), tuple(node_at),
-                 _LETTERS[:n] if n <= len(_LETTERS) else None)
+                 _LETTERS[:n] if n <= len(_LETTERS) else None,
+                 tuple(min(rank[x] for x in axes) for axes in family))
     if len(_PLANS) > 8:
         _PLANS.clear()
     _PLANS[id(schema)] = (schema, plan)  # the schema is held, so its id is not reused
@@ -652,6 +658,7 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
         return cached
     last = len(plan.card)  # the target's bucket comes after every hidden node's
     rank = list(plan.rank)
+    target_rank = rank[target]
     rank[target] = last
     letters = plan.letters
     evidence = set(observed)
@@ -659,21 +666,25 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
     for v in observed:
         mask |= plan.ancestors[v]
     inputs, buckets, scalars, hidden = [], {}, [], []
+    family, low_of = plan.family, plan.low
     while mask:
-        low = mask & -mask
-        mask ^= low
-        v = low.bit_length() - 1
-        axes = plan.family[v]
-        index = ()
-        if v in evidence:
-            index = tuple(x if x in evidence else None for x in axes)
-            axes = tuple(x for x in axes if x not in evidence)
-        else:
+        bit = mask & -mask
+        mask ^= bit
+        v = bit.bit_length() - 1
+        axes = family[v]
+        if v not in evidence and evidence.isdisjoint(axes):  # most factors: whole
             if v != target:
                 hidden.append(rank[v])
-            if not evidence.isdisjoint(axes):
-                index = tuple(x if x in evidence else None for x in axes)
-                axes = tuple(x for x in axes if x not in evidence)
+            inputs.append((v, ()))
+            low = low_of[v]
+            if low == target_rank:  # the target's own rank moved last
+                low = min([rank[x] for x in axes])
+            buckets.setdefault(low, []).append((len(inputs) - 1, axes))
+            continue
+        if v not in evidence and v != target:
+            hidden.append(rank[v])
+        index = tuple([x if x in evidence else None for x in axes])
+        axes = tuple([x for x in axes if x not in evidence])
         inputs.append((v, index))
         if axes:
             buckets.setdefault(min([rank[x] for x in axes]), []).append((len(inputs) - 1, axes))
@@ -754,9 +765,9 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
         work.append(tables[v][tuple(slice(None) if x is None else evidence[x] for x in index)]
                     if index else tables[v])
     for operands, subscripts in todo.steps:
-        work.append(np.einsum(subscripts, *[work[i] for i in operands]))
+        work.append(_einsum(subscripts, *[work[i] for i in operands]))
     operands, subscripts = todo.final
-    joint = (np.einsum(subscripts, *[work[i] for i in operands]) if operands
+    joint = (_einsum(subscripts, *[work[i] for i in operands]) if operands
              else np.ones(card[target]))
     joint = np.asarray(joint, np.float64)
     for i in todo.scalars:
