@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -534,6 +535,7 @@ class _Plan:
     node_at: tuple[int, ...]  # the node of each rank
     letters: str | None  # einsum's letter of each node (None: more than 52 nodes)
     low: tuple[int, ...]  # the lowest rank in each node's family
+    words: tuple[str, ...] | None  # each family's einsum letters (with ``letters``)
     cache: dict = field(default_factory=dict, compare=False, repr=False)  # of _steps
 
 
@@ -588,9 +590,10 @@ def _plan(schema: NetworkSchema) -> _Plan:
     node_at = [0] * n
     for v, r in enumerate(rank):
         node_at[r] = v
-    plan = _Plan(card, family, tuple(ancestors), tuple(rank), tuple(node_at),
-                 _LETTERS[:n] if n <= len(_LETTERS) else None,
-                 tuple(min(rank[x] for x in axes) for axes in family))
+    letters = _LETTERS[:n] if n <= len(_LETTERS) else None
+    plan = _Plan(card, family, tuple(ancestors), tuple(rank), tuple(node_at), letters,
+                 tuple(min(rank[x] for x in axes) for axes in family),
+                 None if letters is None else tuple(_word(axes, letters) for axes in family))
     if len(_PLANS) > 8:
         _PLANS.clear()
     _PLANS[id(schema)] = (schema, plan)  # the schema is held, so its id is not reused
@@ -603,26 +606,33 @@ def _tables(cpts: Sequence[np.ndarray], plan: _Plan) -> list[np.ndarray]:
     Cached for the last ``cpts`` seen, by identity, when they are float64 arrays (the
     tables are then views of them): a stream of queries reshapes them once.
     """
-    ids = [id(t) for t in cpts]
-    last, last_ids, tables = _TABLES[0]
-    if last is cpts and last_ids == ids:
+    last, held, tables = _TABLES[0]
+    if last is cpts and len(held) == len(cpts) and all(map(operator.is_, held, cpts)):
         return tables
     tables = [np.asarray(t, np.float64).reshape([plan.card[x] for x in axes])
               for t, axes in zip(cpts, plan.family, strict=True)]
     if all(isinstance(t, np.ndarray) and t.dtype == np.float64 for t in cpts):
-        # views of the caller's arrays (a change in place is seen); held, so the ids stay
-        # theirs
-        _TABLES[0] = (cpts, ids, tables)
+        # views of the caller's arrays (a change in place is seen); held, so an array
+        # replaced in the caller's list is seen as another
+        _TABLES[0] = (cpts, tuple(cpts), tables)
     return tables
 
 
+def _word(axes: Sequence[int], letters: str | None) -> str | None:
+    """A factor's ``einsum`` letters (None when the letters are given per product)."""
+    return None if letters is None else "".join([letters[x] for x in axes])
+
+
 def _subscripts(operands: Sequence[tuple[int, ...]], keep: tuple[int, ...],
-                letters: str | None) -> str:
+                letters: str | None, words: Sequence[str | None] = ()) -> str:
     """The ``einsum`` subscripts of a product of factors summed onto ``keep``.
 
     ``operands`` are the factors' variables; ``letters`` one letter per node when the
-    network has at most 52 nodes, else the letters are given per product.
+    network has at most 52 nodes, else the letters are given per product. ``words``, with
+    ``letters``: the operands' letters, already joined (:func:`_word`).
     """
+    if letters is not None and words:
+        return ",".join(words) + "->" + "".join([letters[x] for x in keep])
     if letters is None:
         local: dict[int, str] = {}
         for axes in operands:
@@ -667,6 +677,7 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
         mask |= plan.ancestors[v]
     inputs, buckets, scalars, hidden = [], {}, [], []
     family, low_of = plan.family, plan.low
+    words = plan.words or (None,) * len(family)
     while mask:
         bit = mask & -mask
         mask ^= bit
@@ -679,7 +690,7 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
             low = low_of[v]
             if low == target_rank:  # the target's own rank moved last
                 low = min([rank[x] for x in axes])
-            buckets.setdefault(low, []).append((len(inputs) - 1, axes))
+            buckets.setdefault(low, []).append((len(inputs) - 1, axes, words[v]))
             continue
         if v not in evidence and v != target:
             hidden.append(rank[v])
@@ -687,7 +698,8 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
         axes = tuple([x for x in axes if x not in evidence])
         inputs.append((v, index))
         if axes:
-            buckets.setdefault(min([rank[x] for x in axes]), []).append((len(inputs) - 1, axes))
+            buckets.setdefault(min([rank[x] for x in axes]), []).append(
+                (len(inputs) - 1, axes, _word(axes, letters)))
         else:
             scalars.append(len(inputs) - 1)
     slots = len(inputs)
@@ -699,17 +711,20 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
         if factors is None:
             continue
         x = node_at[r]
-        keep = tuple(dict.fromkeys([y for _, axes in factors for y in axes if y != x]))
-        steps.append((tuple([f for f, _ in factors]),
-                      _subscripts([axes for _, axes in factors], keep, letters)))
+        keep = tuple(dict.fromkeys([y for _, axes, _ in factors for y in axes if y != x]))
+        steps.append((tuple([f for f, _, _ in factors]),
+                      _subscripts([axes for _, axes, _ in factors], keep, letters,
+                                  [w for _, _, w in factors])))
         if keep:
-            buckets.setdefault(min([rank[y] for y in keep]), []).append((slots, keep))
+            buckets.setdefault(min([rank[y] for y in keep]), []).append(
+                (slots, keep, _word(keep, letters)))
         else:
             scalars.append(slots)
         slots += 1
     factors = buckets.get(last, [])
-    final = (tuple([f for f, _ in factors]),
-             _subscripts([axes for _, axes in factors], (target,), letters) if factors else "")
+    final = (tuple([f for f, _, _ in factors]),
+             _subscripts([axes for _, axes, _ in factors], (target,), letters,
+                         [w for _, _, w in factors]) if factors else "")
     out = _Steps(tuple(inputs), tuple(steps), tuple(scalars), final)
     if len(plan.cache) >= 4096:
         plan.cache.clear()
@@ -762,8 +777,8 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
     todo = _steps(plan, target, tuple(sorted(evidence)))
     work = []
     for v, index in todo.inputs:
-        work.append(tables[v][tuple(slice(None) if x is None else evidence[x] for x in index)]
-                    if index else tables[v])
+        work.append(tables[v][tuple([slice(None) if x is None else evidence[x]
+                                     for x in index])] if index else tables[v])
     for operands, subscripts in todo.steps:
         work.append(_einsum(subscripts, *[work[i] for i in operands]))
     operands, subscripts = todo.final
