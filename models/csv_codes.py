@@ -26,6 +26,13 @@ delete the file to try at once). Every failure (no
 compiler, a read-only cache, a library that does not load) means "not available", and the
 caller reads the file with pyarrow: never an error. ``BAYESCHECK_CSV_READER=pyarrow``
 turns the compiled reader off (``auto``, the default, uses it when it can be built).
+
+The cache is bounded as :mod:`models.disk_cache` describes: a library is locked (shared)
+while it is checked and loaded, and its modification time set to now at most once a day;
+when a process compiles (a new source or compiler), it removes the libraries and
+``.failed`` markers not used for 31 days, then the least recently used libraries beyond
+:data:`CACHE_MAX_BYTES`, and the temporary files (``.csv_codes-PID.*.so``) of compiles
+killed more than an hour ago.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import disk_cache
 from .parallel import on_threads
 from .settings import choice, usable_cores
 
@@ -61,6 +69,9 @@ _ABI = 3
 _PREFIX = "csv_codes-"
 #: A failed build is tried again after this long (seconds).
 RETRY_SECONDS = 86400.0
+#: The libraries kept are evicted, least recently used first, beyond this many bytes (a
+#: library is about 20 KB).
+CACHE_MAX_BYTES = 8 << 20
 
 # The loaded library of this process: unset, None (not available) or the ctypes library.
 _LIBRARY: list = []
@@ -161,17 +172,21 @@ def _cached(folder: Path, key: str):
         if not (name.startswith(_PREFIX + key + "-") and name.endswith(".so")):
             continue
         path = folder / name
-        try:
-            good = _digest(path) == name[len(_PREFIX + key) + 1:-3]
-        except OSError:
-            continue
-        if not good:
+        # locked while it is checked and loaded: an evicting process leaves it meanwhile
+        with disk_cache.using(path) as there:
+            if not there:
+                continue
             try:
-                path.unlink()
+                good = _digest(path) == name[len(_PREFIX + key) + 1:-3]
             except OSError:
-                pass
-            continue
-        lib = _load(path)
+                continue
+            if not good:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+                continue
+            lib = _load(path)
         if lib is not None:
             return lib
     return None
@@ -197,9 +212,11 @@ def _build(folder: Path, key: str, compiler: list[str]):
     failed = folder / f"{_PREFIX}{key}.failed"
     if _failed_recently(failed):
         return None
-    fd, tmp = tempfile.mkstemp(prefix="." + _PREFIX, suffix=".so", dir=folder)
+    # named with this process's id, so that an eviction can tell whether its writer is gone
+    fd, tmp = tempfile.mkstemp(prefix=f".{_PREFIX}{os.getpid()}.", suffix=".so", dir=folder)
     os.close(fd)
     tmp = Path(tmp)
+    final = None
     try:
         done = subprocess.run([*compiler, *_FLAGS, "-o", str(tmp), str(_SOURCE)],
                               capture_output=True, timeout=120)
@@ -217,10 +234,40 @@ def _build(folder: Path, key: str, compiler: list[str]):
             tmp.unlink()
         except OSError:
             pass
-    lib = _load(final)
-    if lib is None:  # it compiles but does not load here (a noexec cache?): not every run
+        _evict(folder, keep=final)
+    with disk_cache.using(final) as there:
+        lib = _load(final) if there else None
+    if lib is None and there:  # it compiles but does not load here (a noexec cache?)
         _remember_failure(failed, b"compiled, but the library does not load")
     return lib
+
+
+def _evict(folder: Path, keep: Path | None) -> None:
+    """Remove dead libraries, markers and temporary files from ``folder`` (never raises).
+
+    Libraries and ``.failed`` markers unused for 31 days, then the least recently used
+    libraries beyond :data:`CACHE_MAX_BYTES` (but not ``keep``, the one just written), and
+    the temporary files of compiles killed more than an hour ago
+    (:mod:`models.disk_cache`). A ``.failed`` marker is never marked as used: its time is
+    when the build failed (:data:`RETRY_SECONDS`).
+    """
+    try:
+        names = os.listdir(folder)
+        temporaries, libraries, markers = [], [], []
+        for name in names:
+            if name.startswith("." + _PREFIX) and name.endswith(".so"):
+                pid = name[len(_PREFIX) + 1:].split(".")[0]
+                temporaries.append((folder / name, int(pid) if pid.isdigit() else None))
+            elif name.startswith(_PREFIX) and name.endswith(".so"):
+                libraries.append(disk_cache.Entry(name, [folder / name], marker=folder / name))
+            elif name.startswith(_PREFIX) and name.endswith(".failed"):
+                markers.append(disk_cache.Entry(name, [folder / name]))
+        disk_cache.remove_temporaries(temporaries)
+        disk_cache.evict(markers)
+        disk_cache.evict(libraries, keep=[keep.name] if keep else [],
+                         max_bytes=CACHE_MAX_BYTES)
+    except Exception:  # noqa: BLE001 - eviction only saves disk space
+        pass
 
 
 def library():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from models import csv_codes
+from models import csv_codes, disk_cache
 from models import data as data_mod
 from models.data import Batch, category_codes_as, fingerprint
 from models.errors import BayescheckError, SpecError
@@ -413,6 +414,84 @@ def test_two_processes_compile_at_once(tmp_path):
     files = sorted(p.name for p in (cache / "bayescheck").iterdir())
     assert len(files) == 1 and files[0].endswith(".so"), files
     assert csv_codes._digest(cache / "bayescheck" / files[0]) == files[0].rsplit("-", 1)[1][:-3]
+
+
+def _aged(path: Path, data: bytes, age: float) -> Path:
+    path.unlink(missing_ok=True)  # a new file: the old one may be loaded (mapped) here
+    path.write_bytes(data)
+    os.utime(path, (time.time() - age, time.time() - age))
+    return path
+
+
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+@pytest.mark.parametrize("in_use", [False, True])
+def test_a_new_library_evicts_old_ones_and_killed_compiles(built, monkeypatch, tmp_path,
+                                                           in_use):
+    """Written when the source or compiler changed: what is left of before goes, but not a
+    library used within the month, one another process is loading, nor the temporary file
+    of a compile still running (or of one younger than an hour)."""
+    folder, _ = built
+    [so] = (folder / "bayescheck").glob("csv_codes-*.so")
+    data, digest = so.read_bytes(), so.name.rsplit("-", 1)[1]
+    cache = tmp_path / "bayescheck"
+    cache.mkdir()
+    month, dead = disk_cache.MAX_AGE_SECONDS + 86400, _dead_pid()
+    old = _aged(cache / f"csv_codes-{'0' * 24}-{digest}", data, month)
+    recent = _aged(cache / f"csv_codes-{'1' * 24}-{digest}", data, month - 2 * 86400)
+    failed = _aged(cache / f"csv_codes-{'2' * 24}.failed", b"no", month)
+    killed = _aged(cache / f".csv_codes-{dead}.abcd1234.so", b"", 7200)
+    legacy = _aged(cache / ".csv_codes-abcd1234.so", b"", 7200)  # named before the pid was
+    running = _aged(cache / f".csv_codes-{os.getpid()}.abcd1234.so", b"", 7200)
+    young = _aged(cache / f".csv_codes-{dead}.efgh5678.so", b"", 600)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("BAYESCHECK_CSV_READER", raising=False)
+    if in_use:  # another process is checking and loading it right now
+        with disk_cache.using(old):
+            os.utime(old, (time.time() - month, time.time() - month))
+            assert csv_codes._find_or_build() is not None
+    else:
+        assert csv_codes._find_or_build() is not None  # no library of this key: compiled
+    left = {p.name for p in cache.iterdir()}
+    assert {recent.name, running.name, young.name} <= left
+    assert not {failed.name, killed.name, legacy.name} & left
+    assert (old.name in left) == in_use
+    [new] = [n for n in left if n.endswith(".so") and not n.startswith(".")
+             and n not in (old.name, recent.name)]
+    assert csv_codes._digest(cache / new) == new.rsplit("-", 1)[1][:-3]
+
+
+def test_libraries_beyond_the_cap_are_evicted_least_recently_used_first(built, monkeypatch,
+                                                                        tmp_path):
+    folder, _ = built
+    [so] = (folder / "bayescheck").glob("csv_codes-*.so")
+    data, digest = so.read_bytes(), so.name.rsplit("-", 1)[1]
+    cache = tmp_path / "bayescheck"
+    cache.mkdir()
+    older = _aged(cache / f"csv_codes-{'0' * 24}-{digest}", data, 3 * 86400)
+    newer = _aged(cache / f"csv_codes-{'1' * 24}-{digest}", data, 2 * 86400)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("BAYESCHECK_CSV_READER", raising=False)
+    monkeypatch.setattr(csv_codes, "CACHE_MAX_BYTES", 2 * len(data) + 1000)
+    assert csv_codes._find_or_build() is not None  # the third library: one too many
+    left = sorted(p.name for p in cache.iterdir())
+    assert older.name not in left and newer.name in left and len(left) == 2
+
+
+def test_loading_a_library_marks_it_used_once_a_day(built, monkeypatch, tmp_path):
+    folder, _ = built
+    [so] = (folder / "bayescheck").glob("csv_codes-*.so")
+    key = so.name.split("-")[1]
+    for age, marked in ((2 * 86400, True), (3600, False)):
+        (tmp_path / str(age)).mkdir()
+        copy = _aged(tmp_path / str(age) / so.name, so.read_bytes(), age)
+        before = copy.stat().st_mtime
+        assert csv_codes._cached(copy.parent, key) is not None
+        assert (copy.stat().st_mtime > before + 60) == marked
 
 
 def test_the_cache_directory_is_the_users_alone(built):
