@@ -22,10 +22,24 @@ shared buffers nutpie would pass by pointer are what Numba cannot cache.
 density (:func:`model_digest`, computed before anything is compiled) to "its compiled model
 is on disk", which the ``auto`` backend (:mod:`inference.nuts_budget`) reads to go straight
 to Numba.
+
+The directory is bounded as :mod:`models.disk_cache` describes. A model's wrappers (its
+module ``wrappers/NAME.py``, Numba's files ``wrappers/__pycache__/NAME.*`` and the marker
+``wrappers/NAME.used``) are one entry: the marker is locked (shared) while the module is
+written, imported and its ``cfunc`` compiled or loaded, and its time set to now at most once
+a day (not the module's: older Numba keys its cache on the module file's time); each index
+entry (``index/DIGEST`` and the warm-up's files of that digest) is another, marked when it is
+read. When a process writes a new wrapper module or index entry, it removes the entries not
+used for 31 days, then the least recently used beyond :data:`CACHE_MAX_BYTES` (a model's
+wrappers are about 350 KB), and the temporary files of writers killed more than an hour
+ago. An index entry records its wrapper module, so that one whose wrappers were removed
+no longer counts as cached. Numba's cache of PyTensor's own functions (``numba/`` of the
+compile directory) is PyTensor's, and left to it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -37,11 +51,14 @@ import warnings
 import weakref
 from pathlib import Path
 
-__all__ = ["cache_dir", "compile_numba_cached", "is_cached", "known", "model_digest", "remember",
-           "reuse_enabled"]
+__all__ = ["CACHE_MAX_BYTES", "cache_dir", "compile_numba_cached", "evict_old_entries",
+           "is_cached", "known", "model_digest", "remember", "reuse_enabled", "wrapper_name"]
 
 #: Bump when the generated module's text changes: old modules are then not imported.
 WRAPPER_VERSION = 1
+#: Entries are evicted, least recently used first, beyond this many bytes in the directory.
+CACHE_MAX_BYTES = 256 << 20
+_WRAPPER_PREFIX = "bayescheck_nutpie_"
 
 _IMPORT_LOCK = threading.Lock()
 # model_digest per model object (weak keys: a model no longer used takes its digest along)
@@ -191,34 +208,136 @@ def _index_path(digest: str) -> Path:
 
 
 def known(digest: str) -> dict | None:
-    """The index entry of this :func:`model_digest` (None when its Numba path never compiled)."""
+    """The index entry of this :func:`model_digest` (None when its Numba path never compiled).
+
+    Reading it marks it as used (:func:`models.disk_cache.mark_used`).
+    """
+    from models.disk_cache import mark_used
+
+    path = _index_path(digest)
     try:
-        entry = json.loads(_index_path(digest).read_text())
+        entry = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    mark_used(path)
     return entry if isinstance(entry, dict) else None
 
 
 def is_cached(digest: str) -> bool:
-    """Whether a model of this :func:`model_digest` had its compiled model stored."""
-    return bool((known(digest) or {}).get("stored"))
+    """Whether a model of this :func:`model_digest` has its compiled model stored.
+
+    An entry that names its wrapper module counts only while that module is on disk (it may
+    have been evicted since).
+    """
+    entry = known(digest) or {}
+    if not entry.get("stored"):
+        return False
+    wrapper = entry.get("wrapper")
+    return not isinstance(wrapper, str) or _wrapper_path(wrapper).exists()
+
+
+def wrapper_name(compiled) -> str | None:
+    """The name of the wrapper module of a model from :func:`compile_numba_cached`, or None."""
+    wrapped = getattr(getattr(compiled, "compiled_logp_func", None), "__wrapped__", None)
+    name = getattr(wrapped, "__module__", None)
+    return name if isinstance(name, str) and name.startswith(_WRAPPER_PREFIX) else None
 
 
 def remember(digest: str, stored: bool, **info) -> None:
     """Record whether the model of ``digest`` has its compiled model on disk.
 
     ``stored=False`` records that it could not be cached (see :func:`compile_numba_cached`),
-    so that it is not tried again. ``info`` (such as the compile's CPU seconds) is kept in the
-    entry, as JSON.
+    so that it is not tried again. ``info`` (such as the compile's CPU seconds, or
+    ``wrapper``: :func:`wrapper_name`) is kept in the entry, as JSON. A new entry evicts old
+    ones (:func:`evict_old_entries`).
     """
     path = _index_path(digest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        new = not path.exists()
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"stored": bool(stored), **info}))
         os.replace(tmp, path)
     except OSError:
-        pass  # a read-only or full cache: the next run decides as if it were not there
+        return  # a read-only or full cache: the next run decides as if it were not there
+    if new:
+        evict_old_entries(keep=[digest])
+
+
+def _wrapper_path(name: str) -> Path:
+    return cache_dir() / "wrappers" / f"{name}.py"
+
+
+def evict_old_entries(keep=()) -> list[str]:
+    """Remove old entries and leftovers from :func:`cache_dir` (never raises).
+
+    Wrapper modules and index entries not used for 31 days, then the least recently used
+    beyond :data:`CACHE_MAX_BYTES`, and temporary files of writers killed more than an hour
+    ago (:mod:`models.disk_cache`).
+
+    Parameters
+    ----------
+    keep : iterable of str
+        Wrapper module names and index digests not to remove (those just written).
+
+    Returns
+    -------
+    list of str
+        The entries removed.
+    """
+    from models import disk_cache
+
+    try:
+        entries, temporaries = _entries(cache_dir())
+        disk_cache.remove_temporaries(temporaries)
+        return disk_cache.evict(entries, keep=keep, max_bytes=CACHE_MAX_BYTES)
+    except Exception:  # noqa: BLE001 - eviction only saves disk space
+        return []
+
+
+def _entries(root: Path):
+    """The entries of the cache under ``root`` and its temporary files (with writers' ids)."""
+    from models.disk_cache import Entry
+
+    entries, temporaries = [], []
+
+    def listing(folder: Path) -> list[str]:
+        try:
+            return os.listdir(folder)
+        except OSError:
+            return []
+
+    wrappers, cached = root / "wrappers", root / "wrappers" / "__pycache__"
+    groups: dict[str, list[Path]] = {}
+    for name in listing(wrappers):
+        if name.endswith(".tmp"):  # ours, "tmpPID.XXXXXXXX.tmp" (before: "tmpXXXXXXXX.tmp")
+            pid = name[3:].split(".")[0]
+            temporaries.append((wrappers / name, int(pid) if pid.isdigit() else None))
+        elif name.startswith(_WRAPPER_PREFIX) and name.endswith((".py", ".used")):
+            groups.setdefault(name.rsplit(".", 1)[0], []).append(wrappers / name)
+    for name in listing(cached):
+        module = name.split(".")[0]
+        if ".tmp." in name or name.rsplit(".", 1)[-1].isdigit():
+            temporaries.append((cached / name, None))  # Numba's and Python's own: by age
+        elif module.startswith(_WRAPPER_PREFIX):
+            groups.setdefault(module, []).append(cached / name)
+    for module, files in groups.items():
+        # the module first: an eviction cut short leaves an entry that reads as gone
+        files.sort(key=lambda f: (f.name != f"{module}.py", f.name))
+        entries.append(Entry(module, files, marker=wrappers / f"{module}.used",
+                             create_marker=True))
+
+    index = root / "index"
+    digests: dict[str, list[Path]] = {}
+    for name in listing(index):
+        digest, _, rest = name.partition(".")
+        if rest.endswith("tmp"):  # remember()'s "DIGEST.PID.tmp"
+            pid = rest.split(".")[0]
+            temporaries.append((index / name, int(pid) if pid.isdigit() else None))
+        else:  # the entry, and the warm-up's .warming, .model and .log
+            digests.setdefault(digest, []).append(index / name)
+    entries.extend(Entry(digest, sorted(files)) for digest, files in digests.items())
+    return entries, temporaries
 
 
 def _pytensor_keys(*functions) -> list[str] | None:
@@ -237,41 +356,55 @@ def _pytensor_keys(*functions) -> list[str] | None:
     return keys
 
 
+@contextlib.contextmanager
 def _wrapper_module(keys: list[str], n_dim: int, n_expanded: int):
-    """Import (writing it first if needed) the wrapper module for these PyTensor keys."""
+    """Import (writing it first if needed) the wrapper module for these PyTensor keys.
+
+    Yields ``(module, written)`` (``written``: the module file was written now) while
+    holding the shared lock on the module's marker (:func:`models.disk_cache.using`), under
+    which the caller compiles or loads its ``cfunc``: no other process removes its files
+    meanwhile. A module written now evicts old entries afterwards (:func:`evict_old_entries`).
+    """
     import numba
 
+    from models.disk_cache import using
+
     identity = repr((WRAPPER_VERSION, numba.__version__, keys, n_dim, n_expanded))
-    name = "bayescheck_nutpie_" + hashlib.sha256(identity.encode()).hexdigest()[:40]
-    with _IMPORT_LOCK:
-        if name in sys.modules:
-            return sys.modules[name]
-        folder = cache_dir() / "wrappers"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{name}.py"
-        if not path.exists():
-            # written once and never replaced (a link fails when another process was first):
-            # Numba keys its cache on the file's modification time
-            text = _WRAPPER_SOURCE.format(n_dim=n_dim, n_expanded=n_expanded)
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write(text)
-                os.link(tmp, path)
-            except FileExistsError:
-                pass
-            finally:
-                os.unlink(tmp)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        # Numba rebuilds a cached function's environment by importing its module by name
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return module
+    name = _WRAPPER_PREFIX + hashlib.sha256(identity.encode()).hexdigest()[:40]
+    folder = cache_dir() / "wrappers"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    with using(folder / f"{name}.used", create=True):
+        with _IMPORT_LOCK:
+            written = False
+            if not path.exists():  # new, or evicted since this process imported it
+                # written once and never replaced (a link fails when another process was first):
+                # older Numba keys its cache on the file's modification time
+                text = _WRAPPER_SOURCE.format(n_dim=n_dim, n_expanded=n_expanded)
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"tmp{os.getpid()}.", suffix=".tmp")
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as out:
+                        out.write(text)
+                    os.link(tmp, path)
+                    written = True
+                except FileExistsError:
+                    pass
+                finally:
+                    os.unlink(tmp)
+            module = sys.modules.get(name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(name, path)
+                module = importlib.util.module_from_spec(spec)
+                # Numba rebuilds a cached function's environment by importing its module by name
+                sys.modules[name] = module
+                try:
+                    spec.loader.exec_module(module)
+                except BaseException:
+                    del sys.modules[name]
+                    raise
+        yield module, written
+    if written:
+        evict_old_entries(keep=[name])
 
 
 def _frozen(model):
@@ -332,8 +465,8 @@ def compile_numba_cached(model, *, initial_points=None, jitter_rvs=None):
     if keys is None:  # nutpie's own path (which builds the functions again)
         return nutpie_pymc._compile_pymc_model_numba(
             model=model, pymc_initial_point_fn=initial_point_fn), False
-    module = _wrapper_module(keys, n_dim, n_expanded)
-    with warnings.catch_warnings(record=True) as caught:
+    with _wrapper_module(keys, n_dim, n_expanded) as (module, _), \
+            warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", numba.NumbaWarning)
         try:
             logp_c, expand_c = module.build(logp_fn.vm.jit_fn, expand_fn.vm.jit_fn)

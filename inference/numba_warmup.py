@@ -29,6 +29,7 @@ from .numba_cache import (
     model_digest,
     remember,
     reuse_enabled,
+    wrapper_name,
 )
 
 __all__ = ["MIN_C_SECONDS", "start_warmup"]
@@ -121,14 +122,14 @@ def main(argv: list[str]) -> int:
             return 1
         settle_blas_ldflags()
         try:
-            _, stored = compile_numba_cached(model)
+            compiled, stored = compile_numba_cached(model)
         except Exception as exc:
             remember(digest, False, by="warm-up", error=repr(exc)[:500])  # not tried again
             raise
         import resource
 
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        remember(digest, stored, by="warm-up",
+        remember(digest, stored, by="warm-up", wrapper=wrapper_name(compiled),
                  cpu_seconds=round(usage.ru_utime + usage.ru_stime, 2),
                  wall_seconds=round(time.monotonic() - began, 2))
         if not stored:

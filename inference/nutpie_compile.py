@@ -32,7 +32,7 @@ import weakref
 from models.settings import choice
 
 from .lazy_imports import import_nutpie, nutpie_compile_pymc
-from .numba_cache import compile_numba_cached, model_digest, remember
+from .numba_cache import compile_numba_cached, model_digest, remember, wrapper_name
 from .pytensor_setup import c_mode, settle_blas_ldflags
 
 __all__ = ["backend_setting", "compile_for_nutpie"]
@@ -122,7 +122,7 @@ def _compile_numba(model, *, store: bool, **kwargs):
         except Exception:  # noqa: BLE001 - a full disk, another nutpie: compile as before
             pass
         else:
-            remember(model_digest(model), stored)
+            remember(model_digest(model), stored, wrapper=wrapper_name(compiled))
             return compiled
     return nutpie_compile_pymc().compile_pymc_model(model, **kwargs)
 

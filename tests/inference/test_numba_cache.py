@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pymc as pm
@@ -220,3 +221,123 @@ def test_a_failing_warm_up_start_leaves_the_run(monkeypatch, auto_without_cache)
 def test_warm_up_is_off_when_asked(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "0")
     assert numba_warmup.start_warmup(coin_model(), "d" * 64) is None
+
+
+DAY = 86400.0
+
+
+def _aged(path: Path, age: float, data: bytes = b"x" * 100) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.utime(path, (time.time() - age, time.time() - age))
+    return path
+
+
+def _wrapper_files(root: Path, name: str, age: float) -> list[Path]:
+    """A model's wrapper module as the cache holds it: the module, Numba's and Python's files."""
+    cached = root / "wrappers" / "__pycache__"
+    return [_aged(root / "wrappers" / f"{name}.py", age),
+            _aged(cached / f"{name}.build.<locals>.logp-24.py312.nbi", age),
+            _aged(cached / f"{name}.build.<locals>.logp-24.py312.1.nbc", age),
+            _aged(cached / f"{name}.cpython-312.pyc", age)]
+
+
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_old_models_and_killed_writes_are_evicted_fresh_and_loading_ones_kept(tmp_path,
+                                                                             monkeypatch):
+    from models.disk_cache import MAX_AGE_SECONDS, using
+
+    monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
+    month, dead = MAX_AGE_SECONDS + DAY, _dead_pid()
+    old, recent, busy = (f"bayescheck_nutpie_{c * 40}" for c in "012")
+    old_files = _wrapper_files(tmp_path, old, month)
+    recent_files = _wrapper_files(tmp_path, recent, month - 2 * DAY)
+    busy_files = _wrapper_files(tmp_path, busy, month)
+    index = tmp_path / "index"
+    old_entry = [_aged(index / ("a" * 64), month), _aged(index / ("a" * 64 + ".log"), month)]
+    recent_entry = _aged(index / ("b" * 64), DAY)
+    gone = [_aged(tmp_path / "wrappers" / f"tmp{dead}.abcdefgh.tmp", 7200),
+            _aged(tmp_path / "wrappers" / "tmpabcdefgh.tmp", 7200),  # named before the pid
+            _aged(tmp_path / "wrappers" / "__pycache__" / f"{old}.x.nbi.tmp.0123abcd", 7200),
+            _aged(index / f"{'c' * 64}.{dead}.tmp", 7200)]
+    kept = [_aged(tmp_path / "wrappers" / f"tmp{os.getpid()}.abcdefgh.tmp", 7200),
+            _aged(index / f"{'d' * 64}.{dead}.tmp", 600)]
+    with using(tmp_path / "wrappers" / f"{busy}.used", create=True):  # another's compile
+        for path in (*busy_files, tmp_path / "wrappers" / f"{busy}.used"):
+            os.utime(path, (time.time() - month, time.time() - month))
+        removed = numba_cache.evict_old_entries()
+    assert sorted(removed) == sorted([old, "a" * 64])
+    assert not any(p.exists() for p in (*old_files, *old_entry, *gone))
+    assert all(p.exists() for p in (*recent_files, *busy_files, recent_entry, *kept))
+
+
+def test_a_new_index_entry_evicts_and_reading_one_marks_it(tmp_path, monkeypatch):
+    from models.disk_cache import MAX_AGE_SECONDS
+
+    monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
+    old = _aged(tmp_path / "index" / ("a" * 64), MAX_AGE_SECONDS + DAY)
+    used = _aged(tmp_path / "index" / ("b" * 64), MAX_AGE_SECONDS + DAY,
+                 json.dumps({"stored": False}).encode())
+    assert numba_cache.known("b" * 64) == {"stored": False}  # read: marked as used now
+    remember("c" * 64, False)
+    assert not old.exists() and used.exists()
+
+
+def test_an_entry_whose_wrappers_were_evicted_is_not_cached(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
+    name = "bayescheck_nutpie_" + "0" * 40
+    _wrapper_files(tmp_path, name, 0)
+    remember("a" * 64, True, wrapper=name)
+    remember("b" * 64, True)  # recorded before entries named their wrappers: trusted
+    assert is_cached("a" * 64) and is_cached("b" * 64)
+    (tmp_path / "wrappers" / f"{name}.py").unlink()
+    assert not is_cached("a" * 64) and is_cached("b" * 64)
+
+
+def test_the_wrapper_name_of_a_compiled_model():
+    class Wrapped:
+        pass
+
+    def logp():
+        pass
+
+    logp.__module__ = "bayescheck_nutpie_" + "0" * 40
+    compiled = Wrapped()
+    compiled.compiled_logp_func = Wrapped()
+    compiled.compiled_logp_func.__wrapped__ = logp
+    assert numba_cache.wrapper_name(compiled) == logp.__module__
+    logp.__module__ = "nutpie.compile_pymc"  # nutpie's own path: no module of ours
+    assert numba_cache.wrapper_name(compiled) is None
+    assert numba_cache.wrapper_name("nutpie's") is None
+
+
+def test_a_new_wrapper_module_evicts_and_one_evicted_is_written_again(tmp_path, monkeypatch):
+    from models.disk_cache import MAX_AGE_SECONDS
+
+    monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
+    old = "bayescheck_nutpie_" + "0" * 40
+    old_files = _wrapper_files(tmp_path, old, MAX_AGE_SECONDS + DAY)
+    module = None
+    try:
+        with numba_cache._wrapper_module(["k"], 1, 1) as (module, written):
+            assert written and (tmp_path / "wrappers" / f"{module.__name__}.used").exists()
+        assert not any(p.exists() for p in old_files)  # written: the old model evicted
+        new = sorted(tmp_path.glob(f"wrappers/{module.__name__}.*"))
+        assert [p.suffix for p in new] == [".py", ".used"]
+        for path in new:
+            os.utime(path, (0, 0))
+        assert numba_cache.evict_old_entries() == [module.__name__]
+        assert not any(p.exists() for p in new)
+        # evicted (by another process) since this one imported it: written again
+        with numba_cache._wrapper_module(["k"], 1, 1) as (again, written):
+            assert written and again is module and new[0].exists()
+        with numba_cache._wrapper_module(["k"], 1, 1) as (again, written):
+            assert not written
+    finally:
+        if module is not None:
+            sys.modules.pop(module.__name__, None)

@@ -40,7 +40,8 @@ def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     monkeypatch.setattr(nutpie_compile, "compile_numba_cached",
                         lambda model, **kwargs: calls.append(model) or (object(), True))
     monkeypatch.setattr(nutpie_compile, "remember",
-                        lambda digest, stored: remembered.append((digest, stored)))
+                        lambda digest, stored, **info: remembered.append((digest, stored,
+                                                                          info)))
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "c")
     model = coin_model()
     first, backend = nutpie_compile.compile_for_nutpie(model)
@@ -50,7 +51,8 @@ def test_the_same_model_is_compiled_once_per_backend(monkeypatch):
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
     numba_compiled, backend = nutpie_compile.compile_for_nutpie(model)
     assert backend == "numba" and calls == [model] and numba_compiled is not first
-    assert remembered == [(model_digest(model), True)]  # the index: auto's next run loads it
+    # the index: auto's next run loads it (a stand-in for the compiled model: no wrapper)
+    assert remembered == [(model_digest(model), True, {"wrapper": None})]
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")  # auto compiles C; the budget decides
     assert nutpie_compile.compile_for_nutpie(model) == (first, "c")
     assert nutpie_compile.compile_for_nutpie(model, backend="numba") == (numba_compiled, "numba")
