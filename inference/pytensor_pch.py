@@ -30,6 +30,15 @@ Only g++ is set up this way (clang's precompiled headers work otherwise), never 
 ``BAYESCHECK_PCH=0`` or PyTensor's ``cmodule__remove_gxx_opt``, nor for a compile directory
 whose path has white space (PyTensor splits ``gcc__cxxflags`` at spaces). A header that
 does not compile is remembered for its key, and that directory is then never used.
+
+One directory per key, about 30 MB each: another compiler (or the same one upgraded: its
+file's time is in the key), other flags (another ``-march``), another PyTensor or NumPy each
+leave the old one dead. They are bounded as :mod:`models.disk_cache` describes: a process
+that uses a directory holds a shared lock on its file ``in-use`` for as long as it runs
+(every ``g++`` run reads the header) and sets that file's time to now at most once a day; a
+process that builds a header (a new key) removes the other directories not used for 31 days,
+then the least recently used beyond :data:`CACHE_MAX_BYTES`, and in every directory the
+``building.*`` files of builds killed more than an hour ago.
 """
 
 from __future__ import annotations
@@ -43,7 +52,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["HEADERS", "PCH_DIR_NAME", "pch_flags", "settle_precompiled_header"]
+from models import disk_cache
+from models.disk_cache import hold, mark_used
+
+__all__ = ["CACHE_MAX_BYTES", "HEADERS", "PCH_DIR_NAME", "evict_old_headers", "pch_flags",
+           "settle_precompiled_header"]
 
 #: Directory of PyTensor's ``compiledir`` holding one precompiled header per key.
 PCH_DIR_NAME = "bayescheck-pch"
@@ -59,6 +72,10 @@ _ENVIRONMENT = ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")
 _HEADER = "Python.h.gch"
 _RECORD = "Python.h.gch.json"
 _FAILED = "failed"
+_IN_USE = "in-use"
+_BUILDING = "building."
+#: Header directories are evicted, least recently used first, beyond this many bytes.
+CACHE_MAX_BYTES = 256 << 20
 
 # The flags this process added to ``gcc__cxxflags``, once settled (None: not yet).
 _SETTLED: list[str] | None = None
@@ -87,6 +104,13 @@ def _build_command(source: Path, output: Path, deps: Path, base_flags: list[str]
 def pch_flags(directory: Path) -> list[str]:
     """The flags added to ``gcc__cxxflags`` for the precompiled header in ``directory``."""
     return ["-g0", f"-I{directory}"]
+
+
+def _pch_root() -> Path:
+    """The directory of the header directories, in PyTensor's compile directory."""
+    import pytensor
+
+    return Path(pytensor.config.compiledir) / PCH_DIR_NAME
 
 
 def _key(command: list[str]) -> str:
@@ -162,11 +186,21 @@ def settle_precompiled_header() -> list[str]:
         placeholder = _build_command(Path("source.h"), Path(_HEADER), Path("deps"), base_flags)
     except Exception:  # noqa: BLE001 - another PyTensor: compile as it does
         return []
-    directory = Path(config.compiledir) / PCH_DIR_NAME / _key(placeholder)
+    directory = _pch_root() / _key(placeholder)
     if any(c.isspace() for c in str(directory)):
         return []
+    try:  # held while this process runs: no other process removes the directory meanwhile
+        directory.mkdir(parents=True, exist_ok=True)
+        hold(directory / _IN_USE)
+    except OSError:
+        pass  # a read-only compile directory: as PyTensor does
     if not _is_current(directory):
-        if (directory / _FAILED).exists() or not _build(directory, base_flags):
+        if (directory / _FAILED).exists():
+            mark_used(directory / _FAILED)
+            return []
+        built = _build(directory, base_flags)
+        evict_old_headers(keep=directory.name)
+        if not built:
             return []
     _SETTLED = pch_flags(directory)
     config.gcc__cxxflags = " ".join([*_SETTLED, config.gcc__cxxflags])
@@ -185,7 +219,9 @@ def _build(directory: Path, base_flags: list[str]) -> bool:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for suffix in (".h", ".gch", ".d"):
-            handle, name = tempfile.mkstemp(dir=directory, prefix="building.", suffix=suffix)
+            # named with this process's id, so that an eviction can tell whether it is gone
+            handle, name = tempfile.mkstemp(dir=directory, prefix=f"{_BUILDING}{os.getpid()}.",
+                                            suffix=suffix)
             os.close(handle)
             made.append(Path(name))
         source, partial, deps = made
@@ -205,7 +241,8 @@ def _build(directory: Path, base_flags: list[str]) -> bool:
         with open(partial, "rb+") as written:
             os.fsync(written.fileno())
         os.replace(partial, directory / _HEADER)
-        handle, name = tempfile.mkstemp(dir=directory, prefix="building.", suffix=".json")
+        handle, name = tempfile.mkstemp(dir=directory, prefix=f"{_BUILDING}{os.getpid()}.",
+                                        suffix=".json")
         with os.fdopen(handle, "w") as out:
             json.dump(record, out)
             out.flush()
@@ -218,3 +255,45 @@ def _build(directory: Path, base_flags: list[str]) -> bool:
     finally:
         for path in made:
             path.unlink(missing_ok=True)
+
+
+def evict_old_headers(keep: str | None = None) -> list[str]:
+    """Remove old header directories and killed builds' files (never raises).
+
+    In the compile directory's :data:`PCH_DIR_NAME`: the ``building.*`` files of builds
+    killed more than an hour ago, then the directories not used for 31 days, then the least
+    recently used beyond :data:`CACHE_MAX_BYTES`; never ``keep`` (the key just built) nor a
+    directory a running process holds (:mod:`models.disk_cache`).
+
+    Returns
+    -------
+    list of str
+        The keys removed.
+    """
+    try:
+        root = _pch_root()
+        temporaries, entries = [], []
+        for key in os.listdir(root):
+            directory = root / key
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue  # removed meanwhile, or not a directory
+            for name in names:
+                if name.startswith(_BUILDING):
+                    pid = name[len(_BUILDING):].split(".")[0]
+                    temporaries.append((directory / name, int(pid) if pid.isdigit() else None))
+            entries.append((key, directory))
+        disk_cache.remove_temporaries(temporaries)
+        found = []
+        for key, directory in entries:
+            try:
+                files = [directory / name for name in os.listdir(directory)]
+            except OSError:
+                continue
+            found.append(disk_cache.Entry(key, files, marker=directory / _IN_USE,
+                                          create_marker=True, directory=directory))
+        return disk_cache.evict(found, keep=[keep] if keep else [],
+                                max_bytes=CACHE_MAX_BYTES)
+    except Exception:  # noqa: BLE001 - eviction only saves disk space
+        return []

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,23 @@ def _headers(root: Path) -> list[Path]:
     return list(root.glob("*/bayescheck-pch/*/Python.h.gch"))
 
 
+DAY = 86400.0
+
+
+def _aged(path: Path, age: float, data: bytes = b"x" * 100) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    os.utime(path, (time.time() - age, time.time() - age))
+    return path
+
+
+def _header_dir(root: Path, key: str, age: float,
+                names=("Python.h.gch", "Python.h.gch.json", "in-use")) -> Path:
+    for name in names:
+        _aged(root / key / name, age)
+    return root / key
+
+
 @pytest.mark.slow  # four interpreters importing PyMC, two building the header: ~25 s
 def test_the_header_is_built_once_used_for_every_op_and_checked(tmp_path):
     first = _probe(tmp_path)
@@ -94,10 +112,14 @@ def test_the_header_is_built_once_used_for_every_op_and_checked(tmp_path):
     refused = _probe(tmp_path, "-fno-PIC")
     assert len(refused["used"]) == 1 and refused["used"][0].startswith("x "), refused["used"]
 
-    # A header cut short (GCC would fail on it, not refuse it) is built again.
+    # A header cut short (GCC would fail on it, not refuse it) is built again; building it
+    # evicts another key's directory unused for a month, and a killed build's file.
     data = headers[0].read_bytes()
     headers[0].write_bytes(data[: len(data) // 2])
+    stale = _header_dir(headers[0].parents[1], "0" * 20, 32 * DAY)
+    killed = _aged(headers[0].parent / "building.999999999.abcdefgh.gch", 2 * 3600)
     again = _probe(tmp_path)
+    assert not stale.exists() and not killed.exists()
     assert again["added"] == first["added"] and again["used"][0].startswith("! ")
     size = headers[0].stat().st_size  # a whole header again (its size varies by a few bytes
     assert size > len(data) // 2 + 1000  # with the name of the file it was built from)
@@ -145,3 +167,60 @@ def test_no_header_when_turned_off_unusable_or_when_it_does_not_compile(tmp_path
     failed = list((tmp_path / "compiledir").glob("*/bayescheck-pch/*/failed"))
     assert len(failed) == 1 and "no/such/header.h" in failed[0].read_text()
     assert not _headers(tmp_path / "compiledir")
+
+
+def test_old_header_directories_and_killed_builds_are_evicted(tmp_path, monkeypatch):
+    from inference import pytensor_pch
+    from models.disk_cache import MAX_AGE_SECONDS, using
+
+    monkeypatch.setattr(pytensor_pch, "_pch_root", lambda: tmp_path)
+    month = MAX_AGE_SECONDS + DAY
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout)
+    old = _header_dir(tmp_path, "old", month)  # another compiler's, flags', PyTensor's
+    failed = _header_dir(tmp_path, "failed", month, names=("failed",))
+    recent = _header_dir(tmp_path, "recent", month - 2 * DAY)
+    busy = _header_dir(tmp_path, "busy", month)
+    current = _header_dir(tmp_path, "current", month)  # the one just built
+    killed = _aged(current / f"building.{dead}.abcdefgh.gch", 7200)
+    building = [_aged(current / f"building.{os.getpid()}.abcdefgh.gch", 7200),
+                _aged(current / f"building.{dead}.ijklmnop.h", 600)]
+    with using(busy / "in-use"):  # a process that runs with it
+        os.utime(busy / "in-use", (time.time() - month, time.time() - month))
+        assert sorted(pytensor_pch.evict_old_headers(keep="current")) == ["failed", "old"]
+    assert not old.exists() and not failed.exists() and not killed.exists()
+    assert recent.exists() and busy.exists() and all(p.exists() for p in building)
+    assert pytensor_pch.evict_old_headers(keep="current") == ["busy"]  # released
+
+
+def test_a_process_using_a_header_holds_it_while_it_runs(tmp_path, monkeypatch):
+    import types
+
+    import pytensor
+
+    from inference import pytensor_pch, pytensor_setup
+    from models import disk_cache
+
+    if "g++" not in os.path.basename(pytensor.config.cxx or ""):
+        pytest.skip("the header is for g++")
+    monkeypatch.delenv("BAYESCHECK_PCH", raising=False)
+    monkeypatch.setitem(sys.modules, "pymc", sys.modules.get("pymc")
+                        or types.ModuleType("pymc"))  # its flags do not matter here
+    monkeypatch.setattr(pytensor_setup, "settle_march_flags", lambda: None)
+    monkeypatch.setattr(pytensor.config, "gcc__cxxflags", pytensor.config.gcc__cxxflags)
+    monkeypatch.setattr(pytensor_pch, "_SETTLED", None)
+    monkeypatch.setattr(pytensor_pch, "_pch_root", lambda: tmp_path)
+    monkeypatch.setattr(pytensor_pch, "_key", lambda command: "k")
+    monkeypatch.setattr(pytensor_pch, "_is_current", lambda directory: True)
+    monkeypatch.setattr(disk_cache, "_HELD", [])
+    directory = _header_dir(tmp_path, "k", 2 * DAY, names=("Python.h.gch",))
+    try:
+        assert pytensor_pch.settle_precompiled_header() == ["-g0", f"-I{directory}"]
+        assert time.time() - (directory / "in-use").stat().st_mtime < 60  # marked as used
+        for path in directory.iterdir():
+            os.utime(path, (0, 0))
+        assert pytensor_pch.evict_old_headers() == [] and directory.exists()
+    finally:
+        for fd in disk_cache._HELD:
+            os.close(fd)  # as when the process exits
+    assert pytensor_pch.evict_old_headers() == ["k"] and not directory.exists()
