@@ -27,18 +27,28 @@ a claim whose process is gone (or older than :data:`STALE_SECONDS`) counts for n
 
 Nothing here can make a compile fail that would not fail anyway: a node whose key or code
 cannot be made, or whose early compile fails, is left to PyTensor's own pass, which compiles
-it (or reports its error) as before. ``BAYESCHECK_COMPILE_JOBS`` sets the number of
+it (or reports its error) as before. What PyTensor prints while a module is compiled ahead
+(``compile_str``'s banner of a failed compile, "You can find the C code in this temporary
+file: ...", or the compiler's warnings with ``cmodule__compilation_warning``) is held back
+per module: printed once the module compiled, dropped (with the file the banner names) when
+it failed, since PyTensor's own pass then compiles it again and prints its own, so a module
+that does not compile is reported once. ``BAYESCHECK_COMPILE_JOBS`` sets the number of
 simultaneous ``g++`` runs (default: the cores this process may use, at most 4; ``1`` turns
 this off).
 """
 
 from __future__ import annotations
 
+import builtins
+import io
 import logging
 import os
+import re
 import shutil
 import socket
+import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -102,6 +112,36 @@ class _Compiled:
         return dlimport(os.path.join(location, self.library))
 
 
+# What PyTensor's cmodule prints on a thread compiling ahead, while it does (else unset).
+_PRINTED = threading.local()
+# The file compile_str writes a failed module's code to, named in its banner.
+_ERROR_FILE = re.compile(r"temporary file: (\S*pytensor_compilation_error_\S*)")
+
+
+def _print(*args, file=None, **kwargs):
+    """``print`` for PyTensor's ``cmodule``: held back on a thread compiling ahead.
+
+    Only what goes to the terminal (standard output or error) is held; everything else (the
+    module code it writes into strings) and every other thread's output is printed as
+    before.
+    """
+    held = getattr(_PRINTED, "lines", None)
+    if held is None or (file is not None and file is not sys.stdout and file is not sys.stderr):
+        builtins.print(*args, file=file, **kwargs)
+        return
+    text = io.StringIO()
+    builtins.print(*args, file=text, **kwargs)
+    held.append((file is sys.stderr, text.getvalue()))
+
+
+def _hold_back_prints() -> None:
+    """Route PyTensor's ``cmodule`` prints through :func:`_print` (once per process)."""
+    from pytensor.link.c import cmodule
+
+    if getattr(cmodule, "print", None) is not _print:
+        cmodule.print = _print
+
+
 class _Job:
     """One node's module to compile: its key, code and compiler arguments."""
 
@@ -117,13 +157,38 @@ class _Job:
                               preargs=linker.compile_args())
         self.library = f"{module.code_hash}.{get_lib_extension()}"
         self.staging: str | None = None
+        self.printed: list[tuple[bool, str]] = []
 
     def run(self) -> bool:
-        """Compile into a new temporary directory, without importing (a worker thread)."""
+        """Compile into a new temporary directory, without importing (a worker thread).
+
+        What PyTensor prints meanwhile is kept in :attr:`printed` (see :meth:`report`).
+        """
         self.staging = tempfile.mkdtemp(prefix="bayescheck-compile-")
-        self.compiler.compile_str(src_code=self.src_code, location=self.staging,
-                                  py_module=False, **self.arguments)
+        _PRINTED.lines = self.printed
+        try:
+            self.compiler.compile_str(src_code=self.src_code, location=self.staging,
+                                      py_module=False, **self.arguments)
+        finally:
+            _PRINTED.lines = None
         return os.path.exists(os.path.join(self.staging, self.library))
+
+    def report(self, compiled: bool) -> None:
+        """Print what PyTensor printed while compiling, if the module ``compiled``.
+
+        Otherwise drop it, and the file of the module's code its banner names: PyTensor's
+        own pass compiles the module again, and prints its own if it fails again.
+        """
+        for to_stderr, text in self.printed:
+            if compiled:
+                (sys.stderr if to_stderr else sys.stdout).write(text)
+            else:
+                for path in _ERROR_FILE.findall(text):
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+        self.printed = []
 
     def discard(self) -> None:
         if self.staging is not None:
@@ -261,6 +326,7 @@ def precompile_nodes(order, jobs: int | None = None) -> int:
             mine.append(job)
             claims.append(claim)
     stored = 0
+    _hold_back_prints()
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(mine))),
                               thread_name_prefix="bayescheck-compile")
     futures = [(job, pool.submit(job.run)) for job in mine]
@@ -270,7 +336,8 @@ def precompile_nodes(order, jobs: int | None = None) -> int:
                 compiled = future.result()
             except Exception as error:  # noqa: BLE001 - PyTensor's own pass compiles it
                 _log.debug("early compile of %s failed: %r", job.module_hash, error)
-                continue
+                compiled = False
+            job.report(compiled)
             if not compiled:
                 continue
             try:

@@ -207,3 +207,84 @@ def test_two_processes_compile_each_module_once_between_them(tmp_path):
     assert len(calls) >= 4 and len(calls) == len(set(calls))  # every module once, in all
     assert results[0]["cumsum"] == results[1]["cumsum"] == np.cumsum(
         np.linspace(0.1, 1.0, 5)).tolist()
+
+
+# A module that does not compile (its C code is not C), next to others compiled ahead; and a
+# module that compiles with a warning, which PyTensor prints with cmodule__compilation_warning.
+_BROKEN = r"""
+import json, sys, threading
+import numpy as np, pytensor, pytensor.tensor as pt
+from pytensor.graph.basic import Apply
+from pytensor.link.c.cmodule import GCC_compiler
+from pytensor.link.c.op import COp
+from inference.pytensor_setup import c_mode
+
+class Probe(COp):
+    __props__ = ("code",)
+    def __init__(self, code):
+        self.code = code
+    def make_node(self, x):
+        x = pt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+    def perform(self, node, inputs, outputs):
+        outputs[0][0] = inputs[0].copy()
+    def c_code(self, node, name, inputs, outputs, sub):
+        return self.code.replace("@OUT", outputs[0]).replace("@IN", inputs[0])
+    def c_code_cache_version(self):
+        return (1,)
+
+COPY = "Py_XDECREF(@OUT); @OUT = @IN; Py_XINCREF(@OUT);"
+WARN = "\n#warning bayescheck-probe-warning\n" + COPY
+mode = c_mode()
+ahead = []
+real = GCC_compiler.compile_str
+def spy(module_name, src_code, *args, **kwargs):
+    if "this is not C" in src_code or "bayescheck-probe-warning" in src_code:
+        ahead.append(threading.current_thread().name.startswith("bayescheck-compile"))
+    return real(module_name, src_code, *args, **kwargs)
+GCC_compiler.compile_str = staticmethod(spy)
+x = pt.dvector("x")
+phase = sys.argv[1]
+print(f"phase {phase}", flush=True)
+if phase == "warning":
+    pytensor.config.cmodule__compilation_warning = True
+    f = pytensor.function([x], [pt.exp(x * 1.25) + pt.log1p(x), Probe(WARN)(x),
+                                pt.cumsum(x)], mode=mode)
+    result = bool(np.allclose(f(np.array([0.5, 2.0]))[1], [0.5, 2.0]))
+else:
+    try:
+        pytensor.function([x], [pt.exp(x * 1.75) + pt.log1p(x), Probe("this is not C;")(x),
+                                pt.cumsum(x)], mode=mode)
+        result = "compiled"
+    except Exception as error:
+        result = type(error).__name__
+sys.stdout.flush()
+print(json.dumps({"result": result, "ahead": ahead}))
+"""
+
+
+@pytest.mark.slow  # two interpreters, an empty compile directory, a few modules: ~15 s
+def test_a_module_that_does_not_compile_is_reported_once_and_warnings_are_kept(tmp_path):
+    staging = tmp_path / "tmp"
+    staging.mkdir()
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), TMPDIR=str(staging),
+                       BAYESCHECK_COMPILE_JOBS="2",
+                       PYTENSOR_FLAGS=f"base_compiledir={tmp_path / 'compiledir'}")
+    outputs = {}
+    for phase in ("broken", "warning"):
+        done = subprocess.run([sys.executable, "-W", "ignore", "-c", _BROKEN, phase],
+                              env=environment, cwd=tmp_path, capture_output=True, text=True,
+                              check=True)
+        outputs[phase] = done.stdout + done.stderr
+        outputs[phase, "json"] = json.loads(done.stdout.strip().splitlines()[-1])
+
+    broken = outputs["broken", "json"]
+    assert broken["result"] == "CompileError"
+    assert broken["ahead"] == [True, False]  # compiled ahead, then by PyTensor's own pass
+    assert outputs["broken"].count("You can find the C code in this temporary file") == 1
+    [kept] = staging.glob("pytensor_compilation_error_*")  # and one such file, the one named
+    assert str(kept) in outputs["broken"]
+
+    warning = outputs["warning", "json"]
+    assert warning["result"] is True and warning["ahead"] == [True]  # compiled ahead, once
+    assert outputs["warning"].count("bayescheck-probe-warning") == 1 + 1  # source line + gcc
