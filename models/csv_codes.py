@@ -51,7 +51,6 @@ from pathlib import Path
 
 import numpy as np
 
-from . import disk_cache
 from .parallel import on_threads
 from .settings import choice, usable_cores
 
@@ -164,6 +163,8 @@ def _cached(folder: Path, key: str):
 
     A file whose bytes do not match (truncated, damaged) is deleted.
     """
+    from . import disk_cache  # here: every command imports this module
+
     try:
         names = sorted(os.listdir(folder))
     except OSError:
@@ -209,6 +210,7 @@ def _remember_failure(marker: Path, why: bytes) -> None:
 
 def _build(folder: Path, key: str, compiler: list[str]):
     """Compile the source into ``folder`` (atomically) and load it; None on any failure."""
+    from . import disk_cache
     failed = folder / f"{_PREFIX}{key}.failed"
     if _failed_recently(failed):
         return None
@@ -251,6 +253,7 @@ def _evict(folder: Path, keep: Path | None) -> None:
     (:mod:`models.disk_cache`). A ``.failed`` marker is never marked as used: its time is
     when the build failed (:data:`RETRY_SECONDS`).
     """
+    from . import disk_cache
     try:
         names = os.listdir(folder)
         temporaries, libraries, markers = [], [], []

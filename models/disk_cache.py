@@ -33,7 +33,6 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["FRESH_SECONDS", "MARK_EVERY_SECONDS", "MAX_AGE_SECONDS", "Entry", "evict", "hold",
@@ -50,33 +49,37 @@ FRESH_SECONDS = 3600.0
 _HELD: list[int] = []
 
 
-@dataclass
 class Entry:
     """One entry of a cache: its files, removed together.
 
-    Attributes
+    Parameters
     ----------
     key : str
         Its name within the cache (what :func:`evict`'s ``keep`` names).
     files : list of pathlib.Path
         Every file of the entry (the marker included, if it exists).
-    marker : pathlib.Path or None
+    marker : pathlib.Path, optional
         The file locked while the entry is loaded (:func:`using`); locked exclusively before
         the entry is removed. None when no process locks this kind of entry.
     create_marker : bool
         Whether the marker is created when missing (so that a process loading the entry
         meanwhile locks the same file); otherwise a missing marker means the entry is gone.
-    directory : pathlib.Path or None
+    directory : pathlib.Path, optional
         A directory removed after the files, when it is then empty.
     """
 
-    key: str
-    files: list[Path]
-    marker: Path | None = None
-    create_marker: bool = False
-    directory: Path | None = None
-    used: float = field(default=0.0, repr=False)
-    size: int = field(default=0, repr=False)
+    # a plain class: a dataclass costs a millisecond to define, on the CSV reader's path
+    __slots__ = ("create_marker", "directory", "files", "key", "marker", "size", "used")
+
+    def __init__(self, key: str, files: list[Path], marker: Path | None = None,
+                 create_marker: bool = False, directory: Path | None = None):
+        self.key, self.files, self.marker = key, files, marker
+        self.create_marker, self.directory = create_marker, directory
+        self.used: float | None = None
+        self.size = 0
+
+    def __repr__(self) -> str:
+        return f"Entry({self.key!r}, {len(self.files)} files)"
 
 
 def mark_used(path: Path, mtime: float | None = None) -> None:

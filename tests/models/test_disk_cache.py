@@ -58,6 +58,7 @@ def test_entries_unused_for_a_month_are_removed_and_others_kept(tmp_path):
 def test_an_entry_used_since_it_was_looked_at_is_left(tmp_path, monkeypatch):
     """The age is looked at again under the lock: a use meanwhile keeps the entry."""
     entry = _entry(tmp_path, "e", MAX_AGE_SECONDS + DAY)
+    assert "e" in repr(entry)
     real = disk_cache._remove
 
     def used_meanwhile(entry, older_than, now):
