@@ -189,3 +189,25 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
     assert [order.index(id(m)) for m in models] == blocks
     with pytest.raises(BayescheckError, match="block must be at least 1"):
         run_sbc(spec, simulations=10, engine="nuts", block=0)
+
+
+def test_calibrate_cli_passes_block_on_and_refuses_zero(tmp_path, monkeypatch, capsys):
+    import reports.calibrate
+    from reports.cli import main
+
+    holed_spec(tmp_path, 20, 0.3)
+    seen = {}
+
+    def record(spec, out, **kwargs):
+        seen.update(kwargs)
+        raise BayescheckError("recorded")
+
+    monkeypatch.setattr(reports.calibrate, "run_calibration", record)
+    spec = str(tmp_path / "s.toml")
+    assert main(["calibrate", spec, "--engine", "nuts", "--block", "0", "--quiet"]) == 2
+    assert "--block must be >= 1, got 0" in capsys.readouterr().err and not seen
+    main(["calibrate", spec, "--engine", "nuts", "--block", "5", "--quiet",
+          "--out", str(tmp_path / "o")])
+    assert seen["block"] == 5
+    main(["calibrate", spec, "--engine", "nuts", "--quiet", "--out", str(tmp_path / "o")])
+    assert seen["block"] is None
