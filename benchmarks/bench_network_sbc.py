@@ -198,6 +198,8 @@ def main(argv=None):
                     help="base seed of the simulations and of NUTS (default: 11)")
     ap.add_argument("--cases", nargs="+", choices=CASES, metavar="NAME",
                     help=f"run only these cases, of: {', '.join(CASES)} (default: all)")
+    ap.add_argument("--progress", action="store_true",
+                    help="print the simulations done and the time spent to stderr")
     ap.add_argument("--block", type=int,
                     help="simulations per compiled declaration (default: one for all)")
     args = ap.parse_args(argv)
@@ -238,7 +240,7 @@ def main(argv=None):
         try:
             result = run_calibration(spec, folder / "out", simulations=sims, seed=args.seed,
                                      engine="nuts", draws=99, fit_model=wrong, blank=blank,
-                                     block=args.block)
+                                     block=args.block, progress=args.progress)
         except Exception as exc:  # noqa: BLE001 - recorded in the table, the next case runs
             rows.append((label, 0, repr(exc), float("nan"), float("nan"), "error", expected,
                          cpu_seconds() - c0, time.perf_counter() - t0))
