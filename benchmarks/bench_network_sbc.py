@@ -7,10 +7,12 @@
 
 For each case: CPTs drawn from the Dirichlet prior, complete rows forward-sampled from them
 (the declaration's prior predictive), cells emptied by a missingness mechanism, NUTS on a
-declaration (one compiled model for every simulation, the rows' multiplicities swapped in
-``pm.Data``), the truth ranked among 99 thinned draws of each CPT entry, and the ranks'
-uniformity tested (chi-square on 5 bins of whole ranks, Bonferroni over the entries at a
-family-wise 0.01: :mod:`inference.calibration`). Cases:
+declaration (one compiled model for every simulation, or per ``--block`` simulations, the
+rows' multiplicities swapped in ``pm.Data``), the truth ranked among 99 thinned draws of
+each CPT entry, and the ranks' uniformity tested (chi-square on 5 bins of whole ranks,
+Bonferroni over the entries at a family-wise 0.01: :mod:`inference.calibration`). ``--seed``
+is the base seed (default 11, the runs in benchmarks/NETWORKS.md), ``--cases`` runs only the
+named cases (``--help`` lists them), ``--progress`` prints calibrate's progress lines. Cases:
 
 - a 4-node network (a -> b, a -> c, b -> d, c -> d, binary, 50 rows, 18 CPT entries) with
   the right declaration (summed out) under: the data's own fixed pattern of 20 % empty cells
