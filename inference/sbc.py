@@ -120,8 +120,9 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
         Under NUTS, for a model that declares its simulations together
         (:class:`models.interface.DeclaresSimulations`): simulations per declaration (one
         compile each). Default: one declaration for all. With missing cells each simulation
-        samples the union of its declaration's rows, so one declaration costs a sampling time
-        that grows with the number of simulations; blocks of ``block`` cap it. The simulated
+        samples the union of its declaration's distinct rows, which grows with the
+        simulations until it holds every row the network can have; blocks of ``block`` cap
+        it, at one compile per block (benchmarks/NETWORKS.md). The simulated
         data and the NUTS seeds are the same either way, and so is the posterior (its draws
         differ only as far as rounding in the log density moves the sampler).
 
