@@ -2,13 +2,17 @@
 
     PYTHONPATH=. nice -n 5 .venv/bin/python benchmarks/bench_network_sbc.py [--simulations 100]
     PYTHONPATH=. .venv/bin/python benchmarks/bench_network_sbc.py --quick    # 10 simulations
+    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_network_sbc.py --cases asia \
+        --seed 12 --block 20
 
 For each case: CPTs drawn from the Dirichlet prior, complete rows forward-sampled from them
 (the declaration's prior predictive), cells emptied by a missingness mechanism, NUTS on a
-declaration (one compiled model for every simulation, the rows' multiplicities swapped in
-``pm.Data``), the truth ranked among 99 thinned draws of each CPT entry, and the ranks'
-uniformity tested (chi-square on 5 bins of whole ranks, Bonferroni over the entries at a
-family-wise 0.01: :mod:`inference.calibration`). Cases:
+declaration (one compiled model for every simulation, or per ``--block`` simulations, the
+rows' multiplicities swapped in ``pm.Data``), the truth ranked among 99 thinned draws of
+each CPT entry, and the ranks' uniformity tested (chi-square on 5 bins of whole ranks,
+Bonferroni over the entries at a family-wise 0.01: :mod:`inference.calibration`). ``--seed``
+is the base seed (default 11, the runs in benchmarks/NETWORKS.md), ``--cases`` runs only the
+named cases (``--help`` lists them), ``--progress`` prints calibrate's progress lines. Cases:
 
 - a 4-node network (a -> b, a -> c, b -> d, c -> d, binary, 50 rows, 18 CPT entries) with
   the right declaration (summed out) under: the data's own fixed pattern of 20 % empty cells
@@ -64,6 +68,10 @@ from reports.calibrate import run_calibration  # noqa: E402
 
 SMALL = ('model = "bayesian_network"\n[data]\npath = "{csv}"\n[structure]\n'
          'edges = [["a", "b"], ["a", "c"], ["b", "d"], ["c", "d"]]\n')
+
+
+CASES = ("small-fixed", "small-mcar", "small-column", "small-mar", "wrong-filled",
+         "wrong-cc-mar", "cc-mcar", "asia")
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,12 +191,20 @@ def em_check(rows: int = 2000, holes: float = 0.2) -> None:
     print(f"load: {load()}")
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--simulations", type=int, default=100)
     ap.add_argument("--quick", action="store_true", help="10 simulations per case")
     ap.add_argument("--em-check", action="store_true", help="fit and check of Asia instead")
-    args = ap.parse_args()
+    ap.add_argument("--seed", type=int, default=11,
+                    help="base seed of the simulations and of NUTS (default: 11)")
+    ap.add_argument("--cases", nargs="+", choices=CASES, metavar="NAME",
+                    help=f"run only these cases, of: {', '.join(CASES)} (default: all)")
+    ap.add_argument("--progress", action="store_true",
+                    help="print the simulations done and the time spent to stderr")
+    ap.add_argument("--block", type=int,
+                    help="simulations per compiled declaration (default: one for all)")
+    args = ap.parse_args(argv)
     if args.em_check:
         em_check()
         return
@@ -199,28 +215,34 @@ def main():
     held = complete.model.calibration_model(fit(complete))
     asia = asia_spec(folder, 100)
     cases = [
-        ("small: the data's own 20 % empty cells (fixed), summed out", holed, None, None, "pass"),
-        ("small: MCAR 20 % per simulation, summed out", complete, None, mcar(0.2), "pass"),
-        ("small: b empty in 60 % of rows, others 10 %, summed out", complete, None,
-         mcar(0.1, {"b": 0.6}), "pass"),
-        ("small: MAR (a empty in 80 % of rows with d = 1, 10 % with d = 0), summed out",
+        ("small-fixed", "small: the data's own 20 % empty cells (fixed), summed out", holed,
+         None, None, "pass"),
+        ("small-mcar", "small: MCAR 20 % per simulation, summed out", complete, None,
+         mcar(0.2), "pass"),
+        ("small-column", "small: b empty in 60 % of rows, others 10 %, summed out", complete,
+         None, mcar(0.1, {"b": 0.6}), "pass"),
+        ("small-mar",
+         "small: MAR (a empty in 80 % of rows with d = 1, 10 % with d = 0), summed out",
          complete, None, mar, "pass"),
-        ("small, WRONG: MCAR 20 %, empty cells read as the first state", complete,
-         as_model(FilledIn, held), mcar(0.2), "fail"),
-        ("small, WRONG: MAR as above, complete-case analysis", complete,
+        ("wrong-filled", "small, WRONG: MCAR 20 %, empty cells read as the first state",
+         complete, as_model(FilledIn, held), mcar(0.2), "fail"),
+        ("wrong-cc-mar", "small, WRONG: MAR as above, complete-case analysis", complete,
          as_model(CompleteCase, held), mar, "fail"),
-        ("small: MCAR 20 %, complete-case analysis (valid under MCAR)", complete,
+        ("cc-mcar", "small: MCAR 20 %, complete-case analysis (valid under MCAR)", complete,
          as_model(CompleteCase, held), mcar(0.2), "pass"),
-        ("Asia (pgmpy): MCAR 15 % per simulation, summed out", asia, None, mcar(0.15), "pass"),
+        ("asia", "Asia (pgmpy): MCAR 15 % per simulation, summed out", asia, None, mcar(0.15),
+         "pass"),
     ]
+    cases = [c for c in cases if not args.cases or c[0] in args.cases]
     rows = []
     started_load = load()
     print(started_load, flush=True)
-    for label, spec, wrong, blank, expected in cases:
+    for _, label, spec, wrong, blank, expected in cases:
         c0, t0 = cpu_seconds(), time.perf_counter()
         try:
-            result = run_calibration(spec, folder / "out", simulations=sims, seed=11,
-                                     engine="nuts", draws=99, fit_model=wrong, blank=blank)
+            result = run_calibration(spec, folder / "out", simulations=sims, seed=args.seed,
+                                     engine="nuts", draws=99, fit_model=wrong, blank=blank,
+                                     block=args.block, progress=args.progress)
         except Exception as exc:  # noqa: BLE001 - recorded in the table, the next case runs
             rows.append((label, 0, repr(exc), float("nan"), float("nan"), "error", expected,
                          cpu_seconds() - c0, time.perf_counter() - t0))
@@ -230,10 +252,12 @@ def main():
         worst = min(result.parameters, key=lambda p: p.p_value)
         rows.append((label, len(result.parameters), worst.name, worst.p_value,
                      worst.p_adjusted, result.verdict, expected, cpu, wall))
+        print(f"rank counts of {worst.name}: {worst.counts}", flush=True)
         print(rows[-1], flush=True)
     lines = [
         f"SBC of the summed-out declaration: {sims} simulations per case, 99 thinned NUTS "
-        f"draws (2 chains x 198, tune 500), 5 bins, family-wise alpha 0.01, seed 11; "
+        f"draws (2 chains x 198, tune 500), 5 bins, family-wise alpha 0.01, seed {args.seed}, "
+        f"{f'{args.block} simulations per declaration' if args.block else 'one declaration'}; "
         f"NUTS backend {os.environ['BAYESCHECK_NUTS_BACKEND']}", "",
         f"load at start: {started_load}", f"load at end: {load()}", "",
         "| case | CPT entries | smallest chi-square p (entry) | Bonferroni-adjusted | verdict "

@@ -85,7 +85,7 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
             fit_model=None, draws: int = 199, tune: int = 500, alpha: float = 0.01,
             log_info: bool = False,
             on_simulation: Callable[[int, int], None] | None = None,
-            blank: Callable | None = None) -> SBCRun:
+            blank: Callable | None = None, block: int | None = None) -> SBCRun:
     """Run simulation-based calibration of ``spec``'s engine.
 
     Parameters
@@ -116,6 +116,15 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
         ``blank(frame, rng)`` returns a simulated frame with cells emptied (a missingness
         mechanism; tests and benchmarks), ``rng`` a ``numpy.random.Generator`` seeded from
         ``seed``. Needs ``engine="nuts"``.
+    block : int, optional
+        Under NUTS, for a model that declares its simulations together
+        (:class:`models.interface.DeclaresSimulations`): simulations per declaration (one
+        compile each). Default: one declaration for all. With missing cells each simulation
+        samples the union of its declaration's distinct rows, which grows with the
+        simulations until it holds every row the network can have; blocks of ``block`` cap
+        it, at one compile per block (benchmarks/NETWORKS.md). The simulated
+        data and the NUTS seeds are the same either way, and so is the posterior (its draws
+        differ only as far as rounding in the log density moves the sampler).
 
     Returns
     -------
@@ -131,6 +140,8 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
     from threadpoolctl import threadpool_limits
 
     check_calibratable(spec, simulations)
+    if block is not None and block < 1:
+        raise BayescheckError(f"block must be at least 1 simulation, got {block}")
     frame = spec.data.read_all()
     on_data = fit(spec)
     held = spec.model.calibration_model(on_data)
@@ -160,7 +171,7 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
     with limits:
         u, levels = _simulate(spec, engine_model, frame, prior, oracle, engine=engine,
                               draws=draws, tune=tune, seed=seed, on_simulation=on_simulation,
-                              blank=blank)
+                              blank=blank, block=block)
     bins = default_bins(simulations)
     if levels is not None:
         bins = max(b for b in range(1, bins + 1) if levels % b == 0)
@@ -186,7 +197,7 @@ def _observed(prior_predictive) -> dict[str, np.ndarray]:
 
 
 def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, tune, seed,
-              on_simulation, blank):
+              on_simulation, blank, block=None):
     """The u value (posterior CDF, or normalised rank) of every parameter in every simulation."""
     simulations = prior.prior.sizes["draw"] * prior.prior.sizes["chain"]
     u = {m.name: np.empty(simulations) for m in oracle}
@@ -222,12 +233,17 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, tune, 
     from .nuts import sample_nuts
 
     if isinstance(engine_model, DeclaresSimulations):
-        # one declaration (one compile) for every simulation, its data swapped in turn
-        model, updates = engine_model.declare_simulations(
-            [sim_spec(s).data for s in range(simulations)])
-        for s in range(simulations):
-            pm.set_data(updates[s], model=model)
-            ranked(s, sample_nuts(model, draws=draws * 2, tune=tune, chains=2, seed=seed + s))
+        # one declaration (one compile) for every simulation of a block, its data swapped in
+        # turn; the data sets are all drawn first, so blank's rng gives the same cells emptied
+        # whatever the blocks
+        sources = [sim_spec(s).data for s in range(simulations)]
+        size = block or simulations
+        for first in range(0, simulations, size):
+            model, updates = engine_model.declare_simulations(sources[first:first + size])
+            for s, update in enumerate(updates, start=first):
+                pm.set_data(update, model=model)
+                ranked(s, sample_nuts(model, draws=draws * 2, tune=tune, chains=2,
+                                      seed=seed + s))
     else:
         for s in range(simulations):
             one = sim_spec(s)

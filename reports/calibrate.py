@@ -26,7 +26,7 @@ EXIT_CODES = {"pass": 0, "fail": 1}
 def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, seed: int = 0,
                     engine: str = "analytic", fit_model=None, draws: int = 199, tune: int = 500,
                     alpha: float = 0.01, progress: bool = False,
-                    blank=None) -> CalibrationResult:
+                    blank=None, block: int | None = None) -> CalibrationResult:
     """Run simulation-based calibration and write ``calibration.json``.
 
     ``bayescheck calibrate`` then draws the report (:func:`reports.report.render_run`), whose
@@ -59,6 +59,9 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     blank : callable, optional
         A missingness mechanism applied to each simulation (tests and benchmarks; see
         :func:`inference.sbc.run_sbc`).
+    block : int, optional
+        Simulations per compiled declaration under NUTS for a model that declares its
+        simulations together (:func:`inference.sbc.run_sbc`); default: all in one.
 
     Returns
     -------
@@ -71,7 +74,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     run = run_sbc(spec, simulations=simulations, seed=seed, engine=engine,
                   fit_model=fit_model, draws=draws, tune=tune, alpha=alpha, log_info=progress,
                   on_simulation=None if bar is None else lambda done, total: bar.update(done),
-                  blank=blank)
+                  blank=blank, block=block)
     seconds = time.perf_counter() - started
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

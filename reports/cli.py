@@ -130,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"],
                    help="what is calibrated: the closed form (default) or NUTS")
     k.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    k.add_argument("--block", type=int,
+                   help="bayesian_network with missing cells, --engine nuts: simulations per "
+                        "compiled declaration (default: all in one; README, Calibration)")
     k.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
     k.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
@@ -332,12 +335,13 @@ def _cmd_calibrate(args) -> int:
     from .report import render_run
 
     _positive("seed", args.seed)
+    _positive("block", args.block)
     spec = load_spec(args.spec)
     check_arguments(spec, args.simulations)  # before the output folder is created
     out = args.out or _default_out(args.spec)
     with output_folder(out, results=("calibration.json", "report.html")):
         result = run_calibration(spec, out, simulations=args.simulations, seed=args.seed,
-                                 engine=args.engine, progress=not args.quiet)
+                                 engine=args.engine, progress=not args.quiet, block=args.block)
         render_run(out)
     print(f"{spec.model.name}: calibration {result.verdict.upper()} ({result.simulations} "
           f"simulations, {args.engine} engine; a parameter fails below p = "

@@ -17,6 +17,7 @@ from inference.dispatch import fit
 from models import load_spec
 from models.bayesian_network import BayesianNetwork, summed_rows
 from models.data import DataSource
+from models.errors import BayescheckError
 from reports.calibrate import run_calibration
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
@@ -144,3 +145,69 @@ def test_nuts_calibration_with_missing_cells_passes_and_filled_in_cells_fail(tmp
     result = run_calibration(spec, tmp_path / "wrong", simulations=10, seed=3, engine="nuts",
                              draws=99, tune=200, fit_model=wrong)
     assert result.verdict == "fail"
+
+
+@pytest.mark.parametrize("block", [None, 4])
+def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, block):
+    """``block``: one declaration per slice of simulations, each of its own rows, with the
+    data sets and NUTS seeds of the single declaration (sampling replaced by a recorder)."""
+    import inference.nuts
+    import inference.sbc
+    from inference.sbc import run_sbc
+
+    declared, sampled = [], []
+    original = BayesianNetwork.declare_simulations
+
+    def spy(self, sources):
+        declared.append([s.read_all() for s in sources])
+        return original(self, sources)
+
+    class Sample:
+        idata = None
+
+    def record(model, *, seed, **kwargs):
+        sampled.append((seed, model))
+        return Sample()
+
+    monkeypatch.setattr(BayesianNetwork, "declare_simulations", spy)
+    monkeypatch.setattr(inference.nuts, "sample_nuts", record)
+    monkeypatch.setattr(inference.sbc, "_ranks", lambda idata, quantities, truth, draws:
+                        {m.name: 0 for m in quantities})
+    spec = holed_spec(tmp_path, 20, 0.3)
+    run_sbc(spec, simulations=10, seed=2, engine="nuts", draws=9, block=block)
+    assert [len(d) for d in declared] == ([10] if block is None else [4, 4, 2])
+    assert [seed for seed, _ in sampled] == list(range(2, 12))
+    frames = [f for d in declared for f in d]
+    reference = holed_spec(tmp_path, 20, 0.3)  # the frames of an unblocked run, for equality
+    declared.clear()
+    run_sbc(reference, simulations=10, seed=2, engine="nuts", draws=9)
+    for f, g in zip(frames, declared[0], strict=True):
+        pd.testing.assert_frame_equal(f, g)
+    models = [m for _, m in sampled[:10]]  # each block's simulations sample its declaration
+    blocks = [0] * 10 if block is None else [0] * 4 + [1] * 4 + [2] * 2
+    order = list(dict.fromkeys(map(id, models)))
+    assert [order.index(id(m)) for m in models] == blocks
+    with pytest.raises(BayescheckError, match="block must be at least 1"):
+        run_sbc(spec, simulations=10, engine="nuts", block=0)
+
+
+def test_calibrate_cli_passes_block_on_and_refuses_zero(tmp_path, monkeypatch, capsys):
+    import reports.calibrate
+    from reports.cli import main
+
+    holed_spec(tmp_path, 20, 0.3)
+    seen = {}
+
+    def record(spec, out, **kwargs):
+        seen.update(kwargs)
+        raise BayescheckError("recorded")
+
+    monkeypatch.setattr(reports.calibrate, "run_calibration", record)
+    spec = str(tmp_path / "s.toml")
+    assert main(["calibrate", spec, "--engine", "nuts", "--block", "0", "--quiet"]) == 2
+    assert "--block must be >= 1, got 0" in capsys.readouterr().err and not seen
+    main(["calibrate", spec, "--engine", "nuts", "--block", "5", "--quiet",
+          "--out", str(tmp_path / "o")])
+    assert seen["block"] == 5
+    main(["calibrate", spec, "--engine", "nuts", "--quiet", "--out", str(tmp_path / "o")])
+    assert seen["block"] is None
