@@ -35,7 +35,6 @@ BIG_BYTES = 16 << 20
 #: At most this many threads read one file.
 MAX_THREADS = 4
 _HUGE_PAGE = 2 << 20
-_MADV_HUGEPAGE = 14  # linux/mman.h
 
 
 def read_file(path: str | Path) -> bytes:
@@ -100,10 +99,12 @@ def _advise_huge_pages(address: int, size: int) -> None:
     Nothing happens when the kernel has none to give: the advice is only advice.
     """
     import ctypes
+    import mmap
 
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)  # Linux only
     start = -(-address // _HUGE_PAGE) * _HUGE_PAGE
     length = (address + size - start) // _HUGE_PAGE * _HUGE_PAGE
-    if length <= 0:
+    if advice is None or length <= 0:
         return
     try:
         madvise = ctypes.CDLL(None, use_errno=True).madvise
@@ -111,4 +112,4 @@ def _advise_huge_pages(address: int, size: int) -> None:
         return
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     madvise.restype = ctypes.c_int
-    madvise(start, length, _MADV_HUGEPAGE)
+    madvise(start, length, advice)
