@@ -545,7 +545,7 @@ try:  # numpy's C einsum, which np.einsum calls (without optimize) after 1.5 us 
 except ImportError:  # pragma: no cover - another numpy layout
     _einsum = np.einsum
 _PLANS: dict[int, tuple[NetworkSchema, _Plan]] = {}
-# the last (cpts, their ids, reshaped tables): one tuple, replaced whole, so a thread never
+# the last (cpts, its arrays, reshaped tables): one tuple, replaced whole, so a thread never
 # sees the tables of other cpts
 _TABLES: list = [(None, None, None)]
 
@@ -683,7 +683,7 @@ def _steps(plan: _Plan, target: int, observed: tuple[int, ...]) -> _Steps:
         mask ^= bit
         v = bit.bit_length() - 1
         axes = family[v]
-        if v not in evidence and evidence.isdisjoint(axes):  # most factors: whole
+        if evidence.isdisjoint(axes):  # most factors: whole (a family holds its node)
             if v != target:
                 hidden.append(rank[v])
             inputs.append((v, ()))
