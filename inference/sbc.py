@@ -156,6 +156,12 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
         prior = pm.sample_prior_predictive(draws=simulations, model=declared,
                                            random_seed=seed)
     engine_model = fit_model or spec.model
+    if block is not None and (engine != "nuts" or
+                              not isinstance(engine_model, DeclaresSimulations)):
+        raise BayescheckError(
+            f"block (simulations per compiled declaration) applies to the nuts engine on a "
+            f"model that declares its simulations together (bayesian_network), not to "
+            f"{spec.model.name} with the {engine} engine")
     # Names and variables of the parameters; an oracle with an exact mean only (no
     # distribution) has no CDF to calibrate. With missing cells the fit gives EM point
     # estimates: NUTS's posterior of each estimated quantity is calibrated.

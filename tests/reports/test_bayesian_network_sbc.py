@@ -191,6 +191,19 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
         run_sbc(spec, simulations=10, engine="nuts", block=0)
 
 
+def test_block_is_refused_where_it_would_do_nothing(tmp_path, examples_dir):
+    """Not silently ignored: the analytic engine, and a model whose NUTS simulations are
+    declared one at a time."""
+    from inference.sbc import run_sbc
+
+    spec = holed_spec(tmp_path, 20, 0.3)
+    with pytest.raises(BayescheckError, match="not to bayesian_network with the analytic"):
+        run_sbc(spec, simulations=10, engine="analytic", block=4)
+    coin = load_spec(f"{examples_dir}/beta_bernoulli/coin.toml")
+    with pytest.raises(BayescheckError, match="not to beta_bernoulli with the nuts engine"):
+        run_sbc(coin, simulations=10, engine="nuts", block=4)
+
+
 def test_calibrate_cli_passes_block_on_and_refuses_zero(tmp_path, monkeypatch, capsys):
     import reports.calibrate
     from reports.cli import main
