@@ -297,7 +297,7 @@ def evict_old_entries(keep=()) -> list[str]:
 
 def _entries(root: Path):
     """The entries of the cache under ``root`` and its temporary files (with writers' ids)."""
-    from models.disk_cache import Entry
+    from models.disk_cache import Entry, writer_pid
 
     entries, temporaries = [], []
 
@@ -311,8 +311,7 @@ def _entries(root: Path):
     groups: dict[str, list[Path]] = {}
     for name in listing(wrappers):
         if name.endswith(".tmp"):  # ours, "tmpPID.XXXXXXXX.tmp" (before: "tmpXXXXXXXX.tmp")
-            pid = name[3:].split(".")[0]
-            temporaries.append((wrappers / name, int(pid) if pid.isdigit() else None))
+            temporaries.append((wrappers / name, writer_pid(name, "tmp")))
         elif name.startswith(_WRAPPER_PREFIX) and name.endswith((".py", ".used")):
             groups.setdefault(name.rsplit(".", 1)[0], []).append(wrappers / name)
     for name in listing(cached):
@@ -332,8 +331,7 @@ def _entries(root: Path):
     for name in listing(index):
         digest, _, rest = name.partition(".")
         if rest.endswith("tmp"):  # remember()'s "DIGEST.PID.tmp"
-            pid = rest.split(".")[0]
-            temporaries.append((index / name, int(pid) if pid.isdigit() else None))
+            temporaries.append((index / name, writer_pid(rest, "")))
         else:  # the entry, and the warm-up's .warming, .model and .log
             digests.setdefault(digest, []).append(index / name)
     entries.extend(Entry(digest, sorted(files)) for digest, files in digests.items())

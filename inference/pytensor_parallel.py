@@ -55,6 +55,7 @@ from pathlib import Path
 
 from pytensor.link.vm import VMLinker
 
+from models.disk_cache import writer_alive
 from models.settings import usable_cores
 
 __all__ = ["PrecompilingVMLinker", "compile_jobs", "precompile_nodes"]
@@ -213,12 +214,9 @@ def _claim_is_live(path: Path) -> bool:
     if host != socket.gethostname():
         return True  # another machine's process: only its age tells
     try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except (ValueError, PermissionError, OSError):
-        return True
-    return True
+        return writer_alive(int(pid))
+    except ValueError:
+        return True  # not ours to read: only its age tells
 
 
 def _claim(module_hash: str) -> Path | None:

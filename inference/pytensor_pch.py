@@ -281,8 +281,8 @@ def evict_old_headers(keep: str | None = None) -> list[str]:
                 continue  # removed meanwhile, or not a directory
             for name in names:
                 if name.startswith(_BUILDING):
-                    pid = name[len(_BUILDING):].split(".")[0]
-                    temporaries.append((directory / name, int(pid) if pid.isdigit() else None))
+                    temporaries.append((directory / name,
+                                        disk_cache.writer_pid(name, _BUILDING)))
             entries.append((key, directory))
         disk_cache.remove_temporaries(temporaries)
         found = []

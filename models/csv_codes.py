@@ -259,8 +259,7 @@ def _evict(folder: Path, keep: Path | None) -> None:
         temporaries, libraries, markers = [], [], []
         for name in names:
             if name.startswith("." + _PREFIX) and name.endswith(".so"):
-                pid = name[len(_PREFIX) + 1:].split(".")[0]
-                temporaries.append((folder / name, int(pid) if pid.isdigit() else None))
+                temporaries.append((folder / name, disk_cache.writer_pid(name, "." + _PREFIX)))
             elif name.startswith(_PREFIX) and name.endswith(".so"):
                 libraries.append(disk_cache.Entry(name, [folder / name], marker=folder / name))
             elif name.startswith(_PREFIX) and name.endswith(".failed"):

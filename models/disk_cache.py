@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["FRESH_SECONDS", "MARK_EVERY_SECONDS", "MAX_AGE_SECONDS", "Entry", "evict", "hold",
-           "mark_used", "remove_temporaries", "using", "writer_alive"]
+           "mark_used", "remove_temporaries", "using", "writer_alive", "writer_pid"]
 
 #: An entry not used for this long is removed when a new entry is written (31 days).
 MAX_AGE_SECONDS = 31 * 86400.0
@@ -167,6 +167,12 @@ def hold(path: Path, create: bool = True) -> bool:
         return False
     _HELD.append(fd)
     return True
+
+
+def writer_pid(name: str, prefix: str) -> int | None:
+    """The process id in a temporary file's name ``PREFIX PID.rest`` (None when it has none)."""
+    pid = name[len(prefix):].split(".")[0] if name.startswith(prefix) else ""
+    return int(pid) if pid.isdigit() else None
 
 
 def writer_alive(pid: int | None) -> bool:

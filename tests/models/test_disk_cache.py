@@ -220,3 +220,10 @@ def test_an_unwritable_cache_is_no_error(tmp_path, create):
             assert not there or os.geteuid() == 0  # root writes anyway
     finally:
         folder.chmod(0o700)
+
+
+def test_the_writer_of_a_temporary_file_is_read_from_its_name():
+    assert disk_cache.writer_pid(".csv_codes-4242.ab12cd.so", ".csv_codes-") == 4242
+    assert disk_cache.writer_pid("4242.tmp", "") == 4242
+    assert disk_cache.writer_pid(".csv_codes-ab12cd.so", ".csv_codes-") is None  # older name
+    assert disk_cache.writer_pid("building.4242.h", "tmp") is None  # another prefix
