@@ -15,7 +15,7 @@ FIND_PYTHON = for c in "$$PYTHON" python3.12 python3.13 python3.14 python3 \
 
 .PHONY: demo test test-fast bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@py=$$($(FIND_PYTHON)) || exit 1; \
 	 echo "creating $(VENV) with $$py"; \
 	 [ -x $(VPY) ] || "$$py" -m venv $(VENV)

@@ -24,15 +24,15 @@ from importlib import import_module
 
 _EXPORTS = {
     "fit": "bayescheck.api", "check": "bayescheck.api", "calibrate": "bayescheck.api",
-    "predict": "bayescheck.api", "exact_posterior": "bayescheck.api", "load_spec": "models.spec",
-    "Spec": "models.spec", "DataSource": "models.data",
-    "AnalyticFit": "inference.result",
-    "BayescheckError": "models.errors", "DataError": "models.errors",
-    "SpecError": "models.errors",
-    "LinearRegression": "models.linear_regression", "ARD": "models.ard",
-    "GaussianMixture": "models.gaussian_mixture", "NaiveBayes": "models.naive_bayes",
-    "BetaBernoulli": "models.beta_bernoulli", "DirichletCategorical": "models.beta_bernoulli",
-    "BayesRule": "models.bayes_rule",
+    "predict": "bayescheck.api", "exact_posterior": "bayescheck.api", "load_spec": "bayescheck.models.spec",
+    "Spec": "bayescheck.models.spec", "DataSource": "bayescheck.models.data",
+    "AnalyticFit": "bayescheck.inference.result",
+    "BayescheckError": "bayescheck.models.errors", "DataError": "bayescheck.models.errors",
+    "SpecError": "bayescheck.models.errors",
+    "LinearRegression": "bayescheck.models.linear_regression", "ARD": "bayescheck.models.ard",
+    "GaussianMixture": "bayescheck.models.gaussian_mixture", "NaiveBayes": "bayescheck.models.naive_bayes",
+    "BetaBernoulli": "bayescheck.models.beta_bernoulli", "DirichletCategorical": "bayescheck.models.beta_bernoulli",
+    "BayesRule": "bayescheck.models.bayes_rule",
 }
 
 __all__ = [

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from models.spec import Spec, load_spec
+from bayescheck.models.spec import Spec, load_spec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from inference.result import AnalyticFit
+    from bayescheck.inference.result import AnalyticFit
 
 __all__ = ["calibrate", "check", "exact_posterior", "fit", "predict"]
 
@@ -22,7 +22,7 @@ def _spec(spec: Spec | str | Path) -> Spec:
 
 def _posterior(fitted) -> tuple[dict, str]:
     """``posterior.json``'s content from a fit, a dict, the file or its folder; and its name."""
-    from inference.result import AnalyticFit
+    from bayescheck.inference.result import AnalyticFit
 
     if isinstance(fitted, AnalyticFit):
         return fitted.to_json(), "the fit given"
@@ -53,7 +53,7 @@ def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
     inference.AnalyticFit
         ``parameters`` (what ``posterior.json`` holds), the exact marginals, the evidence.
     """
-    from inference.dispatch import fit as dispatch_fit
+    from bayescheck.inference.dispatch import fit as dispatch_fit
 
     return dispatch_fit(_spec(spec), out=out, resume=resume, progress=progress)
 
@@ -69,14 +69,14 @@ def check(spec: Spec | str | Path, out: str | Path, **options: Any):
         Output folder.
     **options
         ``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``progress``, ... as
-        :func:`reports.check.run_check`.
+        :func:`bayescheck.reports.check.run_check`.
 
     Returns
     -------
     reports.CheckResult
         ``verdict`` (``"pass"``, ``"fail"``, ``"inconclusive"``), the comparisons and the fit.
     """
-    from reports.check import run_check
+    from bayescheck.reports.check import run_check
 
     return run_check(_spec(spec), out, **options)
 
@@ -91,13 +91,13 @@ def calibrate(spec: Spec | str | Path, out: str | Path, **options: Any):
     out : str or pathlib.Path
         Output folder (``calibration.json``).
     **options
-        ``simulations``, ``seed``, ``engine``, ... as :func:`reports.calibrate.run_calibration`.
+        ``simulations``, ``seed``, ``engine``, ... as :func:`bayescheck.reports.calibrate.run_calibration`.
 
     Returns
     -------
     inference.calibration.CalibrationResult
     """
-    from reports.calibrate import run_calibration
+    from bayescheck.reports.calibrate import run_calibration
 
     return run_calibration(_spec(spec), out, **options)
 
@@ -133,8 +133,8 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     """
     import pandas as pd
 
-    from models.data import DataSource
-    from reports.predict import prediction_table
+    from bayescheck.models.data import DataSource
+    from bayescheck.reports.predict import prediction_table
 
     spec = _spec(spec)
     posterior, where = _posterior(fitted)
@@ -180,7 +180,7 @@ def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chain
     -------
     xarray.DataTree
     """
-    from inference.exact import exact_posterior as tree
+    from bayescheck.inference.exact import exact_posterior as tree
 
     posterior, _ = _posterior(fitted)
     return tree(_spec(spec).model.name, posterior, draws=draws, chains=chains, seed=seed)

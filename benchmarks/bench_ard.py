@@ -41,7 +41,7 @@ import scipy.sparse as sp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from inference.engines.sbl import fit_sbl  # noqa: E402
+from bayescheck.inference.engines.sbl import fit_sbl  # noqa: E402
 
 N, M, K_TRUE = 1000, 2000, 30
 DENSITIES = (0.01, 0.05, 0.1)
@@ -116,9 +116,8 @@ def ard_regression_evidence(X, y):
     ARDRegression prunes at ``threshold_lambda`` (its pruned weights: alpha = inf) and
     centres the data (the data here have no intercept, so the model evaluated is SBL's).
     """
+    from bayescheck.inference.engines.sbl import ard_log_evidence
     from sklearn.linear_model import ARDRegression
-
-    from inference.engines.sbl import ard_log_evidence
 
     t = time.perf_counter()
     model = ARDRegression().fit(X.toarray(), y)

@@ -21,10 +21,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from models.linear_regression import LinearRegression  # noqa: E402
-from models.validation import InvalidArgument  # noqa: E402
-from reports.cli import main  # noqa: E402
-from reports.outdir import output_folder  # noqa: E402
+from bayescheck.models.linear_regression import LinearRegression  # noqa: E402
+from bayescheck.models.validation import InvalidArgument  # noqa: E402
+from bayescheck.reports.cli import main  # noqa: E402
+from bayescheck.reports.outdir import output_folder  # noqa: E402
 
 LR = """model = "linear_regression"
 [data]

@@ -35,9 +35,9 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inference.dispatch import fit  # noqa: E402
-from models import load_spec  # noqa: E402
-from reports.calibrate import run_calibration  # noqa: E402
+from bayescheck.inference.dispatch import fit  # noqa: E402
+from bayescheck.models import load_spec  # noqa: E402
+from bayescheck.reports.calibrate import run_calibration  # noqa: E402
 
 
 def regression_spec(folder: Path, rows: int, scale: float):

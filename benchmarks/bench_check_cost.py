@@ -61,8 +61,8 @@ def cpu():
 def children():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
-import reports.cli as cli
-import reports.check as rc
+import bayescheck.reports.cli as cli
+import bayescheck.reports.check as rc
 phases = json.loads(sys.argv[3])
 spent = {p: 0.0 for p in phases}
 def timed(phase, f):

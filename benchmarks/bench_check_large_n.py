@@ -69,9 +69,9 @@ def main() -> None:
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args()
 
-    from inference.dispatch import fit
-    from models.spec import load_spec
-    from reports.check import run_check
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.models.spec import load_spec
+    from bayescheck.reports.check import run_check
 
     rng = np.random.default_rng(0)
     n, d = args.rows, args.features

@@ -17,8 +17,8 @@ import time
 
 STARTED = time.process_time()
 
-import reports.check as rc  # noqa: E402
-from models import load_spec  # noqa: E402
+import bayescheck.reports.check as rc  # noqa: E402
+from bayescheck.models import load_spec  # noqa: E402
 
 PHASES = {"fit": "analytic fit", "sample_nuts": "NUTS (compile + sample)",
           "add_posterior_predictive": "posterior predictive", "compare_idata": "comparison",

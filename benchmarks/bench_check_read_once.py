@@ -7,7 +7,7 @@ The part of ``bayescheck check`` that reads the data, on a linear regression abo
 files, written there first), in one process, the two ways alternating in each round:
 
 - two passes (before): ``fit(spec)``, then the declaration's own pass over the files
-  (:meth:`models.LinearRegression.declare`'s loop: each batch read and validated again, its
+  (:meth:`bayescheck.models.LinearRegression.declare`'s loop: each batch read and validated again, its
   numpy QR root), the roots merged;
 - one pass (now): ``fit(spec, declaration=True)``, which takes the same roots from the rows
   it has read, then the same merge.
@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def two_passes(spec):
-    from inference.dispatch import fit
-    from models.linear_regression import qr_root
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.models.linear_regression import qr_root
 
     result = fit(spec)
     roots = [spec.model.declaration_root(spec.model.joint_design(b)) for b in spec.data.batches()]
@@ -39,8 +39,8 @@ def two_passes(spec):
 
 
 def one_pass(spec):
-    from inference.dispatch import fit
-    from models.linear_regression import qr_root
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.models.linear_regression import qr_root
 
     result = fit(spec, declaration=True)
     return result, qr_root(np.vstack(result.declaration["batch_roots"]))
@@ -57,9 +57,8 @@ def main(argv=None) -> int:
         sys.path.insert(0, str(ROOT / "benchmarks"))
         from bench_stream import make_data
         args.spec = make_data(args.spec.parent, 1_000_000, 100, False)
+    from bayescheck.models import load_spec
     from threadpoolctl import threadpool_limits
-
-    from models import load_spec
 
     spec = load_spec(args.spec)
     ways = {"two passes (fit, then the declaration reads again)": two_passes,

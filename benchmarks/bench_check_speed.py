@@ -67,7 +67,7 @@ def run_check(tree: Path, spec: str, cache: Path, out: Path, backend: str) -> di
                NUMBA_CACHE_DIR=str(cache / "numba"), PYTHONPATH=str(tree))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "reports.cli", "check", str(tree / spec),
+    done = subprocess.run([sys.executable, "-m", "bayescheck.reports.cli", "check", str(tree / spec),
                            "--out", str(out), "--quiet"], cwd=tree, env=env,
                           capture_output=True, text=True)
     wall = time.perf_counter() - started

@@ -85,11 +85,10 @@ def main() -> None:
     args = parser.parse_args()
 
     import distributed
-
-    from inference import distributed as dist
-    from inference.dispatch import fit
-    from inference.families.linear_regression import batch_statistic
-    from models.spec import load_spec
+    from bayescheck.inference import distributed as dist
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.inference.families.linear_regression import batch_statistic
+    from bayescheck.models.spec import load_spec
 
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
@@ -101,7 +100,7 @@ def main() -> None:
         cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                            processes=True, dashboard_address=None)
         client = distributed.Client(cluster)
-        client.run(lambda: __import__("inference.families.linear_regression"))
+        client.run(lambda: __import__("bayescheck.inference.families.linear_regression"))
         startup = time.perf_counter() - started
         times = {"stream": [], "cluster": [], "map only": [], "merge": []}
         local = remote = None

@@ -50,9 +50,8 @@ def main() -> None:
     em = args.model == "gaussian_mixture"
 
     import distributed
-
-    from inference.dispatch import fit
-    from models.spec import load_spec
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.models.spec import load_spec
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -61,7 +60,7 @@ def main() -> None:
         cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                            processes=True, dashboard_address=None)
         client = distributed.Client(cluster)
-        client.run(lambda: __import__("inference.families.linear_regression"))
+        client.run(lambda: __import__("bayescheck.inference.families.linear_regression"))
         print(f"LocalCluster start-up ({args.workers} worker processes): "
               f"{time.perf_counter() - started:.1f} s")
         address = cluster.scheduler_address

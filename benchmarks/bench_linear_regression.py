@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inference.engines.linear_gaussian import GaussianPosterior, regression_stats  # noqa: E402
+from bayescheck.inference.engines.linear_gaussian import GaussianPosterior, regression_stats  # noqa: E402
 
 BATCH_ROWS = 10_000
 

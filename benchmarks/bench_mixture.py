@@ -28,7 +28,7 @@ from scipy.linalg import solve_triangular
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inference.engines.mixture_em import fit_em, log_likelihood  # noqa: E402
+from bayescheck.inference.engines.mixture_em import fit_em, log_likelihood  # noqa: E402
 
 REG_COVAR = 1e-6
 LOAD = os.getloadavg()

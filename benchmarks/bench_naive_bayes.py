@@ -40,15 +40,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import sklearn  # noqa: E402
-from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: E402
-
-from inference.engines.naive_bayes_stats import (  # noqa: E402
+from bayescheck.inference.engines.naive_bayes_stats import (  # noqa: E402
     NaiveBayesSchema,
     UnivariateNIGPrior,
     fit_naive_bayes,
     fit_naive_bayes_batches,
     naive_bayes_stats,
 )
+from sklearn.naive_bayes import CategoricalNB, GaussianNB  # noqa: E402
 
 N_FEATURES = 10
 N_CLASSES = 3

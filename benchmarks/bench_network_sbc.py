@@ -10,7 +10,7 @@ For each case: CPTs drawn from the Dirichlet prior, complete rows forward-sample
 declaration (one compiled model for every simulation, or per ``--block`` simulations, the
 rows' multiplicities swapped in ``pm.Data``), the truth ranked among 99 thinned draws of
 each CPT entry, and the ranks' uniformity tested (chi-square on 5 bins of whole ranks,
-Bonferroni over the entries at a family-wise 0.01: :mod:`inference.calibration`). ``--seed``
+Bonferroni over the entries at a family-wise 0.01: :mod:`bayescheck.inference.calibration`). ``--seed``
 is the base seed (default 11, the runs in benchmarks/NETWORKS.md), ``--cases`` runs only the
 named cases (``--help`` lists them), ``--progress`` prints calibrate's progress lines. Cases:
 
@@ -35,7 +35,7 @@ from pgmpy's Asia network, 20 % of the cells emptied at random, ``bayescheck fit
 
 NUTS runs on nutpie's Numba path (``BAYESCHECK_NUTS_BACKEND=numba`` unless set): the path
 ``calibrate`` takes for these graphs, whose compiled model holds a copy of the ``pm.Data``
-values that :func:`inference.nutpie_compile.compile_for_nutpie` refreshes. Writes
+values that :func:`bayescheck.inference.nutpie_compile.compile_for_nutpie` refreshes. Writes
 bench-output/network_sbc.md.
 """
 
@@ -60,11 +60,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("BAYESCHECK_NUTS_BACKEND", "numba")
 
-from inference.dispatch import fit  # noqa: E402
-from models import load_spec  # noqa: E402
-from models.bayesian_network import BayesianNetwork  # noqa: E402
-from models.data import DataSource  # noqa: E402
-from reports.calibrate import run_calibration  # noqa: E402
+from bayescheck.inference.dispatch import fit  # noqa: E402
+from bayescheck.models import load_spec  # noqa: E402
+from bayescheck.models.bayesian_network import BayesianNetwork  # noqa: E402
+from bayescheck.models.data import DataSource  # noqa: E402
+from bayescheck.reports.calibrate import run_calibration  # noqa: E402
 
 SMALL = ('model = "bayesian_network"\n[data]\npath = "{csv}"\n[structure]\n'
          'edges = [["a", "b"], ["a", "c"], ["b", "d"], ["c", "d"]]\n')

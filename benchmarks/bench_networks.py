@@ -66,15 +66,15 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inference.dispatch import fit  # noqa: E402
-from inference.engines.networks import clear_query_plans, query  # noqa: E402
-from inference.families.bayesian_network import (  # noqa: E402
+from bayescheck.inference.dispatch import fit  # noqa: E402
+from bayescheck.inference.engines.networks import clear_query_plans, query  # noqa: E402
+from bayescheck.inference.families.bayesian_network import (  # noqa: E402
     network_schema,
     predict_bayesian_network,
 )
-from models.bayesian_network import BayesianNetwork  # noqa: E402
-from models.data import Batch, DataSource  # noqa: E402
-from models.spec import Spec  # noqa: E402
+from bayescheck.models.bayesian_network import BayesianNetwork  # noqa: E402
+from bayescheck.models.data import Batch, DataSource  # noqa: E402
+from bayescheck.models.spec import Spec  # noqa: E402
 
 
 def alarm():
@@ -211,7 +211,7 @@ def command_line(frame: pd.DataFrame, edges, repeat: int) -> tuple:
         t_arrow = INF
 
         def ours(out, reader="auto"):
-            return timed_run([sys.executable, "-m", "reports.cli", "fit",
+            return timed_run([sys.executable, "-m", "bayescheck.reports.cli", "fit",
                               str(tmp / "spec.toml"), "--out", str(tmp / out), "--quiet"],
                              {"BAYESCHECK_CSV_READER": reader})
 

@@ -33,14 +33,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "inference" / "engines"))
 
-from test_nist_strd import DATASETS, lre, lstsq, normal_equations  # noqa: E402
-
-from inference.engines.linear_gaussian import (  # noqa: E402
+from bayescheck.inference.engines.linear_gaussian import (  # noqa: E402
     GaussianPosterior,
     merge_roots,
     regression_stats,
     triangular_root,
 )
+from test_nist_strd import DATASETS, lre, lstsq, normal_equations  # noqa: E402
 
 
 def chan(X, y, rows=7):

@@ -93,7 +93,7 @@ def run_check(spec: str, backend: str, cache: str, out: str) -> dict:
                PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "reports.cli", "check", spec, "--out", out,
+    done = subprocess.run([sys.executable, "-m", "bayescheck.reports.cli", "check", spec, "--out", out,
                            "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -26,7 +26,7 @@ and its figure worker).
 
 **Check table** (``--check N``: the report step of ``check``, as ``check`` runs it): a new
 process per example and checkout that first imports what a check has loaded before its
-report (``reports.check``, xarray, the posteriors in memory as DataTrees), then times
+report (``bayescheck.reports.check``, xarray, the posteriors in memory as DataTrees), then times
 ``write_report_data`` and ``render_run(posteriors=...)`` on a copy of the run folder: the
 first render of the process, so the drawing modules' and the template's imports count, as
 they do in ``check`` (``timings["report"]`` of ``summary.json``, less ``report_data``, which
@@ -65,8 +65,8 @@ WORKER = """
 import inspect, json, os, sys, time, warnings
 from pathlib import Path
 warnings.filterwarnings("ignore")
-from reports.report import render_run
-import reports.figure_jobs as figure_jobs
+from bayescheck.reports.report import render_run
+import bayescheck.reports.figure_jobs as figure_jobs
 in_memory = "posteriors" in inspect.signature(render_run).parameters
 # A checkout whose figure worker is a separate interpreter: ``check`` starts it before
 # sampling, so at the render it is ready. Here a new one is started and waited for before
@@ -112,9 +112,9 @@ FIRST = """
 import inspect, json, os, shutil, sys, tempfile, time, warnings
 from pathlib import Path
 warnings.filterwarnings("ignore")
-import reports.check  # what check has imported before its report (it imports reports.report)
+import bayescheck.reports.check  # what check has imported before its report (it imports bayescheck.reports.report)
 import xarray as xr
-from reports.report import REPORT_JSON, render_run, write_report_data
+from bayescheck.reports.report import REPORT_JSON, render_run, write_report_data
 run = Path(sys.argv[1])
 with tempfile.TemporaryDirectory() as tmp:
     out = Path(tmp) / run.name

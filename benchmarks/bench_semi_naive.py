@@ -29,11 +29,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bayescheck.models.data import DataSource  # noqa: E402
+from bayescheck.models.naive_bayes import NaiveBayes  # noqa: E402
+from bayescheck.models.semi_naive_bayes import SemiNaiveBayes  # noqa: E402
+from bayescheck.models.spec import Spec  # noqa: E402
+
 from bayescheck import fit, predict  # noqa: E402
-from models.data import DataSource  # noqa: E402
-from models.naive_bayes import NaiveBayes  # noqa: E402
-from models.semi_naive_bayes import SemiNaiveBayes  # noqa: E402
-from models.spec import Spec  # noqa: E402
 
 
 def breast_cancer() -> tuple[pd.DataFrame, str]:

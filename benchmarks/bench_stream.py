@@ -85,7 +85,7 @@ sys.path.insert(0, sys.argv[4] if method == "qr" else ".")  # "." is the tree (c
 if method in ("qr", "bayesian_ridge"):
     import scipy.linalg
 if method == "qr":
-    from inference.engines.linear_gaussian import merge_roots, regression_stats_joint
+    from bayescheck.inference.engines.linear_gaussian import merge_roots, regression_stats_joint
 if method == "bayesian_ridge":
     from sklearn.linear_model import BayesianRidge
 import pyarrow.csv, pyarrow.parquet  # start-up, as the fit imports them before streaming
@@ -214,7 +214,7 @@ def run(method: str, spec: Path, out: Path, base: Path | None = None) -> dict:
     if FIT_AHEAD.get(method) is not None:
         env["BAYESCHECK_READ_AHEAD"] = FIT_AHEAD[method]
     if method in FIT_AHEAD:
-        wall, cpu, rss, _ = _timed([sys.executable, "-m", "reports.cli", "fit", str(spec),
+        wall, cpu, rss, _ = _timed([sys.executable, "-m", "bayescheck.reports.cli", "fit", str(spec),
                                     "--out", str(out), "--quiet"], env, tree)
         posterior = json.loads((out / "posterior.json").read_text())
         return {"command": wall, "command_cpu": cpu, "rss_mb": rss,

@@ -37,10 +37,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inference.compare import compare_draws, compare_idata  # noqa: E402
-from inference.dispatch import fit  # noqa: E402
-from inference.nuts import sample_nuts  # noqa: E402
-from models import load_spec  # noqa: E402
+from bayescheck.inference.compare import compare_draws, compare_idata  # noqa: E402
+from bayescheck.inference.dispatch import fit  # noqa: E402
+from bayescheck.inference.nuts import sample_nuts  # noqa: E402
+from bayescheck.models import load_spec  # noqa: E402
 
 EXAMPLES = {
     "coin": "examples/beta_bernoulli/coin.toml",
@@ -143,10 +143,9 @@ def ar1_table(runs: int = 400) -> str:
     (``array_stats.mcse(method="quantile")``) over ours, 300 runs per cell.
     """
     from arviz_stats.base import array_stats
+    from bayescheck.inference.compare import _quantile_mcse
+    from bayescheck.inference.result import ExactMarginal
     from scipy import stats
-
-    from inference.compare import _quantile_mcse
-    from inference.result import ExactMarginal
 
     def ar1(rng, rho, chains=4, draws=1000):
         x = np.empty((chains, draws))
@@ -278,8 +277,7 @@ def batch_means_table(spec_path: str, runs: int = 3) -> str:
     median (the median's), split at ESS/S = 1.2; seeds 100, 101, ...
     """
     from arviz_stats.base import array_stats
-
-    from inference.compare import draws_from_idata
+    from bayescheck.inference.compare import draws_from_idata
 
     spec = load_spec(spec_path)
     result = fit(spec, declaration=True)

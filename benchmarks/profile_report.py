@@ -22,8 +22,8 @@ def main(run_dir: str) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    import reports.figure_jobs as figure_jobs
-    import reports.report as report
+    import bayescheck.reports.figure_jobs as figure_jobs
+    import bayescheck.reports.report as report
 
     os.environ["BAYESCHECK_REPORT_WORKERS"] = "1"  # one process, so each figure is timed
     original = figure_jobs.draw_one

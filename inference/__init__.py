@@ -1,12 +1,12 @@
 """How models are solved.
 
-- :mod:`inference.engines`: the mathematics, numpy/scipy only (no models, pandas, PyMC);
-- :mod:`inference.families`: one glue module per ``models/<name>.py``: spec + data ->
+- :mod:`bayescheck.inference.engines`: the mathematics, numpy/scipy only (no models, pandas, PyMC);
+- :mod:`bayescheck.inference.families`: one glue module per ``models/<name>.py``: spec + data ->
   engine -> :class:`AnalyticFit`;
 - top level: the stream driver, the NUTS runner, the analytic-vs-sampled comparison and
   calibration (SBC).
 
-:mod:`inference.nuts` imports PyMC when it samples and :mod:`inference.compare` imports
+:mod:`bayescheck.inference.nuts` imports PyMC when it samples and :mod:`bayescheck.inference.compare` imports
 arviz-stats (and with it scipy.stats) when it compares. Names are imported on first use, so
 the analytic path stays light.
 """

@@ -238,7 +238,7 @@ def familywise_z(familywise_alpha: float, n_comparisons: int) -> float:
     :mod:`scipy.stats` (1.5 s of CPU alone) into a process that imports this module and
     never compares. A comparison imports it anyway, with ArviZ's diagnostics (their rank
     normalisation calls ``scipy.stats``), so a check costs the same. Our own
-    :func:`inference.engines.quantiles.norm_ppf` differs from ``ndtri`` by up to 4 units in
+    :func:`bayescheck.inference.engines.quantiles.norm_ppf` differs from ``ndtri`` by up to 4 units in
     the last place (benchmarks/RESULTS.md), which would change the threshold written to
     ``summary.json``, so it is not used here.
     """

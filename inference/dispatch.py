@@ -1,7 +1,7 @@
 """The thin layer from a model object to its family: ``fit(spec)`` for every model.
 
 The family of model ``name`` is ``inference.families.<module>.fit_<name>``, where
-``<module>`` comes from the one table of model names, :data:`models.registry.MODELS`.
+``<module>`` comes from the one table of model names, :data:`bayescheck.models.registry.MODELS`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
 
-from models.errors import BayescheckError
-from models.registry import module_of
-from models.spec import Spec
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.registry import module_of
+from bayescheck.models.spec import Spec
 
 from .result import AnalyticFit
 
@@ -38,7 +38,7 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
     Parameters
     ----------
     spec : models.Spec
-        From :func:`models.load_spec`, or built in Python.
+        From :func:`bayescheck.models.load_spec`, or built in Python.
     out : str or pathlib.Path, optional
         Folder for the streaming checkpoint.
     resume : bool
@@ -46,7 +46,7 @@ def fit(spec: Spec, *, out: str | Path | None = None, resume: bool = False,
     progress : bool
         Print a line per batch to stderr.
     scheduler : str, optional
-        Fit on a Dask cluster (:mod:`inference.distributed`): a scheduler address, or
+        Fit on a Dask cluster (:mod:`bayescheck.inference.distributed`): a scheduler address, or
         ``"local"`` for a local cluster of ``workers`` worker processes.
     workers : int, optional
         Workers of the local cluster (default 2).

@@ -6,7 +6,7 @@ Dirichlet-categorical, naive Bayes) and the Gaussian mixture's EM on a
 ``dask.distributed`` cluster:
 
 * every file of the spec's ``[data] path`` is one partition; a worker reads it (the same
-  reader and validation as the in-process stream, :func:`models.data.read_batch`) and
+  reader and validation as the in-process stream, :func:`bayescheck.models.data.read_batch`) and
   computes the family's statistic of that batch there, the same function the stream calls;
 * the statistics are merged by a tree of tasks on the workers (each merging up to
   :data:`FAN_IN` neighbours; 3 levels for 100 files), with the family's merge (``+`` of the
@@ -18,7 +18,7 @@ The merges are associative, so the result equals the single-process stream up to
 order of floating-point additions (tests hold it to 1e-12 relative). EM
 (:class:`ClusterRows`) keeps each partition's rows in worker memory and runs one map-reduce
 of the responsibility-weighted moments per iteration
-(:func:`inference.engines.mixture_em.fit_em` drives it through its ``Rows`` protocol).
+(:func:`bayescheck.inference.engines.mixture_em.fit_em` drives it through its ``Rows`` protocol).
 
 With an output folder, a run of the merging families keeps a checkpoint
 (:func:`checkpointed_reduce`): the client gathers each partition's statistic as it
@@ -27,7 +27,7 @@ end and when the run stops on an error, the same checkpoint the stream writes (t
 state with the merged statistic applied, and the file, fingerprint and rows of every
 partition it covers). ``--resume`` verifies the covered files' fingerprints on the workers
 and computes only the others; a checkpoint of either kind resumes in either place. EM
-keeps its iterations instead (:mod:`inference.em_checkpoint`). Dask is an optional dependency
+keeps its iterations instead (:mod:`bayescheck.inference.em_checkpoint`). Dask is an optional dependency
 (``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
 """
 
@@ -41,9 +41,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-
-from models.data import Batch, data_file, fingerprint, is_url, read_batch
-from models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.data import Batch, data_file, fingerprint, is_url, read_batch
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
 from .streaming import (
     BatchRecord,
@@ -235,7 +234,7 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
     Returns
     -------
     (stats, records)
-        The merged statistic and each file's :class:`~inference.streaming.BatchRecord`.
+        The merged statistic and each file's :class:`~bayescheck.inference.streaming.BatchRecord`.
 
     Raises
     ------
@@ -309,10 +308,10 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
     """The statistic of every file on the workers, merged on the client as each finishes.
 
     The client merges each partition's statistic into the running one in the order the
-    partitions finish and writes :func:`~inference.streaming.save_checkpoint`'s checkpoint
+    partitions finish and writes :func:`~bayescheck.inference.streaming.save_checkpoint`'s checkpoint
     (``apply(state, merged)``, the records of the partitions it covers, the trajectory
     loaded) every ``checkpoint_seconds`` (default
-    :func:`~inference.streaming.checkpoint_interval`), at the end and when the run stops on
+    :func:`~bayescheck.inference.streaming.checkpoint_interval`), at the end and when the run stops on
     an error or an interrupt. The order of merging changes only floating-point rounding
     (counts add exactly).
 
@@ -329,7 +328,7 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
         Start from the checkpoint: its covered files are verified on the workers (same
         content, still matched) and not computed again.
     model_key : str
-        :func:`inference.streaming.model_key` of the spec.
+        :func:`bayescheck.inference.streaming.model_key` of the spec.
     checkpoint_seconds : float, optional
         Seconds between checkpoints (0: after every partition).
 
@@ -401,7 +400,7 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
                      model_key: str = "") -> StreamResult:
     """A family's pass over its data: on the cluster of :func:`cluster`, else the stream.
 
-    In-process, ``stream(absorb, statistic)`` runs :func:`inference.streaming.run_stream`
+    In-process, ``stream(absorb, statistic)`` runs :func:`bayescheck.inference.streaming.run_stream`
     with ``absorb(state, stat) = apply(state, stat)`` and ``statistic`` (which the stream
     computes on its read-ahead threads, in file order); on a cluster the statistics of
     the files are merged by :func:`reduce_partitions` (a tree on the workers) and applied
@@ -520,11 +519,11 @@ def _add_pairs(a, b):
 class ClusterRows:
     """The rows of a mixture held on the workers, one ``MatrixRows`` per file.
 
-    Implements the ``Rows`` protocol of :func:`inference.engines.mixture_em.fit_em` (``n``,
+    Implements the ``Rows`` protocol of :func:`bayescheck.inference.engines.mixture_em.fit_em` (``n``,
     ``D``, the E-step ``statistics`` at a state, ``ptp``, ``seed_centres``) by running the
-    same computation on each partition's :class:`~inference.engines.mixture_em.MatrixRows`
+    same computation on each partition's :class:`~bayescheck.inference.engines.mixture_em.MatrixRows`
     and merging the partial results: the E-step statistics by a tree of
-    :func:`~inference.engines.mixture_em.combine_statistics` on the workers, so one
+    :func:`~bayescheck.inference.engines.mixture_em.combine_statistics` on the workers, so one
     iteration of EM is one map-reduce and only the merged statistics reach the client.
 
     Parameters
@@ -584,7 +583,7 @@ class ClusterRows:
         return int(self.offsets[p] + best[p][1])
 
     def seed_centres(self, K: int, rng=None) -> np.ndarray:
-        """:func:`~inference.engines.mixture_em.seed_centres` over the partitions.
+        """:func:`~bayescheck.inference.engines.mixture_em.seed_centres` over the partitions.
 
         The same choices as on the whole matrix: the squared distances to the nearest chosen
         row stay on the workers; a k-means++ draw ``u * total`` is located first among the
@@ -619,7 +618,7 @@ class ClusterRows:
         return np.array(chosen)
 
     def kmeans(self, K: int, iterations: int = 50) -> np.ndarray:
-        """The centres of :func:`~inference.engines.mixture_em.kmeans`, over the partitions."""
+        """The centres of :func:`~bayescheck.inference.engines.mixture_em.kmeans`, over the partitions."""
         from .engines.mixture_em import lloyd_centres, order_centres
 
         centres = self.seed_centres(K)

@@ -4,7 +4,7 @@ A mixture's EM has no per-partition statistic to keep: every iteration is a map-
 all the rows. What an interruption loses is the iterations, so that is what is kept: the
 starting states of the runs (the k-means++ seeds and their first M step), the runs that
 finished, and the parameters and objective history of the run in progress after its last
-M step. :class:`EMJournal` is the ``journal`` of :func:`inference.engines.mixture_em.fit_em`;
+M step. :class:`EMJournal` is the ``journal`` of :func:`bayescheck.inference.engines.mixture_em.fit_em`;
 it writes ``DIR/checkpoint.npz`` (atomically) on the stream's interval
 (``BAYESCHECK_CHECKPOINT_SECONDS``), after every finished run and when the fit stops
 (:meth:`EMJournal.flush`).
@@ -25,9 +25,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from models.data import is_url
-from models.errors import DataError, SpecError
+from bayescheck.models.data import is_url
+from bayescheck.models.errors import DataError, SpecError
 
 from .engines.mixture_em import EMState
 from .streaming import (
@@ -60,21 +59,21 @@ def _get(npz, prefix: str) -> EMState:
 
 
 class EMJournal:
-    """Saves and loads EM's progress for :func:`~inference.engines.mixture_em.fit_em`.
+    """Saves and loads EM's progress for :func:`~bayescheck.inference.engines.mixture_em.fit_em`.
 
     Parameters
     ----------
     path : pathlib.Path
         The checkpoint file.
     model_key : str
-        :func:`inference.streaming.model_key` of the spec.
+        :func:`bayescheck.inference.streaming.model_key` of the spec.
     records : list of inference.streaming.BatchRecord
         The files whose rows the fit uses, in order, with their fingerprints.
     resume : bool
         :meth:`load` returns the saved progress (else None: a fresh fit).
     seconds : float, optional
         Seconds between checkpoints within a run (default
-        :func:`inference.streaming.checkpoint_interval`).
+        :func:`bayescheck.inference.streaming.checkpoint_interval`).
     """
 
     def __init__(self, path: Path, model_key: str, records: list[BatchRecord], *,

@@ -16,9 +16,8 @@ from __future__ import annotations
 from importlib import import_module
 
 import numpy as np
-
-from models.errors import BayescheckError
-from models.registry import module_of
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.registry import module_of
 
 __all__ = ["exact_posterior"]
 

@@ -1,7 +1,7 @@
 """PyTensor's categorical draws without its per-row Python loop, for the posterior predictive.
 
 ``check`` draws the posterior predictive in PyTensor's FAST_COMPILE mode (numpy ``perform``
-of each op, no compilation: :func:`reports.check.add_posterior_predictive`). There
+of each op, no compilation: :func:`bayescheck.reports.check.add_posterior_predictive`). There
 ``CategoricalRV.rng_fn`` (PyTensor 3.3) finds each row's category with
 ``np.vectorize(np.searchsorted, signature="(n),()->()")``, a Python call per row: for the
 Asia network (1000 rows, 8 categorical nodes, 500 draws) 4 million calls, 29 of the check's

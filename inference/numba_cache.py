@@ -20,10 +20,10 @@ shared buffers nutpie would pass by pointer are what Numba cannot cache.
 
 :func:`remember` / :func:`is_cached` keep an index from a cheap digest of the model's log
 density (:func:`model_digest`, computed before anything is compiled) to "its compiled model
-is on disk", which the ``auto`` backend (:mod:`inference.nuts_budget`) reads to go straight
+is on disk", which the ``auto`` backend (:mod:`bayescheck.inference.nuts_budget`) reads to go straight
 to Numba.
 
-The directory is bounded as :mod:`models.disk_cache` describes. A model's wrappers (its
+The directory is bounded as :mod:`bayescheck.models.disk_cache` describes. A model's wrappers (its
 module ``wrappers/NAME.py``, Numba's files ``wrappers/__pycache__/NAME.*`` and the marker
 ``wrappers/NAME.used``) are one entry: the marker is locked (shared) while the module is
 written, imported and its ``cfunc`` compiled or loaded, and its time set to now at most once
@@ -130,7 +130,7 @@ def reuse_enabled() -> bool:
     """False when ``BAYESCHECK_NUMBA_REUSE`` is ``0``.
 
     Then ``auto`` neither goes to Numba because a model's compiled model is on disk nor
-    starts a background compile (:mod:`inference.numba_warmup`); a Numba compile still loads
+    starts a background compile (:mod:`bayescheck.inference.numba_warmup`); a Numba compile still loads
     and stores its wrappers. The test suite sets it, so that which path a test's model takes
     does not depend on what earlier tests left in the compile directory.
     """
@@ -210,9 +210,9 @@ def _index_path(digest: str) -> Path:
 def known(digest: str) -> dict | None:
     """The index entry of this :func:`model_digest` (None when its Numba path never compiled).
 
-    Reading it marks it as used (:func:`models.disk_cache.mark_used`).
+    Reading it marks it as used (:func:`bayescheck.models.disk_cache.mark_used`).
     """
-    from models.disk_cache import mark_used
+    from bayescheck.models.disk_cache import mark_used
 
     path = _index_path(digest)
     try:
@@ -273,7 +273,7 @@ def evict_old_entries(keep=()) -> list[str]:
 
     Wrapper modules and index entries not used for 31 days, then the least recently used
     beyond :data:`CACHE_MAX_BYTES`, and temporary files of writers killed more than an hour
-    ago (:mod:`models.disk_cache`).
+    ago (:mod:`bayescheck.models.disk_cache`).
 
     Parameters
     ----------
@@ -285,7 +285,7 @@ def evict_old_entries(keep=()) -> list[str]:
     list of str
         The entries removed.
     """
-    from models import disk_cache
+    from bayescheck.models import disk_cache
 
     try:
         entries, temporaries = _entries(cache_dir())
@@ -297,7 +297,7 @@ def evict_old_entries(keep=()) -> list[str]:
 
 def _entries(root: Path):
     """The entries of the cache under ``root`` and its temporary files (with writers' ids)."""
-    from models.disk_cache import Entry, writer_pid
+    from bayescheck.models.disk_cache import Entry, writer_pid
 
     entries, temporaries = [], []
 
@@ -359,13 +359,12 @@ def _wrapper_module(keys: list[str], n_dim: int, n_expanded: int):
     """Import (writing it first if needed) the wrapper module for these PyTensor keys.
 
     Yields ``(module, written)`` (``written``: the module file was written now) while
-    holding the shared lock on the module's marker (:func:`models.disk_cache.using`), under
+    holding the shared lock on the module's marker (:func:`bayescheck.models.disk_cache.using`), under
     which the caller compiles or loads its ``cfunc``: no other process removes its files
     meanwhile. A module written now evicts old entries afterwards (:func:`evict_old_entries`).
     """
     import numba
-
-    from models.disk_cache import using
+    from bayescheck.models.disk_cache import using
 
     identity = repr((WRAPPER_VERSION, numba.__version__, keys, n_dim, n_expanded))
     name = _WRAPPER_PREFIX + hashlib.sha256(identity.encode()).hexdigest()[:40]

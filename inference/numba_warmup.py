@@ -2,16 +2,16 @@
 
 A model sampled on PyTensor's C path pays a Python call per leapfrog step (about 100
 microseconds for the six-sided die: 6-8 s of its ``check``); its Numba path, once in
-:mod:`inference.numba_cache`, loads in under a second and samples about ten times faster,
+:mod:`bayescheck.inference.numba_cache`, loads in under a second and samples about ten times faster,
 but compiling it costs 10-40 s of CPU the first time. So when a C run's sampling took a
 while (:data:`MIN_C_SECONDS` of CPU), ``check`` hands the model (cloudpickled) to a detached
 child process, ``python -m inference.numba_warmup``, which compiles the Numba path at the
 lowest priority (``nice 19``: it takes only CPU nobody else wants) and records it in the
 index. The next ``check`` of the same model finds it there and samples with Numba
-(:mod:`inference.nuts_budget`). Nothing waits for the child, and nothing but speed depends on
+(:mod:`bayescheck.inference.nuts_budget`). Nothing waits for the child, and nothing but speed depends on
 it: a child that dies leaves no entry, and the next run is as today's.
 
-``BAYESCHECK_NUMBA_REUSE=0`` turns it off (:func:`inference.numba_cache.reuse_enabled`).
+``BAYESCHECK_NUMBA_REUSE=0`` turns it off (:func:`bayescheck.inference.numba_cache.reuse_enabled`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def start_warmup(model, digest: str) -> subprocess.Popen | None:
     model : pymc.Model
         The model just sampled on the C path.
     digest : str
-        Its :func:`inference.numba_cache.model_digest`.
+        Its :func:`bayescheck.inference.numba_cache.model_digest`.
 
     Returns
     -------
@@ -95,7 +95,7 @@ def start_warmup(model, digest: str) -> subprocess.Popen | None:
         with open(log, "wb") as err:
             # this process's working directory: a relative compile directory is the same
             return subprocess.Popen(
-                [sys.executable, "-m", "inference.numba_warmup", digest],
+                [sys.executable, "-m", "bayescheck.inference.numba_warmup", digest],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 env=env, start_new_session=True)
     except Exception:

@@ -3,7 +3,7 @@
 nutpie's own path (``nutpie.compile_pymc_model``) turns the whole log density and gradient
 into one Numba ``cfunc``, which Numba cannot cache on disk, so every process pays the LLVM
 compile again: 6-15 s of CPU for a one-parameter coin, 40 s for a 12-table AODE
-(benchmarks/SUITE.md). :mod:`inference.numba_cache` builds the same ``cfunc`` so that it is
+(benchmarks/SUITE.md). :mod:`bayescheck.inference.numba_cache` builds the same ``cfunc`` so that it is
 cached: the first process to sample a model still pays the compile, a later one loads it.
 For the smallest models that first compile is most of a ``check``.
 
@@ -15,7 +15,7 @@ GIL. It wins when the sampler takes few steps (the coin: 10 s of CPU for the who
 instead of 15.5 s) and loses badly when it takes many: scikit-learn's diabetes data with
 unscaled features and a known noise, a 17-node graph like the small examples', sampled for
 197 s against Numba's 7 s. Nothing cheap predicts the number of steps before sampling, so
-by default (``auto``) :mod:`inference.nuts_budget` sends large graphs to Numba up front and
+by default (``auto``) :mod:`bayescheck.inference.nuts_budget` sends large graphs to Numba up front and
 samples smaller ones on the C path, falling back to Numba when the sampling, watched as it
 runs, would cost more than Numba; ``BAYESCHECK_NUTS_BACKEND=c`` or ``numba`` asks for one
 path.
@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import weakref
 
-from models.settings import choice
+from bayescheck.models.settings import choice
 
 from .lazy_imports import import_nutpie, nutpie_compile_pymc
 from .numba_cache import compile_numba_cached, model_digest, remember, wrapper_name
@@ -71,10 +71,10 @@ def compile_for_nutpie(model, *, initvals: dict | None = None, backend: str | No
         start jitter is then switched off. Default: PyMC's initial point with its jitter.
     backend : {"c", "numba"}, optional
         Which path; default from ``BAYESCHECK_NUTS_BACKEND`` (``auto`` compiles the C path
-        here: falling back to Numba is :mod:`inference.nuts_budget`'s decision).
+        here: falling back to Numba is :mod:`bayescheck.inference.nuts_budget`'s decision).
     store : bool
         Numba path: keep the compiled model on disk for a later process
-        (:mod:`inference.numba_cache`); False for a model sampled once (a simulation of
+        (:mod:`bayescheck.inference.numba_cache`); False for a model sampled once (a simulation of
         ``calibrate``), which nutpie then compiles its own way.
 
     Returns
@@ -131,7 +131,7 @@ def _compile_c(model, *, initial_points=None, jitter_rvs=None):
     """nutpie's ``from_pyfunc`` model over PyTensor C-backend functions.
 
     Mirrors what ``nutpie.compile_pymc_model`` does for its JAX backend (nutpie 0.16), with
-    PyTensor's C virtual machine instead of JAX (:func:`inference.pytensor_setup.c_mode`: no
+    PyTensor's C virtual machine instead of JAX (:func:`bayescheck.inference.pytensor_setup.c_mode`: no
     freeing of intermediate buffers between calls, so each output is copied out below).
     PyTensor functions keep their inputs and outputs in storage shared by all callers (also
     inside ``OpFromGraph`` nodes, which a function copy does not duplicate), so the chains'

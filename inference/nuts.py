@@ -26,7 +26,7 @@ class SampleResult:
         Which NUTS implementation ran.
     backend : str or None
         How nutpie evaluated the log density: ``"c"``, ``"numba"`` or ``"numba (c abandoned
-        after ...)"`` (see :mod:`inference.nuts_budget`); None for other samplers.
+        after ...)"`` (see :mod:`bayescheck.inference.nuts_budget`); None for other samplers.
     """
 
     idata: object
@@ -79,12 +79,12 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     warm_up : bool
         Whether this model will be sampled again, as ``check``'s is (not a one-off
         simulation's): then a long C-path run starts a background Numba compile of it for
-        its next run (:mod:`inference.numba_warmup`), and a Numba compile is kept on disk
-        (:mod:`inference.numba_cache`).
+        its next run (:mod:`bayescheck.inference.numba_warmup`), and a Numba compile is kept on disk
+        (:mod:`bayescheck.inference.numba_cache`).
 
-    With nutpie, the model is compiled by :func:`inference.nutpie_compile.compile_for_nutpie`
+    With nutpie, the model is compiled by :func:`bayescheck.inference.nutpie_compile.compile_for_nutpie`
     on PyTensor's C backend, or with Numba when the C path's sampling would cost more
-    (:mod:`inference.nuts_budget`), and reused when the same model object is sampled again
+    (:mod:`bayescheck.inference.nuts_budget`), and reused when the same model object is sampled again
     (a retry).
 
     Returns
@@ -119,11 +119,11 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
 
 
 def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals, warm_up):
-    """nutpie on the path :mod:`inference.nuts_budget` picks, the draws as PyMC returns them.
+    """nutpie on the path :mod:`bayescheck.inference.nuts_budget` picks, the draws as PyMC returns them.
 
     What ``pm.sample(nuts_sampler="nutpie")`` does (PyMC 6.4), except that the model is
-    compiled by :mod:`inference.nutpie_compile` (reused for the same model) and the backend
-    chosen as :func:`inference.nuts_budget.sample_nutpie_budgeted` says.
+    compiled by :mod:`bayescheck.inference.nutpie_compile` (reused for the same model) and the backend
+    chosen as :func:`bayescheck.inference.nuts_budget.sample_nutpie_budgeted` says.
     """
     from pymc.backends.arviz import patch_nutpie_idata
 

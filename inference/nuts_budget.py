@@ -1,15 +1,15 @@
 """nutpie on PyTensor's C path or with Numba, whichever this model's size and run say is cheaper.
 
-The two ways :mod:`inference.nutpie_compile` offers cost differently. Numba pays a fixed
+The two ways :mod:`bayescheck.inference.nutpie_compile` offers cost differently. Numba pays a fixed
 compile (7-19 s of CPU for the examples probed; a later process loads it from disk,
-:mod:`inference.numba_cache`) and then evaluates the log
+:mod:`bayescheck.inference.numba_cache`) and then evaluates the log
 density and gradient 10-60x faster; the C path compiles in 1-3 s on a warm cache but pays a
 Python call plus one C thunk per graph node for each leapfrog step (86 microseconds for the
 coin, 4.8 ms for the 17-parameter mixture of blobs), so its cost follows the number of steps
 times the graph's size. benchmarks/CHECK_SPEED.md has the measurements behind the constants
 below.
 
-``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) first asks :mod:`inference.numba_cache`
+``auto`` (the default of ``BAYESCHECK_NUTS_BACKEND``) first asks :mod:`bayescheck.inference.numba_cache`
 whether this very model (same graph, same data) has its Numba compile on disk: if so, that
 is loaded and sampled, and the C path not tried. Otherwise it decides in two stages:
 
@@ -30,8 +30,8 @@ is loaded and sampled, and the C path not tried. Otherwise it decides in two sta
    the C path's speed), or the run has used twice that, it is abandoned and the model is
    compiled with Numba and sampled again from the start with the same seed.
 
-A C run kept after more than :data:`inference.numba_warmup.MIN_C_SECONDS` of CPU starts a
-background Numba compile of the model (:mod:`inference.numba_warmup`), for its next run.
+A C run kept after more than :data:`bayescheck.inference.numba_warmup.MIN_C_SECONDS` of CPU starts a
+background Numba compile of the model (:mod:`bayescheck.inference.numba_warmup`), for its next run.
 
 CPU time rather than wall time, so that a loaded machine does not tip the decision. The
 chains run one after another on the C path (``cores=1``): they hold the GIL for each call
@@ -110,7 +110,7 @@ class GraphSize:
         topological order: equal for the same model structure over data of the same shapes,
         whatever the data's values.
     exact : str
-        :func:`inference.numba_cache.model_digest`: the values of constants included.
+        :func:`bayescheck.inference.numba_cache.model_digest`: the values of constants included.
     """
 
     nodes: int
@@ -249,7 +249,7 @@ def sample_nutpie_budgeted(model, *, draws: int, tune: int, chains: int, seed: i
     docstring); ``auto`` decides as the module docstring says. ``cores`` is used on the
     Numba path. ``budget`` replaces the estimated Numba compile (:func:`numba_seconds`) that
     the C run's projection is weighed against. ``warm_up``: a model to be sampled again
-    (``check``'s): a kept C run of more than :data:`~inference.numba_warmup.MIN_C_SECONDS` of
+    (``check``'s): a kept C run of more than :data:`~bayescheck.inference.numba_warmup.MIN_C_SECONDS` of
     CPU starts a background Numba compile of it for its next run, and a Numba compile is kept
     on disk; else (a simulation) neither.
     """

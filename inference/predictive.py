@@ -13,9 +13,8 @@ from collections.abc import Callable
 from importlib import import_module
 
 import numpy as np
-
-from models.errors import BayescheckError
-from models.registry import module_of
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.registry import module_of
 
 from .engines.dist import Dist
 
@@ -62,7 +61,7 @@ def decision_columns(classes, proba: np.ndarray, decision) -> dict[str, np.ndarr
     proba : numpy.ndarray
         Class probabilities, one row per case.
     decision : inference.engines.decisions.Decision
-        :func:`inference.engines.decisions.bayes_decision` of ``proba``.
+        :func:`bayescheck.inference.engines.decisions.bayes_decision` of ``proba``.
     """
     out = {f"p_{c}": proba[:, k] for k, c in enumerate(classes)}
     out["decision"] = decision.label

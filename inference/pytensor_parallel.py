@@ -53,10 +53,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bayescheck.models.disk_cache import writer_alive
+from bayescheck.models.settings import usable_cores
 from pytensor.link.vm import VMLinker
-
-from models.disk_cache import writer_alive
-from models.settings import usable_cores
 
 __all__ = ["PrecompilingVMLinker", "compile_jobs", "precompile_nodes"]
 

@@ -33,7 +33,7 @@ does not compile is remembered for its key, and that directory is then never use
 
 One directory per key, about 30 MB each: another compiler (or the same one upgraded: its
 file's time is in the key), other flags (another ``-march``), another PyTensor or NumPy each
-leave the old one dead. They are bounded as :mod:`models.disk_cache` describes: a process
+leave the old one dead. They are bounded as :mod:`bayescheck.models.disk_cache` describes: a process
 that uses a directory holds a shared lock on its file ``in-use`` for as long as it runs
 (every ``g++`` run reads the header) and sets that file's time to now at most once a day; a
 process that builds a header (a new key) removes the other directories not used for 31 days,
@@ -52,8 +52,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from models import disk_cache
-from models.disk_cache import hold, mark_used
+from bayescheck.models import disk_cache
+from bayescheck.models.disk_cache import hold, mark_used
 
 __all__ = ["CACHE_MAX_BYTES", "HEADERS", "PCH_DIR_NAME", "evict_old_headers", "pch_flags",
            "settle_precompiled_header"]
@@ -263,7 +263,7 @@ def evict_old_headers(keep: str | None = None) -> list[str]:
     In the compile directory's :data:`PCH_DIR_NAME`: the ``building.*`` files of builds
     killed more than an hour ago, then the directories not used for 31 days, then the least
     recently used beyond :data:`CACHE_MAX_BYTES`; never ``keep`` (the key just built) nor a
-    directory a running process holds (:mod:`models.disk_cache`).
+    directory a running process holds (:mod:`bayescheck.models.disk_cache`).
 
     Returns
     -------

@@ -25,7 +25,7 @@ benchmarks/CHECK_SPEED.md (rounds 8 and 9):
   linker: the C virtual machine without freeing each intermediate result after its last
   use, so a small graph evaluated tens of thousands of times reuses its buffers (the die:
   about a quarter less per log-density call). Every caller copies the outputs out before
-  the next call (:func:`inference.nutpie_compile._compile_c`). Without a BLAS library,
+  the next call (:func:`bayescheck.inference.nutpie_compile._compile_c`). Without a BLAS library,
   PyTensor rewrites a matrix-vector product into ``Gemv``, whose C version it then refuses
   (no BLAS to link), leaving a Python ``perform`` per call (two of them, 80 % of the known-noise
   regression's log density and gradient time); the mode then leaves out that rewrite, so the
@@ -307,7 +307,7 @@ def c_mode():
 
     Also settles, for every compilation of this process from then on, the BLAS and
     ``-march`` flags (:func:`settle_blas_ldflags`), the precompiled header
-    (:mod:`inference.pytensor_pch`) and constant folding without C
+    (:mod:`bayescheck.inference.pytensor_pch`) and constant folding without C
     (:func:`fold_inner_graphs_in_python`).
     """
     import pytensor

@@ -67,7 +67,7 @@ class PointEstimate:
     nonzero : bool or None
         What the estimator says about the support: True (kept, non-zero), False (pruned,
         exactly zero) or None (no claim). Compared with whether the posterior's central
-        interval excludes 0 (see :func:`inference.compare.compare_estimates`).
+        interval excludes 0 (see :func:`bayescheck.inference.compare.compare_estimates`).
     """
 
     name: str
@@ -115,7 +115,7 @@ class AnalyticFit:
     findings : dict
         Facts the family established about the data that ``posterior.json`` does not hold,
         as plain values (ARD: ``zero_columns``, ``constant_columns``, ``noise_collapsed``);
-        :mod:`reports.fit_summary` puts them into words. Not written to ``posterior.json``.
+        :mod:`bayescheck.reports.fit_summary` puts them into words. Not written to ``posterior.json``.
     data_matrix : numpy.ndarray or None
         The rows the engine fitted (n x D), kept where the report draws the data (the
         mixture). Not written to ``posterior.json``.
@@ -156,7 +156,7 @@ class AnalyticFit:
     def to_json(self) -> dict:
         """The content of ``posterior.json`` without the lines of text.
 
-        :func:`reports.fit_summary.posterior_document` adds those (``"notes"``).
+        :func:`bayescheck.reports.fit_summary.posterior_document` adds those (``"notes"``).
         """
         return {
             "model": self.model,

@@ -3,9 +3,9 @@
 Parameters and data are drawn from the declared model (``pm.sample_prior_predictive``) on the
 spec's own design (its features, its number of rows); each simulated data set is fitted by
 the analytic engine (default) or by NUTS, and the posterior CDF at the true value, or the
-rank of the truth among NUTS draws, is tested for uniformity (:mod:`inference.calibration`).
+rank of the truth among NUTS draws, is tested for uniformity (:mod:`bayescheck.inference.calibration`).
 
-A model takes part by implementing :class:`models.interface.Calibratable`:
+A model takes part by implementing :class:`bayescheck.models.interface.Calibratable`:
 ``simulated_frame(frame, observed)`` writes one simulation's observed values into a copy of
 the spec's data, and ``calibration_model(fit)`` returns the model with whatever the engine
 reads from the data besides the parameters' posterior held at the fit on the spec's data, so
@@ -13,7 +13,7 @@ that simulations and engine share it. ARD holds its type-II ML hyperparameters (
 posterior is then exact: ARD conditional); the categorical models hold their label sets (a
 simulation may miss a label).
 
-A model that also implements :class:`models.interface.DeclaresSimulations` (the Bayesian
+A model that also implements :class:`bayescheck.models.interface.DeclaresSimulations` (the Bayesian
 network) is simulated from its ``prior_declaration`` and, under NUTS, declared once for every
 simulation (``declare_simulations``: the data in ``pm.Data``, swapped with ``pm.set_data``),
 so the log density is compiled once. Its data may have missing cells: the simulations keep
@@ -33,11 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-
-from models.data import DataSource
-from models.errors import BayescheckError
-from models.interface import Calibratable, DeclaresSimulations
-from models.spec import Spec
+from bayescheck.models.data import DataSource
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.interface import Calibratable, DeclaresSimulations
+from bayescheck.models.spec import Spec
 
 from .calibration import CalibrationResult, default_bins, uniformity
 from .dispatch import fit
@@ -118,7 +117,7 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
         ``seed``. Needs ``engine="nuts"``.
     block : int, optional
         Under NUTS, for a model that declares its simulations together
-        (:class:`models.interface.DeclaresSimulations`): simulations per declaration (one
+        (:class:`bayescheck.models.interface.DeclaresSimulations`): simulations per declaration (one
         compile each). Default: one declaration for all. With missing cells each simulation
         samples the union of its declaration's distinct rows, which grows with the
         simulations until it holds every row the network can have; blocks of ``block`` cap

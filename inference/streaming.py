@@ -30,7 +30,7 @@ stays flat in the number of rows.
 
 For parallel reductions (Dask), a family's ``absorb`` is the statistic of one batch followed
 by a merge; for linear regression these are
-:func:`inference.families.linear_regression.batch_statistic` (``(model, batch) ->
+:func:`bayescheck.inference.families.linear_regression.batch_statistic` (``(model, batch) ->
 RegressionStats``) and ``+`` on two statistics, or ``state.update(statistic)`` into a
 posterior.
 """
@@ -53,9 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from models.data import Batch, DataSource
-from models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.data import Batch, DataSource
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
 __all__ = [
     "CHECKPOINT_NAME",

@@ -50,7 +50,7 @@ class ARD(Model, Calibratable, FullDeclaration):
     target : str
         The response column.
     method : {"fast", "em", "mackay"}
-        Type-II maximum-likelihood update (see :func:`inference.engines.sbl.fit_sbl`).
+        Type-II maximum-likelihood update (see :func:`bayescheck.inference.engines.sbl.fit_sbl`).
     max_iter : int
         Iteration limit of the fit.
     tol : float
@@ -240,7 +240,7 @@ def _relevance_threshold(fit: Section, method: str):
 
 
 def ard_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "ard"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "ard"``.
 
     Keys: ``[data] path, target, features, intercept``; ``[fit] method, max_iter, tol,
     relevance_threshold``; ``[prior] alpha_shape, alpha_rate, noise_shape, noise_rate``;

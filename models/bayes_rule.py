@@ -125,7 +125,7 @@ def _table(top: Section, key: str) -> dict[str, float]:
 
 
 def bayes_rule_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "bayes_rule"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "bayes_rule"``.
 
     Keys: ``observation`` (optional label), ``density`` (true when ``[likelihood]`` holds
     densities rather than probabilities), ``[prior]`` and ``[likelihood]`` (hypothesis =

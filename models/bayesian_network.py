@@ -495,7 +495,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         """Every node's column factorised once: ``(codes, labels)`` per node, in node order.
 
         ``codes`` index ``labels`` (-1 for a missing cell); see
-        :func:`models.data.category_codes`. ``nodes``: only these (default: every node).
+        :func:`bayescheck.models.data.category_codes`. ``nodes``: only these (default: every node).
 
         Raises
         ------
@@ -514,7 +514,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         (in the order first seen), or, with held states, is a :class:`DataError` naming its
         row. Returns per node the codes (-1 for a missing cell; possibly a read-only view)
         and whether the column has a missing cell; see
-        :func:`models.data.category_codes_as`.
+        :func:`bayescheck.models.data.category_codes_as`.
 
         Raises
         ------
@@ -916,7 +916,7 @@ def _edges(structure: Section) -> tuple[tuple[str, str], ...]:
 
 
 def bayesian_network_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "bayesian_network"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "bayesian_network"``.
 
     Keys: ``[data] path, nodes`` (default: every column); ``[structure] edges``; ``[fit]
     max_iter, tol`` (EM, used only when cells are missing);

@@ -7,7 +7,7 @@ y_i ~ Categorical(pi), with a target column of labels.
 
 This module knows how to read and validate the labels of a batch (every bad value is a
 :class:`DataError` naming file, column and 1-based row) and how to declare the models in PyMC.
-Counting and the conjugate update live in :mod:`inference.engines.counts`.
+Counting and the conjugate update live in :mod:`bayescheck.inference.engines.counts`.
 """
 
 from __future__ import annotations
@@ -425,7 +425,7 @@ def _check_target(source: DataSource, target: str, path: Path) -> None:
 
 
 def beta_bernoulli_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "beta_bernoulli"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "beta_bernoulli"``.
 
     Keys: ``[data] path, target``; ``[prior] a, b`` (default 1, 1: uniform); ``[sampling]``.
     """
@@ -461,7 +461,7 @@ def _categories(data: Section):
 
 
 def dirichlet_categorical_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "dirichlet_categorical"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "dirichlet_categorical"``.
 
     Keys: ``[data] path, target, categories`` (optional: the label set and its order);
     ``[prior] concentration`` (a number, default 1, or one per declared category);

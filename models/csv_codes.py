@@ -8,7 +8,7 @@ a per-column open-addressing table of the labels seen so far (compared byte for 
 writing ``int8`` codes (``int32`` when a column has more than 128 labels). A large file is
 cut after line ends into parts parsed at once on several threads (:func:`parse`). It declines (a
 status, never a guess) on a ``"`` byte anywhere, a ``\r`` that does not end a line, or a
-line with another number of fields than the header. :mod:`models.data` decides what else to
+line with another number of fields than the header. :mod:`bayescheck.models.data` decides what else to
 decline (labels that are not UTF-8, or that start with a blank) so that what it accepts reads
 exactly as pyarrow reads it.
 
@@ -27,7 +27,7 @@ compiler, a read-only cache, a library that does not load) means "not available"
 caller reads the file with pyarrow: never an error. ``BAYESCHECK_CSV_READER=pyarrow``
 turns the compiled reader off (``auto``, the default, uses it when it can be built).
 
-The cache is bounded as :mod:`models.disk_cache` describes: a library is locked (shared)
+The cache is bounded as :mod:`bayescheck.models.disk_cache` describes: a library is locked (shared)
 while it is checked and loaded, and its modification time set to now at most once a day;
 when a process compiles (a new source or compiler), it removes the libraries and
 ``.failed`` markers not used for 31 days, then the least recently used libraries beyond
@@ -250,7 +250,7 @@ def _evict(folder: Path, keep: Path | None) -> None:
     Libraries and ``.failed`` markers unused for 31 days, then the least recently used
     libraries beyond :data:`CACHE_MAX_BYTES` (but not ``keep``, the one just written), and
     the temporary files of compiles killed more than an hour ago
-    (:mod:`models.disk_cache`). A ``.failed`` marker is never marked as used: its time is
+    (:mod:`bayescheck.models.disk_cache`). A ``.failed`` marker is never marked as used: its time is
     when the build failed (:data:`RETRY_SECONDS`).
     """
     from . import disk_cache

@@ -403,7 +403,7 @@ class DataSource:
         """Like :meth:`batches`, but yield for each batch a function that reads it.
 
         A stream can call them on other threads, to read the next batches while it absorbs
-        one (:func:`inference.streaming.run_stream`). The batches in ``skip`` are verified
+        one (:func:`bayescheck.inference.streaming.run_stream`). The batches in ``skip`` are verified
         here, as the iteration reaches them.
         """
         skip = skip or {}
@@ -622,7 +622,7 @@ def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarra
     the same pass). A pandas categorical column gives its own codes and its categories as
     labels, without hashing a cell: a category that no row holds is among the labels too.
 
-    A plain text CSV is read by the compiled reader of :mod:`models.csv_codes` (one pass over
+    A plain text CSV is read by the compiled reader of :mod:`bayescheck.models.csv_codes` (one pass over
     the bytes, no Python object per cell); any other text CSV, or when that reader is not
     available, with ``pyarrow.csv`` straight into dictionary-encoded columns. When a label
     starts with a blank or holds a quote (pandas' ``skipinitialspace`` reads those
@@ -822,7 +822,7 @@ def _encoded_pieces(chunks) -> list[_Piece]:
 
 
 def _compiled_text_pieces(batch: Batch, columns: Sequence[str]):
-    r""":func:`_column_pieces` of a plain text CSV read by :mod:`models.csv_codes`, or None.
+    r""":func:`_column_pieces` of a plain text CSV read by :mod:`bayescheck.models.csv_codes`, or None.
 
     None (then pyarrow reads the file) unless the result is what :func:`_arrow_text_pieces`
     gives: the compiled reader declines a ``"`` anywhere, a ``\r`` that does not end a line

@@ -42,7 +42,7 @@ def feature_matrix(batch: Batch, *, features, intercept: bool) -> np.ndarray:
     """New rows as the design ``X`` of a fit, ``(rows, d)``: no target needed.
 
     The intercept column of ones comes first when requested, as in :func:`joint_design`;
-    a missing or non-numeric column is a :class:`~models.errors.DataError` naming it.
+    a missing or non-numeric column is a :class:`~bayescheck.models.errors.DataError` naming it.
     """
     return numeric_columns(batch, data_columns(features, intercept), ones_first=intercept)
 

@@ -1,7 +1,7 @@
 """Gaussian mixture: x_i ~ sum_k pi_k N(mu_k, Sigma_k), the assignments z_i marginalised.
 
 ``model = "gaussian_mixture"``. The analytic side is EM (maximum likelihood, or MAP-EM when
-``[prior]`` gives priors) in :mod:`inference.engines.mixture_em`; this module reads the spec,
+``[prior]`` gives priors) in :mod:`bayescheck.inference.engines.mixture_em`; this module reads the spec,
 validates the data and declares the same model in PyMC, with the same priors as MAP-EM, so that
 the EM-MAP estimate is the mode of the declared posterior.
 
@@ -38,7 +38,7 @@ deterministics: per draw, the permutation of the components (among all K!, K <= 
 are closest (sum of squared distances) to a reference: the EM means of the fit passed to
 :meth:`GaussianMixture.declare`, which the EM glue has itself aligned with :func:`relabel_draws`
 to the deterministic k-means centres of the data
-(:func:`inference.engines.mixture_em.kmeans`). Both sides then name the components the same
+(:func:`bayescheck.inference.engines.mixture_em.kmeans`). Both sides then name the components the same
 way. The same k-means clustering, computed by the glue and handed over in the fit (models do
 not import the engines), gives the sampler its starting point.
 
@@ -104,7 +104,7 @@ class GaussianMixture(Model, StartsAtEstimate):
     ig_shape, ig_scale : float, numpy.ndarray or None
         Inverse-gamma prior of each variance (``diag``: ``ig_scale`` shape (D,);
         ``spherical``: a scalar).
-    n_init, max_iter, tol, seed : EM settings (see :func:`inference.engines.mixture_em.fit_em`).
+    n_init, max_iter, tol, seed : EM settings (see :func:`bayescheck.inference.engines.mixture_em.fit_em`).
     init_means : numpy.ndarray or None
         One deterministic start, shape (K, D).
     known_sd : float or None
@@ -327,7 +327,7 @@ class GaussianMixture(Model, StartsAtEstimate):
         is a seeded random variable of the initial-point graph, so PyMC and nutpie draw a
         different start for each chain from the chain's seed (and PyMC's own U(-1, 1) jitter,
         far larger than a posterior sd here, must be switched off:
-        :func:`inference.nuts.sample_nuts` does).
+        :func:`bayescheck.inference.nuts.sample_nuts` does).
 
         Parameters
         ----------
@@ -414,7 +414,7 @@ class GaussianMixture(Model, StartsAtEstimate):
             The data, shape ``(n, D)``.
         clustering : tuple of numpy.ndarray
             ``(centres, labels)``: the k-means of ``X``
-            (:func:`inference.engines.mixture_em.kmeans`), shapes ``(K, D)`` and ``(n,)``; the
+            (:func:`bayescheck.inference.engines.mixture_em.kmeans`), shapes ``(K, D)`` and ``(n,)``; the
             sampler starts from its clusters.
         reference : numpy.ndarray, optional
             Means ``(K, D)`` the draws are relabelled to.
@@ -671,7 +671,7 @@ _SPEC_KEYS = {"concentration": "prior.concentration", "prior_mean": "prior.mean"
 
 
 def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "gaussian_mixture"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "gaussian_mixture"``.
 
     Keys (documented in docs/models/gaussian_mixture.md): ``n_components``, ``covariance``;
     ``[data] path, features``; ``[prior] concentration, mean, kappa, iw_dof, iw_scale,

@@ -123,7 +123,7 @@ class LinearRegression(Model, Calibratable):
         return data_columns(self.features, self.intercept)
 
     def joint_design(self, batch: Batch) -> np.ndarray:
-        """One batch as ``[X | y]`` (see :func:`models.design.joint_design`)."""
+        """One batch as ``[X | y]`` (see :func:`bayescheck.models.design.joint_design`)."""
         return joint_design(batch, target=self.target, features=self.features,
                             intercept=self.intercept)
 
@@ -263,7 +263,7 @@ def _prior_arrays(prior: Section, d: int, features) -> tuple[np.ndarray, np.ndar
 
 
 def linear_regression_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "linear_regression"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "linear_regression"``.
 
     Keys: ``[data] path, target, features, intercept``; ``[prior] mean, cov, flat,
     noise_shape, noise_scale``; ``[likelihood] noise_sd``; ``[sampling]``.

@@ -515,7 +515,7 @@ def classifier_columns(data: Section, path: Path, *,
 
 
 def naive_bayes_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "naive_bayes"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "naive_bayes"``.
 
     Keys: ``[data] path, target, features, features_kind``; ``[prior] concentration,
     smoothing, class_prior, gaussian, mu0, kappa0, a0, b0``; ``[[query]]`` rows (feature =

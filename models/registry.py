@@ -3,7 +3,7 @@
 Each model lives in two modules of the same name, found by convention from this table:
 
 - ``models/<module>.py`` defines the model object and ``<name>_spec(top, path)``, which reads
-  the rest of a spec into a :class:`~models.spec.Spec`;
+  the rest of a spec into a :class:`~bayescheck.models.spec.Spec`;
 - ``inference/families/<module>.py`` defines ``fit_<name>(spec, *, out, resume, progress)``,
   which runs the analytic engine and returns an ``AnalyticFit``.
 

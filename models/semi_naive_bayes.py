@@ -12,7 +12,7 @@ Each feature depends on the class and at most one other feature:
 
 SPODE and TAN are Bayesian networks (class -> every feature, plus the extra edges) with
 independent Dirichlet(``concentration``) CPT rows; the declaration for ``check`` is that
-network's (:class:`models.bayesian_network.BayesianNetwork`), with one query per query row
+network's (:class:`bayescheck.models.bayesian_network.BayesianNetwork`), with one query per query row
 (target = the class, evidence = the row), so NUTS checks every CPT entry and the exact
 posterior mean of each class's joint score ``P(c, x | theta)``.
 """
@@ -220,7 +220,7 @@ class SemiNaiveBayes(Model):
 
 
 def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
-    """Build a :class:`~models.spec.Spec` for ``model = "semi_naive_bayes"``.
+    """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "semi_naive_bayes"``.
 
     Keys: ``[data] path, target, features``; ``[fit] kind, super_parent, folds, m_prime,
     root``; ``[prior] concentration``; ``[[query]]`` rows (feature = value, optional

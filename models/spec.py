@@ -210,7 +210,7 @@ class Spec:
     Attributes
     ----------
     model : models.interface.Model
-        The model object (for example :class:`models.LinearRegression`).
+        The model object (for example :class:`bayescheck.models.LinearRegression`).
     data : models.DataSource
         Where the data come from.
     sampling : SamplingConfig

@@ -3,7 +3,7 @@
 A model object validates its own arguments in ``__post_init__`` with these functions, so a
 model built in Python and one read from a spec are refused for the same reasons, with the
 same words. A failure raises :class:`InvalidArgument`, which names the argument; the spec
-loader (:func:`spec_keys`) turns it into a :class:`~models.errors.SpecError` naming the file
+loader (:func:`spec_keys`) turns it into a :class:`~bayescheck.models.errors.SpecError` naming the file
 and the dotted key instead.
 """
 
@@ -33,7 +33,7 @@ class InvalidArgument(BayescheckError, ValueError):
     """An argument of a model object is unusable: names the argument and what is wrong.
 
     It is a :class:`ValueError` for Python users and a
-    :class:`~models.errors.BayescheckError` (exit code 2) on the command line.
+    :class:`~bayescheck.models.errors.BayescheckError` (exit code 2) on the command line.
 
     Parameters
     ----------

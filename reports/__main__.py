@@ -1,4 +1,4 @@
-"""``python -m reports`` is the ``bayescheck`` command."""
+"""``python -m bayescheck.reports`` is the ``bayescheck`` command."""
 
 import sys
 

@@ -1,6 +1,6 @@
 """``calibrate``: run simulation-based calibration and write ``calibration.json``.
 
-The simulations and the uniformity tests are :func:`inference.sbc.run_sbc`; this module adds
+The simulations and the uniformity tests are :func:`bayescheck.inference.sbc.run_sbc`; this module adds
 the progress bar and the file the report's calibration section is drawn from.
 """
 
@@ -10,10 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from inference.calibration import CalibrationResult
-from inference.sbc import check_calibratable as check_arguments
-from inference.sbc import run_sbc
-from models.spec import Spec
+from bayescheck.inference.calibration import CalibrationResult
+from bayescheck.inference.sbc import check_calibratable as check_arguments
+from bayescheck.inference.sbc import run_sbc
+from bayescheck.models.spec import Spec
 
 from .calibration_report import CALIBRATION_JSON, fingerprints
 from .writers import write_json
@@ -29,7 +29,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
                     blank=None, block: int | None = None) -> CalibrationResult:
     """Run simulation-based calibration and write ``calibration.json``.
 
-    ``bayescheck calibrate`` then draws the report (:func:`reports.report.render_run`), whose
+    ``bayescheck calibrate`` then draws the report (:func:`bayescheck.reports.report.render_run`), whose
     calibration section is made from that file.
 
     Parameters
@@ -58,10 +58,10 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
         Print progress and a time estimate to stderr.
     blank : callable, optional
         A missingness mechanism applied to each simulation (tests and benchmarks; see
-        :func:`inference.sbc.run_sbc`).
+        :func:`bayescheck.inference.sbc.run_sbc`).
     block : int, optional
         Simulations per compiled declaration under NUTS for a model that declares its
-        simulations together (:func:`inference.sbc.run_sbc`); default: all in one.
+        simulations together (:func:`bayescheck.inference.sbc.run_sbc`); default: all in one.
 
     Returns
     -------

@@ -22,7 +22,7 @@ __all__ = ["BAND_PROB", "CALIBRATION_JSON", "MAX_CALIBRATION_ROWS", "calibration
            "calibration_only_context", "calibration_section", "fingerprints",
            "read_calibration", "same_run_inputs", "shown_parameters"]
 
-#: Written by ``bayescheck calibrate`` (:func:`reports.calibrate.run_calibration`).
+#: Written by ``bayescheck calibrate`` (:func:`bayescheck.reports.calibrate.run_calibration`).
 CALIBRATION_JSON = "calibration.json"
 
 #: Probability of the ECDF-difference band holding over its whole length under uniformity.

@@ -8,19 +8,19 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from inference.compare import (
+from bayescheck.inference.compare import (
     Comparison,
     EstimateComparison,
     Thresholds,
     compare_estimates_idata,
     compare_idata,
 )
-from inference.dispatch import fit
-from inference.no_dask import without_dask
-from inference.nuts import SampleResult, sample_nuts
-from inference.result import AnalyticFit
-from models.interface import FullDeclaration, StartsAtEstimate
-from models.spec import Spec
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.no_dask import without_dask
+from bayescheck.inference.nuts import SampleResult, sample_nuts
+from bayescheck.inference.result import AnalyticFit
+from bayescheck.models.interface import FullDeclaration, StartsAtEstimate
+from bayescheck.models.spec import Spec
 
 from .figure_jobs import sample_cpu
 from .fit_summary import posterior_document
@@ -58,7 +58,7 @@ class CheckResult:
         A failing check fails; otherwise an inconclusive one makes the whole inconclusive;
         pass only when every check ran and passed. The checks are the exact comparison, the
         point-estimate comparison (an informational one, see
-        :func:`inference.compare.as_information`, counts only when it fails) and the fit's
+        :func:`bayescheck.inference.compare.as_information`, counts only when it fails) and the fit's
         certificates.
         """
         verdicts = [self.comparison.verdict] if self.comparison is not None else []
@@ -291,12 +291,11 @@ def add_posterior_predictive(pymc_model, idata, *, seed: int = 0,
     ``perform`` of each op): for a few hundred draws that runs in well under a second, while
     the default Numba linker would spend 5-10 s compiling a second graph of the model after
     NUTS compiled the first (measured in benchmarks/SUITE.md). Categorical observations are
-    drawn by :func:`inference.fast_categorical.vectorised_categorical` (the same draws,
+    drawn by :func:`bayescheck.inference.fast_categorical.vectorised_categorical` (the same draws,
     without PyTensor's Python call per row: 29 s of CPU for the Asia network's 1000 rows).
     """
     import pymc as pm
-
-    from inference.fast_categorical import vectorised_categorical
+    from bayescheck.inference.fast_categorical import vectorised_categorical
 
     observed = [rv.name for rv in pymc_model.observed_RVs]
     if not observed:

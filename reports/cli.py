@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from inference.engines.errors import NotIdentified
-from models.errors import BayescheckError
+from bayescheck.inference.engines.errors import NotIdentified
+from bayescheck.models.errors import BayescheckError
 
 from .outdir import output_folder, prepare_folder
 
@@ -176,7 +176,7 @@ def _contract_numbers(content: dict) -> dict:
 
 
 def _cmd_fit(args) -> int:
-    from models.spec import load_spec
+    from bayescheck.models.spec import load_spec
 
     spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
@@ -187,7 +187,7 @@ def _cmd_fit(args) -> int:
 
 def _fit_into(spec, out: Path, args) -> None:
     """``bayescheck fit``'s work, once the output folder is held."""
-    from inference.dispatch import fit
+    from bayescheck.inference.dispatch import fit
 
     from .fit_summary import marginals_heading, missing_moments, posterior_document
     from .writers import first_non_finite, rows_and_batches, write_json
@@ -235,7 +235,7 @@ def _warn_not_converged(spec, fit) -> None:
 
 
 def _cmd_check(args) -> int:
-    from models.spec import load_spec
+    from bayescheck.models.spec import load_spec
 
     from .check import EXIT_CODES, run_check
 
@@ -255,8 +255,8 @@ def _cmd_check(args) -> int:
 def _cmd_predict(args) -> int:
     import json
 
-    from models.data import DataSource
-    from models.spec import load_spec
+    from bayescheck.models.data import DataSource
+    from bayescheck.models.spec import load_spec
 
     from .predict import prediction_table, require_predictions
     from .writers import write_text_atomic
@@ -329,7 +329,7 @@ def _print_check(result) -> None:
 
 
 def _cmd_calibrate(args) -> int:
-    from models.spec import load_spec
+    from bayescheck.models.spec import load_spec
 
     from .calibrate import EXIT_CODES, check_arguments, run_calibration
     from .report import render_run
@@ -372,7 +372,7 @@ def _cmd_report(args) -> int:
 
 def _demo_calibration(spec, out: Path, simulations: int):
     """Calibrate an example whose model supports it (analytic engine); None otherwise."""
-    from models.interface import Calibratable
+    from bayescheck.models.interface import Calibratable
 
     from .calibrate import run_calibration
 
@@ -394,7 +394,7 @@ def _cmd_demo(args) -> int:
 
 def _demo_into(args, specs: list[Path]) -> int:
     """``bayescheck demo``'s work, once the output folder is held."""
-    from models.spec import load_spec
+    from bayescheck.models.spec import load_spec
 
     from .check import EXIT_CODES, run_check
     from .html import render_index
@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command != "report":
             # refused at once, not only when a large CSV reaches the compiled reader
-            from models.csv_codes import reader_setting
+            from bayescheck.models.csv_codes import reader_setting
             reader_setting()
         code = commands[args.command](args)
         if argv is None:

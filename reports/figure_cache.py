@@ -97,7 +97,7 @@ def store(out: Path, key: str, value: dict, keep: tuple[str, ...] = ()) -> None:
 
     A folder that cannot be written keeps no cache; the report itself is not affected.
     """
-    from models.errors import BayescheckError
+    from bayescheck.models.errors import BayescheckError
 
     from .writers import write_text_atomic
 

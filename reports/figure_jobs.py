@@ -2,13 +2,13 @@
 
 A report's figures are independent drawings, and they are most of its render time
 (benchmarks/REPORTS.md). A :func:`job` records a figure's drawing call; :func:`draw_all`
-draws a report's jobs. Most figures are SVG written with numpy (:mod:`reports.svg`: a few
+draws a report's jobs. Most figures are SVG written with numpy (:mod:`bayescheck.reports.svg`: a few
 hundredths of a second each, no matplotlib); the others (a network's DAG, the calibration
 figure) are matplotlib figures, whose import alone costs 0.45-0.9 s of CPU. Their drawing
 functions say so (``draw.matplotlib = True``).
 
 When a report has matplotlib figures and a core is free (:func:`workers`), a worker, a new
-Python interpreter (:mod:`reports.figure_worker`), imports matplotlib and draws them while
+Python interpreter (:mod:`bayescheck.reports.figure_worker`), imports matplotlib and draws them while
 this process reads the posterior and writes the SVG figures; it receives each job as a
 pickle (the drawing function by name and its arguments: plain numbers, lists and arrays,
 never a file handle or a posterior object) and sends back the data URI. This process takes
@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-from models.settings import usable_cores as cores
+from bayescheck.models.settings import usable_cores as cores
 
 __all__ = ["CHILD_GRACE_SECONDS", "cores", "draw_all", "free_cores", "job",
            "needs_matplotlib", "prestart", "sample_cpu", "workers"]
@@ -179,7 +179,7 @@ def _receive(stream):
 
 
 class _Worker:
-    """A figure worker: a new interpreter running :func:`reports.figure_worker.serve`."""
+    """A figure worker: a new interpreter running :func:`bayescheck.reports.figure_worker.serve`."""
 
     def __init__(self):
         boot = (f"import sys; sys.path[:] = {list(sys.path)!r}; "

@@ -1,7 +1,7 @@
-"""The figure worker: a new interpreter that draws the figures :mod:`reports.figure_jobs` sends.
+"""The figure worker: a new interpreter that draws the figures :mod:`bayescheck.reports.figure_jobs` sends.
 
 It reads length-prefixed pickles of ``(draw, args)`` from its standard input and answers
-each with :func:`reports.figure_jobs.draw_one`'s entry, until its input closes. Its own
+each with :func:`bayescheck.reports.figure_jobs.draw_one`'s entry, until its input closes. Its own
 standard output is kept for the answers: anything a library prints goes to standard error.
 """
 

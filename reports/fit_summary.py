@@ -15,9 +15,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-
-from inference.result import AnalyticFit
-from models.spec import Spec
+from bayescheck.inference.result import AnalyticFit
+from bayescheck.models.spec import Spec
 
 __all__ = ["NOTES", "fit_notes", "marginals_heading", "missing_moments", "model_settings",
            "posterior_document"]
@@ -314,7 +313,7 @@ def fit_notes(fit: AnalyticFit, spec: Spec) -> list[str]:
     Parameters
     ----------
     fit : inference.AnalyticFit
-        From :func:`inference.fit` on ``spec``.
+        From :func:`bayescheck.inference.fit` on ``spec``.
     spec : models.Spec
         The spec that was fitted (some lines name its data or depend on its settings).
 
@@ -379,7 +378,7 @@ def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
     Returns
     -------
     dict
-        :meth:`inference.AnalyticFit.to_json` with ``"settings"`` (:func:`model_settings`),
+        :meth:`bayescheck.inference.AnalyticFit.to_json` with ``"settings"`` (:func:`model_settings`),
         then ``"notes"`` when there are any, then ``"fit"``.
     """
     document = fit.to_json()

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from models.errors import BayescheckError
+from bayescheck.models.errors import BayescheckError
 
 __all__ = ["LOCK_NAME", "output_folder", "prepare_folder"]
 

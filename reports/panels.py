@@ -7,7 +7,7 @@ in inches: each :class:`Panel` keeps what is drawn on it in its own data units, 
 :meth:`PanelGrid.drawing` maps every panel into its cell, draws its frame, a few ticks
 (:func:`tick_values`: matplotlib's choice of round ticks), its title and labels, and
 batches the lines, filled areas and markers of all panels into one element per style of a
-:class:`reports.svg.Svg`. The layout is fixed (margins in inches), so no text is measured.
+:class:`bayescheck.reports.svg.Svg`. The layout is fixed (margins in inches), so no text is measured.
 
 What each panel holds stays inspectable after drawing: ``drawing().panels`` lists the panels,
 each with its ``title``, ``xlabel``, ``ylabel``, limits and the ``items`` drawn in data units.
@@ -257,7 +257,7 @@ class PanelGrid:
                        + strip)
 
     def drawing(self, dpi: int = 80) -> Svg:
-        """Draw every panel; return the :class:`reports.svg.Svg` (``.panels`` lists them)."""
+        """Draw every panel; return the :class:`bayescheck.reports.svg.Svg` (``.panels`` lists them)."""
         width, height = self.size()
         svg = Svg(width, height, dpi)
         lines, fills, marks = {}, {}, {}
@@ -377,5 +377,5 @@ class PanelGrid:
                 svg.text(x + 0.28, y, label, va="center", fontsize=8)
 
     def uri(self, dpi: int = 80) -> str:
-        """The figure as an SVG data URI (:meth:`reports.svg.Svg.uri`)."""
+        """The figure as an SVG data URI (:meth:`bayescheck.reports.svg.Svg.uri`)."""
         return self.drawing(dpi).uri()

@@ -2,9 +2,9 @@
 
 The report's own figures (marginals, intervals, z scores, rank, trace, energy, pair and
 predictive plots, point estimates) and the fits' series, mixture, component-interval and
-trajectory plots are SVG written with numpy (:class:`reports.panels.PanelGrid`); the network
+trajectory plots are SVG written with numpy (:class:`bayescheck.reports.panels.PanelGrid`); the network
 DAG and the calibration figure are matplotlib PNGs (their drawing functions carry
-``matplotlib``, which :mod:`reports.figure_jobs` reads).
+``matplotlib``, which :mod:`bayescheck.reports.figure_jobs` reads).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def import_arviz_stats() -> None:
     """
     import sys
 
-    from inference.lazy_imports import frames_without_source
+    from bayescheck.inference.lazy_imports import frames_without_source
 
     if "arviz_stats.base" in sys.modules:
         return
@@ -124,7 +124,7 @@ def rank_deviations(x, alpha: float = RANK_ALPHA) -> dict:
     (``x``, ``y``: ``(chain, draw)``), with the multi-chain uniformity test's p-value and the
     points that contribute most to a rejection (``suspicious``, only when ``p < alpha``).
     The same quantities as arviz_plots.plot_rank (method ``"mtc_c"``), computed as
-    arviz_stats does (:mod:`reports.figure_stats`).
+    arviz_stats does (:mod:`bayescheck.reports.figure_stats`).
     """
     from .figure_stats import fractional_ranks, mchain_uniformity_test, pit_ecdf
 
@@ -144,7 +144,7 @@ def rank_figure(draws: dict, max_draws: int = RANK_DRAWS) -> str:
 
     ``draws`` maps a name to its ``(chain, draw)`` array. Every k-th draw is used, so that
     each chain keeps at most ``max_draws`` (the multi-chain test's cost grows with the draws).
-    Small multiples on one Axes (:class:`reports.panels.PanelGrid`), three to a row.
+    Small multiples on one Axes (:class:`bayescheck.reports.panels.PanelGrid`), three to a row.
     """
     from .panels import PanelGrid
 
@@ -181,8 +181,8 @@ def trace_figure(draws: dict, diverging=None) -> str:
     ``draws`` maps a name to its ``(chain, draw)`` array; divergent draws are marked (ticks
     under the trace and under the density) when ``diverging`` (``(chain, draw)`` flags) has
     any. As arviz_plots.plot_trace_dist draws it (compact off): the density of each chain
-    (arviz_stats' KDE, :func:`reports.figure_stats.kde`) on the left, its draws on the
-    right; small multiples on one Axes (:class:`reports.panels.PanelGrid`).
+    (arviz_stats' KDE, :func:`bayescheck.reports.figure_stats.kde`) on the left, its draws on the
+    right; small multiples on one Axes (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .figure_stats import kde
     from .panels import PanelGrid
@@ -226,7 +226,7 @@ def series_figure(values, *, xlabel: str = "iteration", ylabel: str = "value",
                   **_) -> str:
     """A quantity per iteration, such as the log evidence; with markers when there are few.
 
-    An SVG (:class:`reports.panels.PanelGrid`).
+    An SVG (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .panels import PanelGrid
 
@@ -246,7 +246,7 @@ def intervals_figure(names, mean, lower, upper, *, zero=None, **_) -> str:
     """A vector parameter's components: mean and interval each, one row per component.
 
     Components marked in ``zero`` (exactly zero, for example pruned weights) are drawn as open
-    circles at 0. An SVG (:class:`reports.panels.PanelGrid`), the names as y tick labels.
+    circles at 0. An SVG (:class:`bayescheck.reports.panels.PanelGrid`), the names as y tick labels.
     """
     from .panels import PanelGrid
 
@@ -312,7 +312,7 @@ def mixture_figure(points, weights, means, covariances, features, **_) -> str:
     In 1-D a histogram with each weighted component density and their sum; in 2-D or more a
     scatter of two features, the pair that separates the components best
     (:func:`separating_pair`), with each component's 1- and 2-sd ellipses (marginal of those
-    two features), labelled by weight. An SVG (:class:`reports.panels.PanelGrid`).
+    two features), labelled by weight. An SVG (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .panels import PanelGrid
 
@@ -444,14 +444,14 @@ def dag_figure(nodes, edges, *, targets=(), evidence=(), **_) -> str:
     return figure_uri(fig)
 
 
-#: ``kind`` of a :func:`reports.fit_figures.fit_figures` entry -> the function drawing it from
+#: ``kind`` of a :func:`bayescheck.reports.fit_figures.fit_figures` entry -> the function drawing it from
 #: the entry's data.
 FIT_PLOTS = {"series": series_figure, "intervals": intervals_figure,
              "mixture": mixture_figure, "dag": dag_figure}
 
 
 def fit_figure(entry: dict) -> dict:
-    """Draw one :func:`reports.fit_figures.fit_figures` entry; return its title, caption, uri."""
+    """Draw one :func:`bayescheck.reports.fit_figures.fit_figures` entry; return its title, caption, uri."""
     data = {k: v for k, v in entry.items() if k not in ("kind", "title", "caption")}
     return {"title": entry["title"], "caption": entry.get("caption", ""),
             "uri": FIT_PLOTS[entry["kind"]](**data)}
@@ -470,13 +470,13 @@ fit_figure_uri.matplotlib = lambda entry: entry["kind"] in MATPLOTLIB_FIT_PLOTS
 def estimates_figure(comparison, draws) -> str:
     """Point estimates against the sampled posterior, in posterior sds.
 
-    For each row of an :class:`inference.compare.EstimateComparison`, on the scale of that
+    For each row of an :class:`bayescheck.inference.compare.EstimateComparison`, on the scale of that
     row's posterior (``(value - posterior mean) / posterior sd``, so a covariance of 0.01 and
     a mean of 5 share one axis): the posterior median and central interval (bar), the
     posterior mean (0, open circle) and the estimate (cross, red when the row fails). A row
     without draws of its own (the mixture's responsibilities) is drawn at its
     ``distance_sd``. Beyond 60 rows, the failing ones and then the farthest from their
-    posterior are drawn. An SVG (:class:`reports.panels.PanelGrid`), the row names as y
+    posterior are drawn. An SVG (:class:`bayescheck.reports.panels.PanelGrid`), the row names as y
     tick labels.
     """
     from .panels import PanelGrid
@@ -530,7 +530,7 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
     """Posterior mean and 90 % interval of each coefficient after each batch of a stream.
 
     One panel per coefficient (at most :data:`MAX_PANELS`), three to a row; an SVG
-    (:class:`reports.panels.PanelGrid`).
+    (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .panels import PanelGrid
 
@@ -566,7 +566,7 @@ def curves_figure(curves, draws) -> str:
 
     The density is ``curves[i]["pdf"]`` on ``curves[i]["grid"]`` (computed at check time), the
     prior ``"prior"`` (dashed). ``draws`` maps a curve's ``name`` to its draws. Small
-    multiples on one Axes (:class:`reports.panels.PanelGrid`), three to a row, no y ticks
+    multiples on one Axes (:class:`bayescheck.reports.panels.PanelGrid`), three to a row, no y ticks
     (a density's scale says nothing here).
     """
     from .panels import PanelGrid
@@ -761,7 +761,7 @@ def pair_figure(draws: dict, max_points: int = PAIR_POINTS) -> str:
     Below the diagonal a scatter of every pair on at most ``max_points`` evenly spaced draws
     (chains pooled), on the diagonal each parameter's histogram of all its draws. Only the
     lower triangle, panels of a column on one x range and of a row on one y range, tick
-    labels on the outer panels; small multiples on one Axes (:class:`reports.panels.PanelGrid`).
+    labels on the outer panels; small multiples on one Axes (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .panels import PanelGrid
 
@@ -842,7 +842,7 @@ def rootogram_figure(variables: list[dict]) -> str:
     For each value (class, category code, count), the predictive data sets' mean count
     and central interval (:func:`rootogram_counts`) against the observed count, on a
     square-root scale of frequency. What arviz_plots.plot_ppc_rootogram draws, as small
-    multiples on one Axes (:class:`reports.panels.PanelGrid`).
+    multiples on one Axes (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .panels import PanelGrid
 
@@ -879,9 +879,9 @@ def _ppc_densities(variables: list[dict], samples: int = PPC_SAMPLES) -> str:
     values; a variable with columns (``x_gaussian``: rows x features) gets one panel per
     column, since the columns' scales differ.
 
-    The KDE is arviz_stats' (:func:`reports.figure_stats.kde`), the one
+    The KDE is arviz_stats' (:func:`bayescheck.reports.figure_stats.kde`), the one
     arviz_plots.plot_ppc_dist draws; the panels are small
-    multiples on one Axes (:class:`reports.panels.PanelGrid`).
+    multiples on one Axes (:class:`bayescheck.reports.panels.PanelGrid`).
     """
     from .figure_stats import kde
 

@@ -97,8 +97,7 @@ class Posterior:
         2 ms of h5py calls); the other groups are read whole.
         """
         import h5py
-
-        from models.errors import BayescheckError
+        from bayescheck.models.errors import BayescheckError
 
         groups = {}
         try:

@@ -1,10 +1,10 @@
 """``bayescheck predict``: the table of predictions for new rows from a saved fit.
 
 :func:`prediction_table` serves every model: a family's ``predict_<name>``
-(:func:`inference.predictive.predictor`) gives the columns; naive Bayes has its own table
+(:func:`bayescheck.inference.predictive.predictor`) gives the columns; naive Bayes has its own table
 (:func:`predict_table`): class probabilities, the minimum-risk decision and the expected risk
 of every option for each new row, its fitted engine rebuilt from ``posterior.json``
-(:func:`inference.families.naive_bayes.model_from_posterior`), its loss matrix read from the
+(:func:`bayescheck.inference.families.naive_bayes.model_from_posterior`), its loss matrix read from the
 CSV given with ``--loss``.
 """
 
@@ -16,18 +16,17 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from inference.engines.counts import encode_labels
-from inference.engines.decisions import bayes_decision
-from inference.engines.naive_bayes_stats import NaiveBayesModel
-from inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
-from inference.predictive import decision_columns, predictor
-from models.data import Batch, DataSource
-from models.errors import BayescheckError, DataError
-from models.naive_bayes import NaiveBayes
-from models.registry import MODELS
-from models.semi_naive_bayes import SemiNaiveBayes
-from models.spec import Spec
+from bayescheck.inference.engines.counts import encode_labels
+from bayescheck.inference.engines.decisions import bayes_decision
+from bayescheck.inference.engines.naive_bayes_stats import NaiveBayesModel
+from bayescheck.inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
+from bayescheck.inference.predictive import decision_columns, predictor
+from bayescheck.models.data import Batch, DataSource
+from bayescheck.models.errors import BayescheckError, DataError
+from bayescheck.models.naive_bayes import NaiveBayes
+from bayescheck.models.registry import MODELS
+from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
+from bayescheck.models.spec import Spec
 
 __all__ = ["predict_table", "prediction_table", "read_loss", "require_predictions"]
 
@@ -181,7 +180,7 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
             raise BayescheckError(f"predict for {name!r} needs --data NEW")
         return pd.DataFrame(predict(spec, posterior, None, level=level, where=where))
     if nb:
-        from inference.families.naive_bayes import model_from_posterior
+        from bayescheck.inference.families.naive_bayes import model_from_posterior
 
         fitted = model_from_posterior(spec.model, posterior, where=where)
         matrix = options = None

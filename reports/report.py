@@ -15,8 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
-
-from models.errors import BayescheckError
+from bayescheck.models.errors import BayescheckError
 
 from . import figure_cache
 from .calibration_report import (
@@ -72,7 +71,7 @@ def _jsonable(value):
 
 def _curves(fit, sample, comparison) -> list[dict]:
     """Analytic density and prior of the worst :data:`MAX_CURVES` marginals over their draws."""
-    from inference.compare import draws_from_idata
+    from bayescheck.inference.compare import draws_from_idata
 
     order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
     verdicts = {p.name: p.verdict for p in comparison.parameters}
@@ -153,7 +152,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
     spec_text : str
         The spec as the user wrote it.
     """
-    from inference.compare import INCONSISTENT_SD
+    from bayescheck.inference.compare import INCONSISTENT_SD
 
     # Here, not at the top: rendering a report (``bayescheck report``) needs neither.
     from .fit_figures import fit_figures
@@ -253,7 +252,7 @@ def _draws(post: Posterior, names: list[dict]) -> dict[str, np.ndarray]:
 
 
 def _figure(figures: list, title: str, caption: str, draw, *args):
-    """Append a figure drawn later by ``draw(*args)`` (see :mod:`reports.figure_jobs`)."""
+    """Append a figure drawn later by ``draw(*args)`` (see :mod:`bayescheck.reports.figure_jobs`)."""
     figures.append(job(title, caption, draw, *args))
 
 
@@ -517,7 +516,7 @@ def _check_context(out: Path, data: dict, keys: dict, posteriors: dict) -> dict:
     """The template's context for a check's ``report.json``: its data and figures.
 
     The figures come from the folder's figure cache when they were drawn from these very
-    files by this code (:mod:`reports.figure_cache`); otherwise they are drawn and stored.
+    files by this code (:mod:`bayescheck.reports.figure_cache`); otherwise they are drawn and stored.
     """
     cached = figure_cache.load(out, keys["check"])
     if not (cached and isinstance(cached.get("figures"), list)):
@@ -533,7 +532,7 @@ def _draw_check_figures(out: Path, data: dict, posteriors: dict) -> dict:
     """Draw a check's figures from ``report.json`` and the sampled posteriors.
 
     ``posteriors`` holds DataTrees already in memory by file name; the others are read
-    from the run folder as plain arrays (:class:`reports.posterior_arrays.Posterior`).
+    from the run folder as plain arrays (:class:`bayescheck.reports.posterior_arrays.Posterior`).
     """
     from . import plots
 

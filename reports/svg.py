@@ -1,6 +1,6 @@
 """SVG figures written with numpy alone, for the report's small-multiple figures.
 
-The report's figures of lines, filled areas, markers and text (:mod:`reports.panels`) used
+The report's figures of lines, filled areas, markers and text (:mod:`bayescheck.reports.panels`) used
 to be drawn by matplotlib's Agg renderer and embedded as PNGs. Importing matplotlib costs
 0.45-0.9 s of CPU, and drawing text was most of the rest (matplotlib 3.11 shapes every
 string with libraqm and renders it glyph by glyph: about 1.5 ms for a tick label, 300 to 500

@@ -8,7 +8,7 @@ import os
 import re
 from pathlib import Path
 
-from models.errors import BayescheckError
+from bayescheck.models.errors import BayescheckError
 
 __all__ = ["clean_json", "first_non_finite", "json_text", "read_json", "rows_and_batches",
            "write_json", "write_netcdf", "write_text_atomic"]
@@ -118,7 +118,7 @@ def json_text(content) -> str:
 def read_json(path: Path) -> dict | None:
     """The JSON in ``path``, or None when there is no such file.
 
-    An unreadable file raises a :class:`~models.errors.BayescheckError` naming it.
+    An unreadable file raises a :class:`~bayescheck.models.errors.BayescheckError` naming it.
     """
     try:
         return json.loads(Path(path).read_text())

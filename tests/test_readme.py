@@ -105,8 +105,9 @@ def test_facade_names_resolve_and_unknown_ones_do_not():
 
 
 def test_facade_predict_takes_a_fit_folder_and_gives_the_cli_table(tmp_path):
+    from bayescheck.reports.cli import main
+
     from bayescheck import fit, predict
-    from reports.cli import main
 
     spec = ROOT / "examples" / "gaussian_mixture" / "blobs.toml"
     assert main(["fit", str(spec), "--out", str(tmp_path / "fit"), "--quiet"]) == 0

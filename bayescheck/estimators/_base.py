@@ -63,8 +63,8 @@ def rng(random_state) -> np.random.Generator:
 
 def load_model(path: str | Path, name: str):
     """The model object of the spec at ``path``, which must be a ``model = name`` spec."""
-    from models.errors import SpecError
-    from models.spec import load_spec
+    from bayescheck.models.errors import SpecError
+    from bayescheck.models.spec import load_spec
 
     spec = load_spec(path)
     if spec.model.name != name:

@@ -85,7 +85,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         self.random_state = random_state
 
     def _model(self, n_features: int):
-        from models.gaussian_mixture import GaussianMixture as Model
+        from bayescheck.models.gaussian_mixture import GaussianMixture as Model
 
         seed = self.random_state
         if not isinstance(seed, (int, np.integer)):
@@ -112,7 +112,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Run EM on the rows of ``X`` (``y`` is ignored)."""
-        from inference.families.gaussian_mixture import estimate
+        from bayescheck.inference.families.gaussian_mixture import estimate
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
         K = int(self.n_components)
@@ -136,7 +136,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         return self
 
     def _rows(self, X):
-        from inference.engines.mixture_em import mixture_rows
+        from bayescheck.inference.engines.mixture_em import mixture_rows
 
         check_is_fitted(self, "result_")
         X = validate_data(self, X, reset=False, dtype=np.float64)

@@ -1,6 +1,6 @@
 """scikit-learn classifiers for naive Bayes (``model = "naive_bayes"``), Gaussian or categorical.
 
-Both feed the engine of :mod:`inference.engines.naive_bayes_stats` (sufficient statistics
+Both feed the engine of :mod:`bayescheck.inference.engines.naive_bayes_stats` (sufficient statistics
 merged by addition) and fit it with the family's prior (``inference.families.naive_bayes
 .fitted_model``), so :meth:`partial_fit` over any batching equals one :meth:`fit`. The
 engine sees the classes as their codes ``0 .. K-1`` in the order of ``classes_``.
@@ -56,7 +56,7 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
             Every class label, on the first call (a later batch with a new label is refused,
             as in scikit-learn); default: the labels of ``y``.
         """
-        from inference.engines.naive_bayes_stats import (
+        from bayescheck.inference.engines.naive_bayes_stats import (
             NaiveBayesSchema,
             NaiveBayesStats,
             naive_bayes_stats,
@@ -100,7 +100,7 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
 
     def _engine_options(self) -> dict:
         """The engine's fit options from the settings, validated (a ValueError names one)."""
-        from inference.engines.naive_bayes_stats import UnivariateNIGPrior
+        from bayescheck.inference.engines.naive_bayes_stats import UnivariateNIGPrior
 
         m = self._model()
         if not (isinstance(m.concentration, float) and m.concentration > 0
@@ -115,14 +115,14 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
                 "nig_prior": UnivariateNIGPrior(mu0=m.mu0, kappa0=m.kappa0, a0=m.a0, b0=m.b0)}
 
     def _publish(self, options: dict):
-        from inference.engines.naive_bayes_stats import fit_naive_bayes
+        from bayescheck.inference.engines.naive_bayes_stats import fit_naive_bayes
 
         self.model_ = fit_naive_bayes(stats=self.stats_, **options)
         self.class_count_ = self.stats_.class_counts.astype(float)
         self.class_log_prior_ = self.model_.class_log_prior.copy()
 
     def _model(self):
-        from models.naive_bayes import NaiveBayes
+        from bayescheck.models.naive_bayes import NaiveBayes
 
         names = self.stats_.schema.feature_names
         return NaiveBayes(features=names, kinds=(self._kind,) * len(names), target="y",

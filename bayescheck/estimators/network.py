@@ -2,8 +2,8 @@
 
 One node is the target (the class), the others are the columns of ``X``, coded ``0, 1, ...``;
 the structure is a list of edges between their names. ``fit`` counts every CPT as
-``bayescheck fit`` does (:mod:`inference.engines.networks`; with missing cells, NaN, the EM
-estimate of :mod:`inference.engines.network_em`), and ``predict_proba`` is
+``bayescheck fit`` does (:mod:`bayescheck.inference.engines.networks`; with missing cells, NaN, the EM
+estimate of :mod:`bayescheck.inference.engines.network_em`), and ``predict_proba`` is
 ``P(target | the row's observed cells)`` by exact inference on the posterior-mean CPTs (the
 posterior predictive of a new case; plug-in at the EM estimate): a missing cell is summed
 out, so rows may be incomplete.
@@ -83,7 +83,7 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def _model(self, features):
-        from models.bayesian_network import BayesianNetwork
+        from bayescheck.models.bayesian_network import BayesianNetwork
 
         target = str(self.target)
         if target in features:
@@ -104,9 +104,13 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Count every CPT (EM over the missing cells, if any)."""
-        from inference.engines.network_em import MissingPatterns, network_em
-        from inference.engines.networks import NetworkCounts, cpt_posterior, network_counts
-        from inference.families.bayesian_network import network_prior, network_schema
+        from bayescheck.inference.engines.network_em import MissingPatterns, network_em
+        from bayescheck.inference.engines.networks import (
+            NetworkCounts,
+            cpt_posterior,
+            network_counts,
+        )
+        from bayescheck.inference.families.bayesian_network import network_prior, network_schema
 
         X, y = category_codes(self, X, y, reset=True, fit=True, allow_nan=True)
         features = feature_names(self, X.shape[1])
@@ -147,9 +151,9 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
 
         Complete rows at once by numpy gathers over the target's CPT and its children's;
         rows with missing cells by variable elimination, once per distinct pattern
-        (:func:`inference.engines.networks.predict_target`).
+        (:func:`bayescheck.inference.engines.networks.predict_target`).
         """
-        from inference.engines.networks import predict_target
+        from bayescheck.inference.engines.networks import predict_target
 
         check_is_fitted(self, "cpts_")
         X = known_codes(category_codes(self, X, reset=False, allow_nan=True),

@@ -3,7 +3,7 @@
 :class:`BayesianLinearRegression` is ``model = "linear_regression"``;
 :class:`ARDRegression` is ``model = "ard"``. Both build the model object of :mod:`models`
 (which validates the hyperparameters as a spec would) and run the engine of
-:mod:`inference.engines` through the family's functions: the same numbers as
+:mod:`bayescheck.inference.engines` through the family's functions: the same numbers as
 ``bayescheck fit`` on the same rows.
 """
 
@@ -98,7 +98,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
     # ---- the model -----------------------------------------------------------------------
 
     def _model(self, n_features: int):
-        from models.linear_regression import LinearRegression
+        from bayescheck.models.linear_regression import LinearRegression
 
         if self.noise not in ("known", "unknown"):
             raise ValueError(f"noise must be 'known' or 'unknown', got {self.noise!r}")
@@ -129,8 +129,8 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
 
     def partial_fit(self, X, y):
         """Absorb more rows: the posterior so far is their prior (exact, any batching)."""
-        from inference.engines.linear_gaussian import regression_stats
-        from inference.families.linear_regression import prior_posterior
+        from bayescheck.inference.engines.linear_gaussian import regression_stats
+        from bayescheck.inference.families.linear_regression import prior_posterior
 
         first = not hasattr(self, "posterior_")
         X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64)
@@ -196,7 +196,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         -------
         numpy.ndarray of shape (n_rows, n_samples)
         """
-        from inference.families.linear_regression import (
+        from bayescheck.inference.families.linear_regression import (
             exact_draws_linear_regression,
             posterior_parameters,
         )
@@ -319,8 +319,8 @@ class ARDRegression(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Estimate ``(alpha, sigma2)`` and the posterior of the weights given them."""
-        from inference.families.ard import estimate
-        from models.ard import ARD
+        from bayescheck.inference.families.ard import estimate
+        from bayescheck.models.ard import ARD
 
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         names = feature_names(self, X.shape[1])
@@ -347,7 +347,7 @@ class ARDRegression(RegressorMixin, BaseEstimator):
 
     def predict(self, X, return_std=False):
         """Predictive mean (and sd, noise included) at each row given the estimates."""
-        from inference.families.linear_regression import row_variances
+        from bayescheck.inference.families.linear_regression import row_variances
 
         check_is_fitted(self, "result_")
         X = validate_data(self, X, reset=False, dtype=np.float64)

@@ -2,7 +2,7 @@
 
 SPODE, AODE and TAN on categorical features coded ``0, 1, ...``.
 
-The pair counts of :mod:`inference.engines.one_dependence` (merged by addition), the structure
+The pair counts of :mod:`bayescheck.inference.engines.one_dependence` (merged by addition), the structure
 chosen as the family does (SPODE's super-parent by k-fold cross-validation, TAN's spanning
 tree of the conditional mutual information) and the class scores of
 ``inference.families.semi_naive_bayes.class_log_scores``: the numbers of ``bayescheck fit``
@@ -97,7 +97,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
     def _model(self, features):
-        from models.semi_naive_bayes import SemiNaiveBayes
+        from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
 
         c = self.concentration
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < np.inf:
@@ -118,8 +118,8 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Count the rows and choose the structure (SPODE's super-parent, TAN's tree)."""
-        from inference.engines.one_dependence import PairCounts, pair_counts
-        from inference.families.semi_naive_bayes import choose_super_parent
+        from bayescheck.inference.engines.one_dependence import PairCounts, pair_counts
+        from bayescheck.inference.families.semi_naive_bayes import choose_super_parent
 
         for attr in ("counts_", "classes_", "super_parent_", "cross_validation_",
                      "conditional_mutual_information_"):
@@ -179,7 +179,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
 
     def _count(self, X: np.ndarray, codes: np.ndarray):
         """Add the rows' pair counts to ``counts_``, growing the categories as they appear."""
-        from inference.engines.one_dependence import pair_counts
+        from bayescheck.inference.engines.one_dependence import pair_counts
 
         seen = X.max(axis=0) + 1 if len(X) else np.ones(X.shape[1], np.int64)
         old = getattr(self, "counts_", None)
@@ -192,7 +192,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
 
     def _structure(self, model, features, chosen: int | None):
         """SPODE's super-parent (given, or ``chosen`` by cross-validation), TAN's tree."""
-        from inference.engines.one_dependence import (
+        from bayescheck.inference.engines.one_dependence import (
             conditional_mutual_information,
             maximum_spanning_tree,
             spode_parents,
@@ -215,7 +215,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_log_proba(self, X):
         """Log posterior predictive probability of each class (columns in ``classes_`` order)."""
-        from inference.families.semi_naive_bayes import class_log_scores
+        from bayescheck.inference.families.semi_naive_bayes import class_log_scores
 
         check_is_fitted(self, "counts_")
         X = known_codes(category_codes(self, X, reset=False), self.n_categories_)

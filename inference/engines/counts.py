@@ -183,7 +183,7 @@ class BetaPrior:
         object.__setattr__(self, "b", _positive_finite("b", self.b))
 
     def dist(self) -> Any:
-        """``scipy.stats.beta(a, b)`` (as a cheap :class:`~inference.engines.dist.Dist`)."""
+        """``scipy.stats.beta(a, b)`` (as a cheap :class:`~bayescheck.inference.engines.dist.Dist`)."""
         return Dist("beta", self.a, self.b)
 
 
@@ -352,7 +352,7 @@ class CategoricalStats:
     Batches over one category set combine by ``+``. A stream whose label set is not declared
     starts from no categories (``counts`` of length 0) and grows it with :meth:`add_labels`;
     the fields are an array and a tuple of labels, so the statistics are checkpointed as they
-    are (:mod:`inference.streaming`).
+    are (:mod:`bayescheck.inference.streaming`).
 
     Parameters
     ----------

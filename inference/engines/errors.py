@@ -1,6 +1,6 @@
 """The engines' exceptions: plain Python, so an engine needs nothing outside numpy and scipy.
 
-A family module translates them into the user-facing errors of :mod:`models.errors`, adding
+A family module translates them into the user-facing errors of :mod:`bayescheck.models.errors`, adding
 the file, column and row the engine cannot know.
 """
 

@@ -36,7 +36,7 @@ Everything is solved with triangular solves on R; log-determinants come from its
 The Normal-Inverse-Gamma formulas that do not depend on how the posterior was updated (the
 Student-t scale of a marginal, the log evidence) are the module functions :func:`nig_t_scale`
 and :func:`nig_log_evidence`, elementwise; the univariate NIG of naive Bayes
-(:mod:`inference.engines.naive_bayes_stats`, one posterior per class and feature) uses the
+(:mod:`bayescheck.inference.engines.naive_bayes_stats`, one posterior per class and feature) uses the
 same two, and a test holds it equal to this regression NIG with an intercept-only design.
 """
 
@@ -86,7 +86,7 @@ def _openblas_library():
 
     Found without importing scipy (``importlib.util.find_spec`` does not run the package):
     importing scipy.linalg costs about 0.3 s of CPU, which a stream can spend later, beside
-    the reading (:func:`inference.streaming.run_stream`). It is the library scipy.linalg
+    the reading (:func:`bayescheck.inference.streaming.run_stream`). It is the library scipy.linalg
     loads itself, so its LAPACK is the one every other factorisation here calls.
     """
     import glob
@@ -108,7 +108,7 @@ def _openblas_library():
 def load_lapack() -> None:
     """Load the LAPACK the QR calls, so that a BLAS thread limit set next covers it.
 
-    A stream limits BLAS to one thread (:func:`inference.streaming.run_stream`, with
+    A stream limits BLAS to one thread (:func:`bayescheck.inference.streaming.run_stream`, with
     threadpoolctl, which limits the libraries loaded at that moment) and then factors its
     first batches on reading threads, before anything has imported scipy.
     """
@@ -183,7 +183,7 @@ def _qr_in_place(a: np.ndarray) -> None:
     factored in row blocks in place: ``dgeqrt`` on the first ``ROW_BLOCK`` rows, then each
     next block is folded into that R by ``dtpqrt`` (the QR of R stacked on the block: a
     sequential TSQR, as LAPACK's ``dlatsqr``) when scipy's OpenBLAS runs on one thread (as
-    in a big stream, :func:`inference.streaming.run_stream`). Otherwise one ``dgeqrt`` call.
+    in a big stream, :func:`bayescheck.inference.streaming.run_stream`). Otherwise one ``dgeqrt`` call.
     """
     m, n = a.shape
     nb = min(COLUMN_BLOCK, m, n)
@@ -582,7 +582,7 @@ class GaussianPosterior(_LinearPosteriorMixin):
         return Dist("norm", self.mean, self.sd)
 
     def marginals(self) -> list:
-        """The normal marginal of each coefficient (:class:`~inference.engines.dist.Dist`)."""
+        """The normal marginal of each coefficient (:class:`~bayescheck.inference.engines.dist.Dist`)."""
         return [Dist("norm", m, s) for m, s in zip(self.mean, self.sd, strict=True)]
 
     def predictive(self, X: np.ndarray):
@@ -694,11 +694,11 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         return Dist("t", self.df, self.mean, self.t_scale)
 
     def marginals(self) -> list:
-        """The Student-t marginal of each theta_j (:class:`~inference.engines.dist.Dist`)."""
+        """The Student-t marginal of each theta_j (:class:`~bayescheck.inference.engines.dist.Dist`)."""
         return [Dist("t", self.df, m, s) for m, s in zip(self.mean, self.t_scale, strict=True)]
 
     def noise_marginal(self):
-        """The InvGamma(a, b) marginal of sigma2 (:class:`~inference.engines.dist.Dist`)."""
+        """The InvGamma(a, b) marginal of sigma2 (:class:`~bayescheck.inference.engines.dist.Dist`)."""
         self._check_shape()
         return Dist("invgamma", self.shape, scale=self.scale)
 

@@ -13,7 +13,7 @@ What the options mean
 ---------------------
 ``smoothing=True`` (default), ``concentration=alpha`` (default 1)
     Class prior and categorical features are posterior means under symmetric
-    Dirichlet(alpha) priors (the Dirichlet-categorical engine of :mod:`inference.engines.counts`):
+    Dirichlet(alpha) priors (the Dirichlet-categorical engine of :mod:`bayescheck.inference.engines.counts`):
     ``P(c) = (|D_c| + alpha) / (|D| + alpha N)`` and
     ``P(x_i = v | c) = (|D_c,v| + alpha) / (|D_c| + alpha N_i)``; alpha = 1 is the Laplace
     correction. ``smoothing=False``: plain maximum-likelihood frequencies.
@@ -561,12 +561,12 @@ class UnivariateNIGPosterior:
     """Posterior NIG(mu, kappa, a, b), elementwise over arrays of any shape.
 
     Each element is the regression posterior
-    :class:`~inference.engines.linear_gaussian.NormalInverseGammaPosterior` of an
+    :class:`~bayescheck.inference.engines.linear_gaussian.NormalInverseGammaPosterior` of an
     intercept-only design, vectorised over classes and features and updated from centred
     moments (count, mean, m2) instead of natural parameters, so that b does not come from the
     difference of two large sums; the Student-t scales and the evidence are the same functions
-    (:func:`~inference.engines.linear_gaussian.nig_t_scale`,
-    :func:`~inference.engines.linear_gaussian.nig_log_evidence`).
+    (:func:`~bayescheck.inference.engines.linear_gaussian.nig_t_scale`,
+    :func:`~bayescheck.inference.engines.linear_gaussian.nig_log_evidence`).
 
     Attributes
     ----------

@@ -1,4 +1,4 @@
-"""Connecting a :class:`models.ARD` to the SBL engine (:func:`inference.engines.sbl.fit_sbl`).
+"""Connecting a :class:`bayescheck.models.ARD` to the SBL engine (:func:`bayescheck.inference.engines.sbl.fit_sbl`).
 
 SBL needs the whole design at once (type-II maximum likelihood is not a sum over batches), so
 the batches are read and stacked: memory ``n x M`` floats. The fit returns the estimates
@@ -10,7 +10,7 @@ conditional
 hierarchical
     point estimates: every weight's posterior mean given the estimates, marked non-zero when
     it is in the relevant set, and sigma2; compared with the hierarchical posterior as
-    information (:func:`inference.compare.as_information`): the two models differ (type-II
+    information (:func:`bayescheck.inference.compare.as_information`): the two models differ (type-II
     maximum likelihood against Gamma hyperpriors), so a difference is reported, not failed;
     only a numerical inconsistency fails;
 both
@@ -18,7 +18,7 @@ both
 
 Whatever the mode, a fit that estimated ``(alpha, sigma2)`` carries a certificate
 (``AnalyticFit.certificates``): the Tipping-Faul optimality conditions evaluated at the final
-estimates (:func:`inference.engines.sbl.ard_optimality`), which fails when a condition is
+estimates (:func:`bayescheck.inference.engines.sbl.ard_optimality`), which fails when a condition is
 violated by more than :data:`CERTIFICATE_TOL`. The exact conditional posterior and this
 certificate are what can be wrong in an ARD fit; together they make its verdict.
 """
@@ -29,12 +29,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from models.ard import ARD
-from models.data import Batch
-from models.design import feature_matrix
-from models.errors import BayescheckError, DataError
-from models.spec import Spec
+from bayescheck.models.ard import ARD
+from bayescheck.models.data import Batch
+from bayescheck.models.design import feature_matrix
+from bayescheck.models.errors import BayescheckError, DataError
+from bayescheck.models.spec import Spec
 
 from ..engines.dist import Dist
 from ..engines.sbl import (
@@ -151,7 +150,7 @@ def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
     """The model's type-II ML fit on arrays, or its exact posterior at ``held`` values.
 
     ``relevance_threshold = "auto"`` is resolved on the shape of ``X`` (see
-    :func:`inference.engines.sbl.resolve_relevance_threshold`).
+    :func:`bayescheck.inference.engines.sbl.resolve_relevance_threshold`).
     """
     if model.held is not None:
         return _held_result(X, y, *model.held)
@@ -163,7 +162,7 @@ def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
 
 def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
             progress: bool = False) -> AnalyticFit:
-    """Type-II maximum-likelihood fit of an :class:`models.ARD` spec.
+    """Type-II maximum-likelihood fit of an :class:`bayescheck.models.ARD` spec.
 
     ``out``, ``resume`` and ``progress`` are accepted for the dispatch contract; SBL is not a
     stream, so there is no checkpoint to resume.
@@ -287,13 +286,13 @@ def exact_draws_ard(posterior: dict, *, draws: int, chains: int,
     The posterior of the weights given ``(alpha, sigma2)`` at the fit's estimates (type-II
     maximum likelihood, or the values held) is exactly Gaussian: ``w_relevant ~ N(mu, Sigma)``
     over the relevant set (dims ``relevant``), and ``w`` (dims ``feature``) equal to it there
-    and exactly 0 where pruned, as :meth:`models.ARD.conditional_model` declares. The
+    and exactly 0 where pruned, as :meth:`bayescheck.models.ARD.conditional_model` declares. The
     hyperparameters are not integrated over; the group's attributes say so.
 
     Returns
     -------
     variables, coords, attrs : dict
-        As :mod:`inference.exact` expects.
+        As :mod:`bayescheck.inference.exact` expects.
 
     Raises
     ------

@@ -1,4 +1,4 @@
-"""Connecting a :class:`models.BayesRule` to :func:`inference.engines.decisions.bayes_rule`."""
+"""Connecting a :class:`bayescheck.models.BayesRule` to :func:`bayescheck.inference.engines.decisions.bayes_rule`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from models.bayes_rule import BayesRule
-from models.errors import SpecError
-from models.spec import Spec
+from bayescheck.models.bayes_rule import BayesRule
+from bayescheck.models.errors import SpecError
+from bayescheck.models.spec import Spec
 
 from ..engines.decisions import bayes_rule
 from ..predictive import posterior_value

@@ -1,22 +1,22 @@
-"""Connecting a :class:`models.BayesianNetwork` to the network engine.
+"""Connecting a :class:`bayescheck.models.BayesianNetwork` to the network engine.
 
-The batches stream through :func:`inference.streaming.run_stream` in one pass; the
+The batches stream through :func:`bayescheck.inference.streaming.run_stream` in one pass; the
 checkpointed state is :class:`NetworkTally`: every node's states in the order first seen,
 its count table of the complete rows indexed by them, and the distinct incomplete rows with
 their multiplicities. Each batch's columns are factorised once, straight into codes of the
-states (:meth:`models.BayesianNetwork.state_columns`), and counted with one ``bincount`` per
+states (:meth:`bayescheck.models.BayesianNetwork.state_columns`), and counted with one ``bincount`` per
 node on a mixed-radix index; at the end the states are sorted and the tables renumbered. With
 complete data the fit holds every CPT's Dirichlet posterior, each query's posterior
 predictive (variable elimination on the posterior-mean CPTs), each independence question's
 d-separation answer with a connecting path, and the BD / BDeu log marginal likelihood as
 ``log_evidence``.
 
-With missing cells the CPTs are EM point estimates (:mod:`inference.engines.network_em`), the
+With missing cells the CPTs are EM point estimates (:mod:`bayescheck.inference.engines.network_em`), the
 queries are answered at those CPTs (plug-in, not the posterior predictive), there is no
 ``log_evidence`` and no exact marginal. ``check`` then judges the estimate against NUTS on
-the declaration with the missing cells summed out (:func:`models.bayesian_network.summed_rows`),
+the declaration with the missing cells summed out (:func:`bayescheck.models.bayesian_network.summed_rows`),
 as the mixture's EM estimate is judged: sampler health first, every CPT entry inside the
-posterior's central interval (:func:`inference.compare.compare_estimates`), and no draw of
+posterior's central interval (:func:`bayescheck.inference.compare.compare_estimates`), and no draw of
 higher posterior density than the estimate (:func:`network_posterior_checks`).
 """
 
@@ -30,11 +30,14 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-
-from models.bayesian_network import COMPLETE_DECLARATION, SUMMED_DECLARATION, BayesianNetwork
-from models.data import Batch
-from models.errors import BayescheckError, DataError, SpecError
-from models.spec import Spec
+from bayescheck.models.bayesian_network import (
+    COMPLETE_DECLARATION,
+    SUMMED_DECLARATION,
+    BayesianNetwork,
+)
+from bayescheck.models.data import Batch
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.spec import Spec
 
 from ..engines.network_em import EMResult, MissingPatterns, log_objective, network_em
 from ..engines.networks import (
@@ -370,7 +373,7 @@ def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords : dict
-        As :mod:`inference.exact` expects.
+        As :mod:`bayescheck.inference.exact` expects.
     """
     if "em" in posterior.get("parameters", {}):
         raise BayescheckError("no exact posterior draws: the CPTs were estimated by EM over "
@@ -506,7 +509,7 @@ def predictive_proba(cpts, schema: NetworkSchema, target: int, codes: np.ndarray
 
     Complete rows (and rows whose empty cells are barren) at once by numpy gathers, the
     others by variable elimination once per distinct pattern of observed cells
-    (:func:`inference.engines.networks.predict_target`).
+    (:func:`bayescheck.inference.engines.networks.predict_target`).
 
     Parameters
     ----------

@@ -1,13 +1,13 @@
 """Connecting the Beta-Bernoulli and Dirichlet-categorical models to the conjugate count engines.
 
-The models are :class:`models.BetaBernoulli` and :class:`models.DirichletCategorical`, the
-engines those of :mod:`inference.engines.counts`, fed over a stream of batches.
+The models are :class:`bayescheck.models.BetaBernoulli` and :class:`bayescheck.models.DirichletCategorical`, the
+engines those of :mod:`bayescheck.inference.engines.counts`, fed over a stream of batches.
 
 Counts are sufficient statistics: each batch adds its successes / trials (or its count per
 label) to the state, and the posterior is formed once at the end, so any cut of the data into
 batches gives exactly the same posterior. The state, the engine's statistics themselves
-(:class:`~inference.engines.counts.BernoulliStats`,
-:class:`~inference.engines.counts.CategoricalStats`, whose label set grows over the stream when
+(:class:`~bayescheck.inference.engines.counts.BernoulliStats`,
+:class:`~bayescheck.inference.engines.counts.CategoricalStats`, whose label set grows over the stream when
 it is not declared), is checkpointed after every batch.
 """
 
@@ -19,10 +19,9 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-
-from models.beta_bernoulli import BetaBernoulli, DirichletCategorical
-from models.errors import BayescheckError
-from models.spec import Spec
+from bayescheck.models.beta_bernoulli import BetaBernoulli, DirichletCategorical
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.spec import Spec
 
 from ..distributed import stream_or_reduce
 from ..engines.counts import (
@@ -252,7 +251,7 @@ def exact_draws_beta_bernoulli(posterior: dict, *, draws: int, chains: int,
                                rng: np.random.Generator) -> tuple[dict, dict]:
     """Independent draws of the declaration's ``p`` from its exact posterior Beta(a, b).
 
-    Returns ``({"p": ((), array (chains, draws))}, {})`` (see :mod:`inference.exact`).
+    Returns ``({"p": ((), array (chains, draws))}, {})`` (see :mod:`bayescheck.inference.exact`).
     """
     a = float(posterior_value(posterior, "p", "a"))
     b = float(posterior_value(posterior, "p", "b"))

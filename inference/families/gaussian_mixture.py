@@ -1,11 +1,11 @@
-"""Connecting :class:`models.GaussianMixture` to its EM engine.
+"""Connecting :class:`bayescheck.models.GaussianMixture` to its EM engine.
 
 This module also holds the mixture-specific part of its cross-check.
 
-The fit reads every row, runs :func:`inference.engines.mixture_em.fit_em` (maximum likelihood,
+The fit reads every row, runs :func:`bayescheck.inference.engines.mixture_em.fit_em` (maximum likelihood,
 or MAP-EM when the spec gives priors) and names the components the way the PyMC declaration
 does: sorted by mean in one dimension (the declaration orders the means), aligned to the
-deterministic k-means centres of the data (:func:`inference.engines.mixture_em.kmeans`) in
+deterministic k-means centres of the data (:func:`bayescheck.inference.engines.mixture_em.kmeans`) in
 several (the declaration relabels its draws against the EM means so aligned). The same
 clustering starts the declaration's sampler: it is handed over as
 ``AnalyticFit.declaration["clustering"]``, since models do not import engines. The point
@@ -14,7 +14,7 @@ estimates compared with the posterior are the coordinates in which MAP-EM is the
 (diag / spherical).
 
 :func:`posterior_checks` adds to the generic point-estimate comparison
-(:func:`inference.compare.compare_estimates`: the estimate inside the posterior's central
+(:func:`bayescheck.inference.compare.compare_estimates`: the estimate inside the posterior's central
 interval) what this family claims besides:
 
 * closeness to the posterior mode: ``|estimate - mode| / sd <= max_mode_sd`` for each
@@ -26,12 +26,12 @@ interval) what this family claims besides:
   and ``max_draws`` draws): every ``|gamma_ik - E[gamma_ik]|`` within
   ``max(resp_atol, max_mode_sd * sd(gamma_ik))``.
 
-Before these, the chains are grouped by the mode they sit in (:func:`inference.modes.chain_modes`:
+Before these, the chains are grouped by the mode they sit in (:func:`bayescheck.inference.modes.chain_modes`:
 per-chain means of every compared parameter, in within-chain sds). When they separate cleanly
 into several modes, the estimate is judged against the chains of the mode it claims (the
 nearest), sampler health included, and the other modes are reported as information, with the
 log posterior density of their draws against the EM mode's (:func:`chain_log_densities`, the
-engine's :func:`~inference.engines.mixture_em.log_posterior`: the objective EM maximised, so a
+engine's :func:`~bayescheck.inference.engines.mixture_em.log_posterior`: the objective EM maximised, so a
 draw above the EM objective proves EM's mode is not the highest).
 """
 
@@ -42,11 +42,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from models.data import Batch, numeric_columns
-from models.errors import BayescheckError, DataError
-from models.gaussian_mixture import GaussianMixture
-from models.spec import Spec
+from bayescheck.models.data import Batch, numeric_columns
+from bayescheck.models.errors import BayescheckError, DataError
+from bayescheck.models.gaussian_mixture import GaussianMixture
+from bayescheck.models.spec import Spec
 
 from ..distributed import ClusterRows, active
 from ..em_checkpoint import EMJournal
@@ -123,7 +122,7 @@ def estimate(model: GaussianMixture, rows, journal=None):
 
 def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = False,
                          progress: bool = False) -> AnalyticFit:
-    """Fit a :class:`models.GaussianMixture` by EM.
+    """Fit a :class:`bayescheck.models.GaussianMixture` by EM.
 
     ``posterior.json`` holds ``weights``, ``means``, ``sds`` and ``covariances`` (or
     ``variances``) at the estimate, and under ``"fit"``: ``log_likelihood`` (the total over
@@ -272,7 +271,7 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     fit : AnalyticFit
         From :func:`fit_gaussian_mixture` (its ``state`` is the aligned EM result).
     comparison : inference.compare.EstimateComparison
-        From :func:`inference.compare.compare_estimates` on ``fit.estimates`` and every chain.
+        From :func:`bayescheck.inference.compare.compare_estimates` on ``fit.estimates`` and every chain.
     idata : xarray.DataTree
         The draws of the declared model (already relabelled by the declaration).
     spec : models.Spec
@@ -390,7 +389,7 @@ def chain_log_densities(fit: AnalyticFit, idata, spec: Spec, X: np.ndarray | Non
                         n_draws: int | None = None) -> np.ndarray:
     """Log posterior density of evenly spaced draws of each chain, minus the EM mode's.
 
-    The density is what EM maximised (:func:`inference.engines.mixture_em.log_posterior`:
+    The density is what EM maximised (:func:`bayescheck.inference.engines.mixture_em.log_posterior`:
     log-likelihood plus log prior in the coordinates of the estimate), so 0 is the EM
     estimate's value and a draw above 0 is a point of higher density than the EM mode.
 

@@ -1,4 +1,4 @@
-"""Connecting a :class:`models.LinearRegression` to the conjugate engines, over a stream."""
+"""Connecting a :class:`bayescheck.models.LinearRegression` to the conjugate engines, over a stream."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-
-from models.data import Batch
-from models.design import feature_matrix
-from models.errors import BayescheckError, NotIdentifiedError
-from models.linear_regression import LinearRegression
-from models.spec import Spec
+from bayescheck.models.data import Batch
+from bayescheck.models.design import feature_matrix
+from bayescheck.models.errors import BayescheckError, NotIdentifiedError
+from bayescheck.models.linear_regression import LinearRegression
+from bayescheck.models.spec import Spec
 
 from ..distributed import active, stream_or_reduce
 from ..engines.dist import Dist
@@ -86,10 +85,10 @@ def posterior_parameters(model: LinearRegression, post) -> dict:
 
 def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool = False,
                           progress: bool = False, declaration: bool = False) -> AnalyticFit:
-    """Stream the data through the conjugate engine of a :class:`models.LinearRegression`.
+    """Stream the data through the conjugate engine of a :class:`bayescheck.models.LinearRegression`.
 
     ``declaration=True`` (``check``) also takes each batch's
-    :meth:`~models.LinearRegression.declaration_root` on the same pass, from the same
+    :meth:`~bayescheck.models.LinearRegression.declaration_root` on the same pass, from the same
     validated rows, and keeps them in ``AnalyticFit.declaration`` (``"rows"``,
     ``"batch_roots"`` in file order), so the PyMC declaration need not read the files again.
     Not on a cluster, nor after ``resume`` (the skipped batches have no root here): the

@@ -1,14 +1,14 @@
-"""Connecting a :class:`models.NaiveBayes` to the naive Bayes engine.
+"""Connecting a :class:`bayescheck.models.NaiveBayes` to the naive Bayes engine.
 
 The engine is fed over a stream; the spec's query rows get minimum-risk decisions.
 
-The batches go through :func:`inference.streaming.run_stream`; the checkpointed state is the
-engine's :class:`~inference.engines.naive_bayes_stats.NaiveBayesStats` itself (its schema,
+The batches go through :func:`bayescheck.inference.streaming.run_stream`; the checkpointed state is the
+engine's :class:`~bayescheck.inference.engines.naive_bayes_stats.NaiveBayesStats` itself (its schema,
 classes and categories, is rebuilt from the spec and a pass over the labels, and a checkpoint
 written for another schema is refused on resume).
 ``posterior.json`` keeps the sufficient statistics, so ``bayescheck predict`` rebuilds the
 fitted model from it (:func:`model_from_posterior`) without reading the training data;
-:mod:`reports.predict` reads the new rows and the loss file and writes the table.
+:mod:`bayescheck.reports.predict` reads the new rows and the loss file and writes the table.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from models.data import Batch, string_labels
-from models.errors import DataError, SpecError
-from models.naive_bayes import LabelSets, NaiveBayes
-from models.spec import Spec
+from bayescheck.models.data import Batch, string_labels
+from bayescheck.models.errors import DataError, SpecError
+from bayescheck.models.naive_bayes import LabelSets, NaiveBayes
+from bayescheck.models.spec import Spec
 
 from ..distributed import (
     active,
@@ -498,7 +497,7 @@ def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
                             rng: np.random.Generator) -> tuple[dict, dict]:
     """Independent draws of the declaration's parameters from their exact posterior.
 
-    The declared model (:meth:`models.NaiveBayes.declare`, whatever the prediction settings):
+    The declared model (:meth:`bayescheck.models.NaiveBayes.declare`, whatever the prediction settings):
     ``class_weight ~ Dirichlet(concentration + class counts)`` (dims ``class``); per
     categorical feature ``p_<f>[c] ~ Dirichlet(concentration + counts of class c)`` (dims
     ``class``, ``<f>_category``); per class and Gaussian feature the Normal-Inverse-Gamma
@@ -508,7 +507,7 @@ def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords : dict
-        As :mod:`inference.exact` expects.
+        As :mod:`bayescheck.inference.exact` expects.
     """
     st = posterior_value(posterior, "statistics")
     settings = posterior_value(posterior, "settings")

@@ -1,4 +1,4 @@
-"""Connecting a :class:`models.SemiNaiveBayes` to the one-dependence engine.
+"""Connecting a :class:`bayescheck.models.SemiNaiveBayes` to the one-dependence engine.
 
 One stream of batches counts (class, x_i, x_j) for every pair of features, per
 cross-validation fold when SPODE's super-parent is to be chosen (row ``r`` of the stream in
@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from models.bayesian_network import BayesianNetwork
-from models.data import Batch, string_labels
-from models.errors import BayescheckError, DataError, SpecError
-from models.semi_naive_bayes import SemiNaiveBayes
-from models.spec import Spec
+from bayescheck.models.bayesian_network import BayesianNetwork
+from bayescheck.models.data import Batch, string_labels
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
+from bayescheck.models.spec import Spec
 
 from ..engines.counts import encode_labels
 from ..engines.decisions import bayes_decision
@@ -393,7 +392,7 @@ def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
 
     Every row is Dirichlet(concentration + its counts), independently, the counts read off the
     pair counts kept in ``posterior.json``. SPODE / TAN: the network's ``cpt_<node>`` (dims
-    ``<node>__parents``, ``<node>__state``), as :meth:`models.SemiNaiveBayes.declare`
+    ``<node>__parents``, ``<node>__state``), as :meth:`bayescheck.models.SemiNaiveBayes.declare`
     declares them. AODE: for every feature ``s`` as super-parent, ``joint_<s>`` (dims
     ``<s>__joint``: the ``(class, x_s)`` cells) and ``cond_<s>_<f>`` (dims ``<s>__joint``,
     ``<f>__category``). The declaration holds only the SPODEs its checked queries use; these
@@ -402,7 +401,7 @@ def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords : dict
-        As :mod:`inference.exact` expects.
+        As :mod:`bayescheck.inference.exact` expects.
     """
     classes = list(posterior_value(posterior, "classes"))
     categories = {f: list(v) for f, v in posterior_value(posterior, "categories").items()}

@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("sklearn")
 
+from bayescheck.inference.engines.sbl import ard_posterior  # noqa: E402
+from bayescheck.models.spec import load_spec  # noqa: E402
 from sklearn.datasets import load_diabetes  # noqa: E402
 from sklearn.linear_model import ARDRegression as SklearnARD  # noqa: E402
 from sklearn.linear_model import BayesianRidge  # noqa: E402
@@ -15,8 +17,6 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 import bayescheck  # noqa: E402
 from bayescheck.estimators import ARDRegression, BayesianLinearRegression  # noqa: E402
-from inference.engines.sbl import ard_posterior  # noqa: E402
-from models.spec import load_spec  # noqa: E402
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 

@@ -20,8 +20,7 @@ def chosen_paths(monkeypatch):
     The list has the exception class as attribute ``stop`` (tests import no conftest).
     """
     import nutpie
-
-    from inference import nuts_budget
+    from bayescheck.inference import nuts_budget
 
     compiled = Paths()
     monkeypatch.setattr(nuts_budget, "compile_for_nutpie",
@@ -38,7 +37,7 @@ def chosen_paths(monkeypatch):
 @pytest.fixture
 def auto_without_cache(monkeypatch):
     """``auto`` with Numba reuse on, nothing abandoned and no model's compile on disk."""
-    from inference import nuts_budget
+    from bayescheck.inference import nuts_budget
 
     monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "auto")
     monkeypatch.setenv("BAYESCHECK_NUMBA_REUSE", "1")

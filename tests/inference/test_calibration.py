@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
+from bayescheck.inference.calibration import default_bins, uniformity
 from scipy import stats
-
-from inference.calibration import default_bins, uniformity
 
 
 def test_uniform_values_pass_and_counts_add_up():

@@ -17,12 +17,12 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from inference import distributed as dist  # noqa: E402
-from inference.dispatch import fit  # noqa: E402
-from inference.engines.mixture_em import kmeans, seed_centres  # noqa: E402
-from models.errors import BayescheckError, DataError  # noqa: E402
-from models.spec import load_spec  # noqa: E402
-from reports.cli import main  # noqa: E402
+from bayescheck.inference import distributed as dist  # noqa: E402
+from bayescheck.inference.dispatch import fit  # noqa: E402
+from bayescheck.inference.engines.mixture_em import kmeans, seed_centres  # noqa: E402
+from bayescheck.models.errors import BayescheckError, DataError  # noqa: E402
+from bayescheck.models.spec import load_spec  # noqa: E402
+from bayescheck.reports.cli import main  # noqa: E402
 
 RTOL = 1e-12
 
@@ -232,7 +232,7 @@ def test_cluster_rows_seed_and_cluster_like_the_matrix(address):
         def files(self):
             return list(range(len(frames)))
 
-    import inference.distributed as module
+    import bayescheck.inference.distributed as module
 
     original = module._read
     module._read = lambda i: type("B", (), {"name": f"part{i}", "fingerprint": str(i),

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bayescheck.inference.engines.naive_bayes_stats import (
+    UnivariateNIGPrior,
+    normal_normal_inverse_gamma,
+)
 
 from bayescheck import exact_posterior, fit, load_spec
-from inference.engines.naive_bayes_stats import UnivariateNIGPrior, normal_normal_inverse_gamma
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SPECS = ["beta_bernoulli/coin.toml", "dirichlet_categorical/die.toml",

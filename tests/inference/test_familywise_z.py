@@ -14,11 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bayescheck.inference.compare import compare_draws, familywise_z
+from bayescheck.inference.engines.quantiles import MAX_OWN_VALUES, norm_ppf
+from bayescheck.inference.result import ExactMarginal
 from scipy import stats
-
-from inference.compare import compare_draws, familywise_z
-from inference.engines.quantiles import MAX_OWN_VALUES, norm_ppf
-from inference.result import ExactMarginal
 
 ROOT = Path(__file__).resolve().parents[2]
 ALPHAS = (0.001, 0.01, 0.05, 1e-6, 0.5, 1.0)

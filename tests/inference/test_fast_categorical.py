@@ -7,9 +7,8 @@ generator, whatever the shapes, and PyTensor's own function must come back after
 
 import numpy as np
 import pytest
+from bayescheck.inference.fast_categorical import categorical_rng_fn, vectorised_categorical
 from pytensor.tensor.random.basic import CategoricalRV
-
-from inference.fast_categorical import categorical_rng_fn, vectorised_categorical
 
 SHAPES = [  # (p's shape, size)
     ((4,), None), ((4,), (7,)), ((1000, 3), None), ((1000, 3), (1000,)), ((5, 2), (6, 5)),
@@ -65,8 +64,7 @@ def test_bad_sizes_are_refused_as_pytensor_refuses_them():
 def test_pytensor_function_is_used_inside_the_block_and_restored_after(monkeypatch):
     import pytensor
     import pytensor.tensor as pt
-
-    from inference import fast_categorical
+    from bayescheck.inference import fast_categorical
 
     calls = []
 

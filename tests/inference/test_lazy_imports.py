@@ -1,7 +1,7 @@
 """nutpie imported without arviz_plots, matplotlib and Numba; its Numba path still works.
 
 Each probe runs in a fresh interpreter: in the test process nutpie may already be imported
-the ordinary way, and then :func:`inference.lazy_imports.import_nutpie` has nothing to do.
+the ordinary way, and then :func:`bayescheck.inference.lazy_imports.import_nutpie` has nothing to do.
 """
 
 import inspect
@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from inference.lazy_imports import frames_without_source
+from bayescheck.inference.lazy_imports import frames_without_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,7 +28,7 @@ def _probe(code: str, timeout: int = 300) -> dict:
 
 IMPORT_PROBE = """
 import json, sys
-from inference.lazy_imports import import_nutpie
+from bayescheck.inference.lazy_imports import import_nutpie
 nutpie = import_nutpie()
 import arviz_base
 ns = sys.modules['nutpie.sample']  # nutpie.sample is also the function's name
@@ -55,7 +54,7 @@ def test_import_nutpie_leaves_out_plots_and_numba():
 
 @pytest.mark.slow
 def test_real_arviz_importable_after_and_stand_in_forwards_other_names():
-    from inference.lazy_imports import _arviz_standin
+    from bayescheck.inference.lazy_imports import _arviz_standin
 
     standin = _arviz_standin()
     import arviz_base
@@ -73,7 +72,7 @@ NUMBA_PROBE = """
 import json, sys
 import numpy as np
 import pymc as pm
-from inference.lazy_imports import import_nutpie
+from bayescheck.inference.lazy_imports import import_nutpie
 nutpie = import_nutpie()
 assert 'numba' not in sys.modules
 with pm.Model() as model:
@@ -118,7 +117,7 @@ def test_frames_without_source_restores_on_error():
 def test_a_nutpie_the_stand_ins_cannot_import_falls_back_to_a_plain_import():
     from unittest import mock
 
-    import inference.lazy_imports as lazy
+    import bayescheck.inference.lazy_imports as lazy
 
     calls = []
     real = lazy.importlib.import_module

@@ -4,11 +4,10 @@ other empty cells alike; complete rows must not run an elimination at all."""
 
 import math
 
+import bayescheck.inference.engines.networks as engine
 import numpy as np
 import pytest
-
-import inference.engines.networks as engine
-from inference.engines.networks import NetworkSchema, predict_target, query
+from bayescheck.inference.engines.networks import NetworkSchema, predict_target, query
 
 
 def _network(seed: int, n: int = 9):

@@ -1,4 +1,4 @@
-"""xarray without Dask inside :func:`inference.no_dask.without_dask`, and with it after.
+"""xarray without Dask inside :func:`bayescheck.inference.no_dask.without_dask`, and with it after.
 
 Each probe runs in a fresh interpreter: the test process may have imported Dask already
 (then the block has nothing to do).
@@ -30,8 +30,8 @@ import json, sys, tempfile, os
 import numpy as np
 import xarray as xr
 from arviz_base import from_dict
-from inference.no_dask import without_dask
-from reports.writers import write_netcdf
+from bayescheck.inference.no_dask import without_dask
+from bayescheck.reports.writers import write_netcdf
 report = {}
 with without_dask() as refused:
     report['refused'] = refused
@@ -77,7 +77,7 @@ ALREADY = """
 import json
 import dask.array
 import xarray as xr
-from inference.no_dask import without_dask
+from bayescheck.inference.no_dask import without_dask
 with without_dask() as refused:
     lazy = xr.DataArray(dask.array.ones(4, chunks=2), dims='x')
     chunks = [list(c) for c in lazy.chunks]
@@ -91,8 +91,7 @@ def test_nothing_done_when_dask_is_already_imported():
 
 def test_the_block_is_left_on_an_error():
     import xarray.namedarray.pycompat as pycompat
-
-    from inference.no_dask import without_dask
+    from bayescheck.inference.no_dask import without_dask
 
     if "dask" in sys.modules:
         pytest.skip("Dask already imported in this process: the block does nothing")

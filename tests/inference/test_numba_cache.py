@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pymc as pm
 import pytest
-
-from inference import numba_cache, numba_warmup, nuts_budget
-from inference.numba_cache import is_cached, model_digest, remember
-from inference.nuts_budget import graph_size
+from bayescheck.inference import numba_cache, numba_warmup, nuts_budget
+from bayescheck.inference.numba_cache import is_cached, model_digest, remember
+from bayescheck.inference.nuts_budget import graph_size
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,7 +92,7 @@ def test_a_long_c_run_asked_to_starts_the_warm_up_and_no_other(monkeypatch,
 PROBE = r"""
 import ctypes, json, sys
 import numpy as np, pymc as pm
-from inference.numba_cache import compile_numba_cached
+from bayescheck.inference.numba_cache import compile_numba_cached
 heads = int(sys.argv[1])
 with pm.Model() as model:
     p = pm.Beta("p", 2.0, 2.0)
@@ -180,7 +179,7 @@ def test_the_warm_up_child_records_the_model_and_refuses_a_wrong_digest(monkeypa
 
 def test_the_numba_path_falls_back_to_nutpies_own_compile(monkeypatch):
     """A failing cache (full disk, another nutpie) or a model sampled once: nutpie compiles."""
-    from inference import nutpie_compile
+    from bayescheck.inference import nutpie_compile
 
     own = []
 
@@ -250,7 +249,7 @@ def _dead_pid() -> int:
 
 def test_old_models_and_killed_writes_are_evicted_fresh_and_loading_ones_kept(tmp_path,
                                                                              monkeypatch):
-    from models.disk_cache import MAX_AGE_SECONDS, using
+    from bayescheck.models.disk_cache import MAX_AGE_SECONDS, using
 
     monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
     month, dead = MAX_AGE_SECONDS + DAY, _dead_pid()
@@ -277,7 +276,7 @@ def test_old_models_and_killed_writes_are_evicted_fresh_and_loading_ones_kept(tm
 
 
 def test_a_new_index_entry_evicts_and_reading_one_marks_it(tmp_path, monkeypatch):
-    from models.disk_cache import MAX_AGE_SECONDS
+    from bayescheck.models.disk_cache import MAX_AGE_SECONDS
 
     monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
     old = _aged(tmp_path / "index" / ("a" * 64), MAX_AGE_SECONDS + DAY)
@@ -317,7 +316,7 @@ def test_the_wrapper_name_of_a_compiled_model():
 
 
 def test_a_new_wrapper_module_evicts_and_one_evicted_is_written_again(tmp_path, monkeypatch):
-    from models.disk_cache import MAX_AGE_SECONDS
+    from bayescheck.models.disk_cache import MAX_AGE_SECONDS
 
     monkeypatch.setattr(numba_cache, "cache_dir", lambda: tmp_path)
     old = "bayescheck_nutpie_" + "0" * 40

@@ -3,12 +3,11 @@
 import numpy as np
 import pymc as pm
 import pytest
+from bayescheck.inference import nutpie_compile
+from bayescheck.inference.numba_cache import model_digest
+from bayescheck.inference.nuts import sample_nuts
+from bayescheck.models.errors import SpecError
 from scipy import stats
-
-from inference import nutpie_compile
-from inference.numba_cache import model_digest
-from inference.nuts import sample_nuts
-from models.errors import SpecError
 
 
 def coin_model(heads=7, n=10):

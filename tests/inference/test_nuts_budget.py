@@ -3,11 +3,10 @@
 import numpy as np
 import pymc as pm
 import pytest
+from bayescheck.inference import nuts_budget
+from bayescheck.inference.nuts import sample_nuts
+from bayescheck.inference.nuts_budget import graph_size, numba_seconds, over_budget, too_big_for_c
 from scipy import stats
-
-from inference import nuts_budget
-from inference.nuts import sample_nuts
-from inference.nuts_budget import graph_size, numba_seconds, over_budget, too_big_for_c
 
 
 def coin_model(heads=7, n=10):
@@ -155,14 +154,14 @@ def test_auto_keeps_c_within_the_budget_and_falls_back_to_numba(monkeypatch, bud
 def test_calibrate_simulations_share_one_shape(monkeypatch):
     """Each simulation of ``calibrate --engine nuts`` declares a new model: one shape key.
 
-    The models are built as :func:`inference.sbc._simulate` builds them (simulated frames of
+    The models are built as :func:`bayescheck.inference.sbc._simulate` builds them (simulated frames of
     the spec's design), so a C run abandoned in the first simulation sends every later one
     to Numba; a design with another number of rows is another shape.
     """
 
-    from inference.sbc import _observed
-    from models.data import DataSource
-    from models.spec import load_spec
+    from bayescheck.inference.sbc import _observed
+    from bayescheck.models.data import DataSource
+    from bayescheck.models.spec import load_spec
 
     spec = load_spec("examples/linear_regression/stream.toml")
     frame = spec.data.read_all()

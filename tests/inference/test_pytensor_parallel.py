@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from inference.pytensor_parallel import compile_jobs
+from bayescheck.inference.pytensor_parallel import compile_jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,7 +20,7 @@ _PROBE = r"""
 import json, os, threading, time
 import numpy as np, pytensor, pytensor.tensor as pt
 from pytensor.link.c.cmodule import GCC_compiler
-from inference.pytensor_setup import c_mode
+from bayescheck.inference.pytensor_setup import c_mode
 mode = c_mode()
 calls = []
 real = GCC_compiler.compile_str
@@ -109,7 +108,7 @@ def test_an_interrupt_starts_no_further_compile_and_leaves_no_directory(monkeypa
     import threading
     import time
 
-    from inference import pytensor_parallel
+    from bayescheck.inference import pytensor_parallel
 
     ran, discarded, lock = [], [], threading.Lock()
 
@@ -142,7 +141,7 @@ def test_a_module_another_live_process_claimed_is_left_to_it(monkeypatch, tmp_pa
     import socket
     import subprocess as sp
 
-    from inference import pytensor_parallel as pp
+    from bayescheck.inference import pytensor_parallel as pp
 
     monkeypatch.setattr(pp, "_claims_dir", lambda: tmp_path)
     mine = pp._claim("m1")
@@ -167,7 +166,7 @@ _TWIN = r"""
 import json, sys, threading, time
 import numpy as np, pytensor, pytensor.tensor as pt
 from pytensor.link.c.cmodule import GCC_compiler
-from inference.pytensor_setup import c_mode
+from bayescheck.inference.pytensor_setup import c_mode
 mode = c_mode()
 calls = []
 real = GCC_compiler.compile_str
@@ -217,7 +216,7 @@ import numpy as np, pytensor, pytensor.tensor as pt
 from pytensor.graph.basic import Apply
 from pytensor.link.c.cmodule import GCC_compiler
 from pytensor.link.c.op import COp
-from inference.pytensor_setup import c_mode
+from bayescheck.inference.pytensor_setup import c_mode
 
 class Probe(COp):
     __props__ = ("code",)

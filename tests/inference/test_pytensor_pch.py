@@ -20,8 +20,8 @@ _PROBE = r"""
 import json, os, subprocess, sys
 import numpy as np, pymc, pytensor, pytensor.tensor as pt
 from pytensor.link.c import cmodule
-from inference import pytensor_pch
-from inference.pytensor_setup import c_mode
+from bayescheck.inference import pytensor_pch
+from bayescheck.inference.pytensor_setup import c_mode
 if os.environ.get("PROBE_MISSING_HEADER"):  # a header that cannot be built
     pytensor_pch.HEADERS = (*pytensor_pch.HEADERS, "no/such/header.h")
 modules = []
@@ -170,8 +170,8 @@ def test_no_header_when_turned_off_unusable_or_when_it_does_not_compile(tmp_path
 
 
 def test_old_header_directories_and_killed_builds_are_evicted(tmp_path, monkeypatch):
-    from inference import pytensor_pch
-    from models.disk_cache import MAX_AGE_SECONDS, using
+    from bayescheck.inference import pytensor_pch
+    from bayescheck.models.disk_cache import MAX_AGE_SECONDS, using
 
     monkeypatch.setattr(pytensor_pch, "_pch_root", lambda: tmp_path)
     month = MAX_AGE_SECONDS + DAY
@@ -197,9 +197,8 @@ def test_a_process_using_a_header_holds_it_while_it_runs(tmp_path, monkeypatch):
     import types
 
     import pytensor
-
-    from inference import pytensor_pch, pytensor_setup
-    from models import disk_cache
+    from bayescheck.inference import pytensor_pch, pytensor_setup
+    from bayescheck.models import disk_cache
 
     if "g++" not in os.path.basename(pytensor.config.cxx or ""):
         pytest.skip("the header is for g++")

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from inference import pytensor_setup
+from bayescheck.inference import pytensor_setup
 
 ROOT = Path(__file__).resolve().parents[2]
 

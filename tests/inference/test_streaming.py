@@ -12,10 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.dispatch import fit
-from inference.streaming import CHECKPOINT_NAME
-from models import DataError, SpecError, load_spec
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.streaming import CHECKPOINT_NAME
+from bayescheck.models import DataError, SpecError, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -162,8 +161,8 @@ def test_natural_order_of_batches(tmp_path):
 def test_checkpoint_of_the_xtx_layout_is_refused(tmp_path, monkeypatch):
     """A version-1 checkpoint (linear-Gaussian states holding X'X) is refused with a clear
     error on resume, not misread; the same file at the current version loads."""
-    import inference.streaming as streaming
-    from inference.engines.linear_gaussian import GaussianPosterior
+    import bayescheck.inference.streaming as streaming
+    from bayescheck.inference.engines.linear_gaussian import GaussianPosterior
 
     state = GaussianPosterior.flat(2, noise_var=1.0)
     path = tmp_path / CHECKPOINT_NAME
@@ -178,7 +177,7 @@ def test_checkpoint_of_the_xtx_layout_is_refused(tmp_path, monkeypatch):
 
 
 def _count_saves(monkeypatch):
-    import inference.streaming as streaming
+    import bayescheck.inference.streaming as streaming
     saves = []
     real = streaming.save_checkpoint
 
@@ -234,8 +233,8 @@ def test_checkpoints_sharing_encoded_records_load_the_same_trajectory(tmp_path):
     """A stream passes one list of encoded trajectory records to every checkpoint (each
     record encoded once); what loads back is the trajectory, as when every checkpoint
     encodes it whole, NaN included; a record left out of the list would be seen."""
-    import inference.streaming as streaming
-    from inference.engines.linear_gaussian import GaussianPosterior
+    import bayescheck.inference.streaming as streaming
+    from bayescheck.inference.engines.linear_gaussian import GaussianPosterior
 
     state = GaussianPosterior.flat(2, noise_var=1.0)
     steps = [{"batch": f"b{i}", "rows": i, "mean": {"x": i / 7}} for i in range(5)]

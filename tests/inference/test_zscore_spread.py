@@ -13,10 +13,9 @@ from functools import cache
 
 import numpy as np
 import pytest
+from bayescheck.inference.compare import compare_draws
+from bayescheck.inference.result import ExactMarginal
 from scipy import stats
-
-from inference.compare import compare_draws
-from inference.result import ExactMarginal
 
 RUNS = 300
 RHO = -0.4  # antithetic: ESS about 2.3 x the draws, as NUTS gave on play_tennis

@@ -10,16 +10,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.engines.linear_gaussian import GaussianPosterior, regression_stats
+from bayescheck.inference.engines.sbl import ard_posterior
+from bayescheck.models import ARD, BayescheckError, DataSource, load_spec
+from bayescheck.models.spec import Spec
+from bayescheck.reports.cli import main
+from bayescheck.reports.fit_figures import fit_figures
+from bayescheck.reports.fit_summary import fit_notes
 from scipy import stats
-
-from inference.dispatch import fit
-from inference.engines.linear_gaussian import GaussianPosterior, regression_stats
-from inference.engines.sbl import ard_posterior
-from models import ARD, BayescheckError, DataSource, load_spec
-from models.spec import Spec
-from reports.cli import main
-from reports.fit_figures import fit_figures
-from reports.fit_summary import fit_notes
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ard" / "design.toml"
 

@@ -9,12 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.dispatch import fit
-from models import load_spec
-from models.bayesian_network import BayesianNetwork, NetworkProblem, NetworkQuery
-from models.errors import SpecError
-from reports.cli import main
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
+from bayescheck.models.bayesian_network import BayesianNetwork, NetworkProblem, NetworkQuery
+from bayescheck.models.errors import SpecError
+from bayescheck.reports.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bayesian_network"
 
@@ -243,8 +242,8 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     assert resumed.parameters["em"]["incomplete_rows"] == \
         em["incomplete_rows"] + int(holed.iloc[:20].isna().any(axis=1).sum())
     # an EM estimate has no exact posterior to draw from
-    from inference.exact import exact_posterior
-    from models.errors import BayescheckError
+    from bayescheck.inference.exact import exact_posterior
+    from bayescheck.models.errors import BayescheckError
     with pytest.raises(BayescheckError, match="estimated by EM"):
         exact_posterior("bayesian_network", one.to_json(), draws=10, chains=1)
     # the CLI says the CPTs are EM point estimates
@@ -308,8 +307,8 @@ def test_states_first_seen_in_later_batches_resume_and_equal_one_file(tmp_path, 
 
 
 def test_in_memory_frames_equal_the_csv_fit(tmp_path):
-    from models.data import DataSource
-    from models.spec import Spec
+    from bayescheck.models.data import DataSource
+    from bayescheck.models.spec import Spec
 
     csv = fit(load_spec(EXAMPLE / "asia.toml"))
     spec = load_spec(EXAMPLE / "asia.toml")
@@ -320,7 +319,7 @@ def test_in_memory_frames_equal_the_csv_fit(tmp_path):
     assert frames.parameters["cpts"] == csv.parameters["cpts"]
     assert frames.log_evidence == pytest.approx(csv.log_evidence, rel=1e-13)
     # the same frame twice is refused (the in-memory fingerprint recognises it)
-    from models.errors import DataError
+    from bayescheck.models.errors import DataError
     with pytest.raises(DataError, match="same content as batch 'frame 0'"):
         fit(Spec(model=spec.model, data=DataSource.from_frame(parts[0], parts[0].copy()),
                  raw=spec.raw))
@@ -331,8 +330,8 @@ def test_categorical_frames_equal_the_text_fit(holes):
     """A frame of pandas categoricals is counted from its own codes: unused categories,
     categories in another order, integer categories, empty cells and a later batch with
     other categories give the fit of the same cells as text (states sorted as text)."""
-    from models.data import DataSource
-    from models.spec import Spec
+    from bayescheck.models.data import DataSource
+    from bayescheck.models.spec import Spec
 
     spec = load_spec(EXAMPLE / "asia.toml")
     text = pd.read_csv(EXAMPLE / "asia.csv", dtype=str)
@@ -364,9 +363,9 @@ def test_categorical_frames_equal_the_text_fit(holes):
 
 
 def test_categorical_node_with_no_observed_value_is_refused():
-    from models.data import DataSource
-    from models.errors import DataError
-    from models.spec import Spec
+    from bayescheck.models.data import DataSource
+    from bayescheck.models.errors import DataError
+    from bayescheck.models.spec import Spec
 
     model = BayesianNetwork(nodes=("a", "b"), edges=(("a", "b"),))
     frame = pd.DataFrame({"a": ["x", "y", "x"],
@@ -376,9 +375,9 @@ def test_categorical_node_with_no_observed_value_is_refused():
 
 
 def test_held_states_refuse_a_new_state_naming_column_and_row():
-    from models.data import DataSource
-    from models.errors import DataError
-    from models.spec import Spec
+    from bayescheck.models.data import DataSource
+    from bayescheck.models.errors import DataError
+    from bayescheck.models.spec import Spec
 
     model = BayesianNetwork(nodes=("a", "b"), edges=(("a", "b"),),
                             held_states={"a": ("x", "y"), "b": ("u", "v")})

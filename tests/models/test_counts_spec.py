@@ -16,13 +16,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.dispatch import fit
-from inference.engines.counts import CategoricalStats
-from inference.streaming import CHECKPOINT_NAME, load_checkpoint, model_key
-from models import BetaBernoulli, DataSource, DirichletCategorical, Spec, load_spec
-from models.beta_bernoulli import order_labels
-from reports.cli import main
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.engines.counts import CategoricalStats
+from bayescheck.inference.streaming import CHECKPOINT_NAME, load_checkpoint, model_key
+from bayescheck.models import BetaBernoulli, DataSource, DirichletCategorical, Spec, load_spec
+from bayescheck.models.beta_bernoulli import order_labels
+from bayescheck.reports.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 COIN = EXAMPLES / "beta_bernoulli" / "coin.toml"
@@ -233,7 +232,7 @@ def test_declarations_rowwise_and_on_counts_differ_by_a_constant(monkeypatch):
     """Above MAX_ROWWISE rows the likelihood is declared on the totals (Binomial /
     Multinomial); the log density differs from the row-wise one only by the combinatorial
     constant, so the posterior is the same."""
-    import models.beta_bernoulli as bb
+    import bayescheck.models.beta_bernoulli as bb
 
     y = np.array([1, 0, 1, 1, 0, 1, 1])
     labels = np.array(["a", "c", "c", "a", "c", "c"])

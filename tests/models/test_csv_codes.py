@@ -12,13 +12,12 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from bayescheck.models import csv_codes, disk_cache
+from bayescheck.models import data as data_mod
+from bayescheck.models.data import Batch, category_codes_as, fingerprint
+from bayescheck.models.errors import BayescheckError, SpecError
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from models import csv_codes, disk_cache
-from models import data as data_mod
-from models.data import Batch, category_codes_as, fingerprint
-from models.errors import BayescheckError, SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -507,7 +506,7 @@ def test_a_file_with_a_quote_is_declined_before_any_parse(reader, monkeypatch):
 
 def test_a_wrong_reader_setting_is_refused_at_the_start_of_any_data_command(monkeypatch,
                                                                             tmp_path, capsys):
-    from reports.cli import main
+    from bayescheck.reports.cli import main
 
     root = Path(__file__).resolve().parents[2]
     monkeypatch.setenv("BAYESCHECK_CSV_READER", "fast")  # the small Asia file never reaches

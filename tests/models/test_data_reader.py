@@ -11,14 +11,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bayescheck.models.data as data
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-import models.data as data
-from models.data import (
+from bayescheck.models.data import (
     Batch,
     _numeric_columns,
     category_codes,
@@ -28,7 +27,7 @@ from models.data import (
     numeric_columns,
     read_batch,
 )
-from models.errors import DataError
+from bayescheck.models.errors import DataError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -166,7 +165,7 @@ def _text_rows(rng, n):
 
 @pytest.mark.parametrize("reader", ["pyarrow", "compiled"])
 def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path, monkeypatch, reader):
-    from models import csv_codes
+    from bayescheck.models import csv_codes
 
     if reader == "pyarrow":
         monkeypatch.setattr(csv_codes, "_LIBRARY", [None])

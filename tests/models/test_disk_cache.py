@@ -9,9 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-from models import disk_cache
-from models.disk_cache import (
+from bayescheck.models import disk_cache
+from bayescheck.models.disk_cache import (
     FRESH_SECONDS,
     MARK_EVERY_SECONDS,
     MAX_AGE_SECONDS,
@@ -84,7 +83,7 @@ def test_the_size_cap_removes_the_least_recently_used_but_never_a_fresh_one(tmp_
 _HOLDER = r"""
 import sys, time
 from pathlib import Path
-from models.disk_cache import using
+from bayescheck.models.disk_cache import using
 with using(Path(sys.argv[1]), create=True):
     print("held", flush=True)
     sys.stdin.readline()

@@ -7,9 +7,8 @@ import os
 import threading
 
 import pytest
-
-from models import file_read
-from models.data import _read_bytes
+from bayescheck.models import file_read
+from bayescheck.models.data import _read_bytes
 
 
 @pytest.fixture

@@ -13,12 +13,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from inference.dispatch import fit
-from models.data import DataSource, RemoteFile, is_url
-from models.errors import DataError
-from models.spec import load_spec
-from reports.cli import main
+from bayescheck.inference.dispatch import fit
+from bayescheck.models.data import DataSource, RemoteFile, is_url
+from bayescheck.models.errors import DataError
+from bayescheck.models.spec import load_spec
+from bayescheck.reports.cli import main
 
 SPEC = """model = "linear_regression"
 [data]

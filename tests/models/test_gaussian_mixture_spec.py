@@ -9,14 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.engines.mixture_em import kmeans
+from bayescheck.inference.families.gaussian_mixture import marginal_mode
+from bayescheck.models import load_spec
+from bayescheck.models.errors import DataError, SpecError
+from bayescheck.reports.cli import main
 from scipy import stats
-
-from inference.dispatch import fit
-from inference.engines.mixture_em import kmeans
-from inference.families.gaussian_mixture import marginal_mode
-from models import load_spec
-from models.errors import DataError, SpecError
-from reports.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "gaussian_mixture"
 
@@ -155,8 +154,8 @@ def test_bad_spec_names_the_key(tmp_path, body, key, match):
 
 def test_the_constructor_refuses_what_the_spec_refuses():
     """A mixture built in Python is refused for the same reasons, naming the argument."""
-    from models.gaussian_mixture import GaussianMixture
-    from models.validation import InvalidArgument
+    from bayescheck.models.gaussian_mixture import GaussianMixture
+    from bayescheck.models.validation import InvalidArgument
 
     base = {"features": ("a", "b"), "n_components": 2}
     for kw, key in (({"kappa": -1.0}, "kappa"), ({"kappa": 1e308}, "kappa"),
@@ -220,7 +219,7 @@ def test_declared_log_density_against_scipy():
     Sigma + inverse-Wishart log density of Sigma + log |dSigma / dtheta|, with theta the
     sampled (log-diagonal, off-diagonal) Cholesky factor U of the precision Sigma^-1 = U U'
     and |dSigma / dtheta| = |Sigma|^(D+1) 2^D prod_i U_ii^(D-i+2)."""
-    from models.gaussian_mixture import GaussianMixture
+    from bayescheck.models.gaussian_mixture import GaussianMixture
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(15, 2)) @ np.array([[1.0, 0.4], [0.0, 0.7]])

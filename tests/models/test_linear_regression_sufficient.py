@@ -7,13 +7,12 @@ test compiles PyMC log densities.
 
 from __future__ import annotations
 
+import bayescheck.models.linear_regression as lr
 import numpy as np
 import pandas as pd
 import pytest
-
-import models.linear_regression as lr
-from models.data import DataSource
-from models.linear_regression import LinearRegression, qr_root
+from bayescheck.models.data import DataSource
+from bayescheck.models.linear_regression import LinearRegression, qr_root
 
 pytest.importorskip("pymc")
 pytestmark = pytest.mark.slow
@@ -100,8 +99,8 @@ def test_check_reads_the_files_once_with_the_same_declaration(tmp_path, monkeypa
     """fit(declaration=True), as check calls it, gathers the declaration's batch roots on its
     own pass; declare then reads no file and declares exactly (bit for bit) the statistics
     it declares when it reads the files itself. Without them (a plain fit) it reads."""
-    from inference.dispatch import fit
-    from models import load_spec
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.models import load_spec
 
     monkeypatch.setenv("BAYESCHECK_READ_AHEAD", ahead)
     rng = np.random.default_rng(4)

@@ -8,10 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.families.bayes_rule import fit_bayes_rule
-from inference.families.naive_bayes import fit_naive_bayes
-from models import DataError, SpecError, load_spec
+from bayescheck.inference.families.bayes_rule import fit_bayes_rule
+from bayescheck.inference.families.naive_bayes import fit_naive_bayes
+from bayescheck.models import DataError, SpecError, load_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TENNIS = EXAMPLES / "naive_bayes" / "play_tennis.csv"
@@ -263,8 +262,8 @@ def test_spec_errors_name_the_key(tmp_path, extra, key, message):
 
 def test_the_constructor_refuses_what_the_spec_refuses():
     """A model built in Python is refused for the same reasons, naming the argument."""
-    from models.naive_bayes import NaiveBayes
-    from models.validation import InvalidArgument
+    from bayescheck.models.naive_bayes import NaiveBayes
+    from bayescheck.models.validation import InvalidArgument
 
     base = {"features": ("b",), "kinds": ("gaussian",), "target": "y"}
     for key, value in (("concentration", 0.0), ("kappa0", 1e308), ("a0", float("inf")),

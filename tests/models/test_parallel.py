@@ -7,8 +7,7 @@ import threading
 import time
 
 import pytest
-
-from models import parallel
+from bayescheck.models import parallel
 
 
 def test_every_part_runs_once():

@@ -6,13 +6,12 @@ Each comparison reads the same file twice: as it comes (small, so the plain path
 ``SMALL_CSV = 0`` (pyarrow for numbers, pandas for labels, as before that path existed).
 """
 
+import bayescheck.models.data as data
 import numpy as np
 import pytest
-
-import models.data as data
-from models.bayesian_network import BayesianNetwork
-from models.beta_bernoulli import bernoulli_labels, category_labels
-from models.data import (
+from bayescheck.models.bayesian_network import BayesianNetwork
+from bayescheck.models.beta_bernoulli import bernoulli_labels, category_labels
+from bayescheck.models.data import (
     _plain_table,
     batch_rows,
     label_values,
@@ -20,7 +19,7 @@ from models.data import (
     read_batch,
     string_labels,
 )
-from models.errors import DataError
+from bayescheck.models.errors import DataError
 
 
 def _both(tmp_path, monkeypatch, text, read, *, as_text=False):

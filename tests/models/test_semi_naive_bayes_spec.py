@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.dispatch import fit
-from models import load_spec
-from reports.cli import main
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
+from bayescheck.reports.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "semi_naive_bayes"
 FEATURES = ["outlook", "temperature", "humidity", "wind"]
@@ -155,7 +154,7 @@ def test_bad_spec_exits_2_naming_the_key(tmp_path, capsys, old, new, expected):
 
 
 def test_target_listed_as_a_feature_is_refused(tmp_path):
-    from models import SpecError, load_spec
+    from bayescheck.models import SpecError, load_spec
 
     csv = tmp_path / "d.csv"
     csv.write_text("c,x\na,u\nb,v\n")

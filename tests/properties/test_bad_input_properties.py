@@ -6,7 +6,7 @@ corruption of its values, types, shape, encoding, header or file. Corruptions th
 change the data's meaning (CRLF line ends, a byte-order mark, another column order, blanks
 around header names) must give exactly the clean data's result.
 
-Runs in-process through :func:`reports.cli.main`. Profiles: see ``conftest.py``.
+Runs in-process through :func:`bayescheck.reports.cli.main`. Profiles: see ``conftest.py``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from bayescheck.reports.cli import main
 from hypothesis import given
 from hypothesis import strategies as st
-
-from reports.cli import main
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,11 @@ import math
 
 import numpy as np
 import pytest
-
-from models.bayes_rule import BayesRule
-from models.errors import SpecError
-from models.linear_regression import LinearRegression
-from models.validation import InvalidArgument
-from reports.cli import main
+from bayescheck.models.bayes_rule import BayesRule
+from bayescheck.models.errors import SpecError
+from bayescheck.models.linear_regression import LinearRegression
+from bayescheck.models.validation import InvalidArgument
+from bayescheck.reports.cli import main
 
 LR_SPEC = """model = "linear_regression"
 [data]
@@ -194,7 +193,7 @@ def test_constructor_accepts_scalar_and_diagonal_covariances():
 
 
 def test_spec_and_api_give_the_same_words(tmp_path):
-    from models.spec import load_spec
+    from bayescheck.models.spec import load_spec
 
     (tmp_path / "data.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))
     spec = tmp_path / "spec.toml"
@@ -288,9 +287,9 @@ def test_out_below_a_file_cannot_be_created(tmp_path, capsys):
 
 
 def test_out_not_writable(tmp_path, capsys, monkeypatch):
-    import reports.outdir
+    import bayescheck.reports.outdir
 
-    monkeypatch.setattr(reports.outdir.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(bayescheck.reports.outdir.os, "access", lambda path, mode: False)
     code, err = fit_into(tmp_path, capsys, tmp_path / "o")
     assert code == 2
     assert "o: the folder is not writable" in err
@@ -299,7 +298,7 @@ def test_out_not_writable(tmp_path, capsys, monkeypatch):
 def test_second_writer_on_one_out_is_refused_with_the_holder(tmp_path, capsys):
     import os
 
-    from reports.outdir import output_folder
+    from bayescheck.reports.outdir import output_folder
 
     with output_folder(tmp_path / "o"):
         code, err = fit_into(tmp_path, capsys, tmp_path / "o")
@@ -314,7 +313,7 @@ def test_lock_held_by_another_process(tmp_path):
     import sys
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from reports.outdir import output_folder\n"
+        [sys.executable, "-c", "import sys, time; from bayescheck.reports.outdir import output_folder\n"
          "with output_folder(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)",
          str(tmp_path / "o")], stdout=subprocess.PIPE, text=True)
     try:
@@ -380,9 +379,9 @@ def test_report_on_a_foreign_folder(tmp_path, capsys, name, content, message):
 
 def test_too_many_features_refused_with_the_estimate_before_allocating(tmp_path, capsys,
                                                                        monkeypatch):
-    import models.resources
+    import bayescheck.models.resources
 
-    monkeypatch.setattr(models.resources, "available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(bayescheck.models.resources, "available_memory", lambda: 1 << 20)
     d = 200  # 6 x 200 x 200 x 8 bytes = 1.8 MB > 1 MB
     header = [f"x{i}" for i in range(d)] + ["y"]
     (tmp_path / "data.csv").write_text(",".join(header) + "\n" + ",".join("1" * (d + 1)) + "\n")
@@ -396,9 +395,9 @@ def test_too_many_features_refused_with_the_estimate_before_allocating(tmp_path,
 
 
 def test_mixture_components_times_features_refused(tmp_path, capsys, monkeypatch):
-    import models.resources
+    import bayescheck.models.resources
 
-    monkeypatch.setattr(models.resources, "available_memory", lambda: 1 << 20)
+    monkeypatch.setattr(bayescheck.models.resources, "available_memory", lambda: 1 << 20)
     (tmp_path / "data.csv").write_text("a,b\n1,2\n3,4\n")
     (tmp_path / "spec.toml").write_text('model = "gaussian_mixture"\nn_components = 10000\n'
                                         '[data]\npath = "data.csv"\n')
@@ -499,19 +498,19 @@ def test_naive_bayes_resume_names_the_new_class_file_and_row(tmp_path, capsys, s
 
 
 def _beta(**kw):
-    from models import BetaBernoulli
+    from bayescheck.models import BetaBernoulli
 
     return BetaBernoulli(target="y", **kw)
 
 
 def _dirichlet(**kw):
-    from models import DirichletCategorical
+    from bayescheck.models import DirichletCategorical
 
     return DirichletCategorical(target="y", **kw)
 
 
 def _ard(**kw):
-    from models.ard import ARD
+    from bayescheck.models.ard import ARD
 
     return ARD(features=("a",), target="y", **kw)
 
@@ -531,12 +530,12 @@ def test_other_constructors_validate_with_the_same_words(build, kw, argument, me
 
 
 def test_an_os_error_anywhere_is_exit_2_naming_the_file(tmp_path, capsys, monkeypatch):
-    import reports.report
+    import bayescheck.reports.report
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(tmp_path / "report.html"))
 
-    monkeypatch.setattr(reports.report, "render_run", refuse)
+    monkeypatch.setattr(bayescheck.reports.report, "render_run", refuse)
     (tmp_path / "report.json").write_text('{"verdict": "pass"}')
     code = main(["report", str(tmp_path)])
     assert code == 2

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from inference.compare import compare_idata
-from inference.dispatch import fit
-from inference.engines.networks import query
-from inference.families.bayesian_network import network_schema
-from models import load_spec
+from bayescheck.inference.compare import compare_idata
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.engines.networks import query
+from bayescheck.inference.families.bayesian_network import network_schema
+from bayescheck.models import load_spec
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bayesian_network" / "asia.toml"
 
@@ -56,7 +55,7 @@ def test_declared_query_sums_equal_variable_elimination_at_random_cpts():
 
 @pytest.fixture(scope="module")
 def asia(tmp_path_factory):
-    from reports.check import run_check
+    from bayescheck.reports.check import run_check
 
     out = tmp_path_factory.mktemp("asia")
     # Numba directly: auto tries this graph on the C path for a second, projects a minute or
@@ -84,7 +83,7 @@ def test_asia_passes_every_cpt_entry_and_query_sum(asia):
 @pytest.mark.nuts
 def test_a_cpt_entry_off_by_a_factor_fails(asia):
     """P(lung = yes | smoke = yes) with its Beta's first parameter doubled (mean ~1.9x)."""
-    from inference.engines.dist import Dist
+    from bayescheck.inference.engines.dist import Dist
 
     name = "cpt_lung[smoke=yes, yes]"
     wrong = []

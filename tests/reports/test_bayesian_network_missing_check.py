@@ -17,11 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.dispatch import fit
-from inference.engines.network_em import log_objective
-from models import load_spec
-from models.bayesian_network import MAX_SUMMED, SUMMED_DECLARATION, summed_rows
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.engines.network_em import log_objective
+from bayescheck.models import load_spec
+from bayescheck.models.bayesian_network import MAX_SUMMED, SUMMED_DECLARATION, summed_rows
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bayesian_network"
 
@@ -145,7 +144,7 @@ def test_em_objective_is_the_declared_density_in_the_sampler_coordinates(tmp_pat
 
 
 def test_a_pattern_too_large_to_sum_out_is_refused_naming_it(tmp_path, capsys):
-    from reports.cli import main
+    from bayescheck.reports.cli import main
 
     rng = np.random.default_rng(0)
     # root a (70 states) -> b (70 states) -> c: a row missing a and b with c seen has 4900
@@ -169,7 +168,7 @@ def test_a_pattern_too_large_to_sum_out_is_refused_naming_it(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def asia_missing(tmp_path_factory):
-    from reports.check import run_check
+    from bayescheck.reports.check import run_check
 
     folder = tmp_path_factory.mktemp("asia_missing")
     spec = load_spec(holed_asia(folder, 300, 0.2, seed=11))
@@ -177,8 +176,8 @@ def asia_missing(tmp_path_factory):
 
 
 def _judge(spec, check, estimates_cpts):
-    from inference.compare import compare_estimates_idata
-    from inference.families.bayesian_network import em_estimates
+    from bayescheck.inference.compare import compare_estimates_idata
+    from bayescheck.inference.families.bayesian_network import em_estimates
 
     states = {n: tuple(c["states"]) for n, c in check.fit.parameters["cpts"].items()}
     fit_ = check.fit

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from reports.cli import main
+from bayescheck.reports.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ASIA = EXAMPLES / "bayesian_network"
@@ -65,10 +64,9 @@ def _refuse(fitted, new: pd.DataFrame, capsys, *extra, spec=None) -> str:
 
 def _pgmpy_model():
     pytest.importorskip("pgmpy")
+    from bayescheck.models import load_spec
     from pgmpy.estimators import BayesianEstimator
     from pgmpy.models import DiscreteBayesianNetwork
-
-    from models import load_spec
 
     spec = load_spec(ASIA / "asia.toml")
     data = pd.read_csv(ASIA / "asia.csv", dtype=str)

@@ -12,13 +12,12 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 import pytest
-
-from inference.dispatch import fit
-from models import load_spec
-from models.bayesian_network import BayesianNetwork, summed_rows
-from models.data import DataSource
-from models.errors import BayescheckError
-from reports.calibrate import run_calibration
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
+from bayescheck.models.bayesian_network import BayesianNetwork, summed_rows
+from bayescheck.models.data import DataSource
+from bayescheck.models.errors import BayescheckError
+from bayescheck.reports.calibrate import run_calibration
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -151,9 +150,9 @@ def test_nuts_calibration_with_missing_cells_passes_and_filled_in_cells_fail(tmp
 def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, block):
     """``block``: one declaration per slice of simulations, each of its own rows, with the
     data sets and NUTS seeds of the single declaration (sampling replaced by a recorder)."""
-    import inference.nuts
-    import inference.sbc
-    from inference.sbc import run_sbc
+    import bayescheck.inference.nuts
+    import bayescheck.inference.sbc
+    from bayescheck.inference.sbc import run_sbc
 
     declared, sampled = [], []
     original = BayesianNetwork.declare_simulations
@@ -170,8 +169,8 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
         return Sample()
 
     monkeypatch.setattr(BayesianNetwork, "declare_simulations", spy)
-    monkeypatch.setattr(inference.nuts, "sample_nuts", record)
-    monkeypatch.setattr(inference.sbc, "_ranks", lambda idata, quantities, truth, draws:
+    monkeypatch.setattr(bayescheck.inference.nuts, "sample_nuts", record)
+    monkeypatch.setattr(bayescheck.inference.sbc, "_ranks", lambda idata, quantities, truth, draws:
                         {m.name: 0 for m in quantities})
     spec = holed_spec(tmp_path, 20, 0.3)
     run_sbc(spec, simulations=10, seed=2, engine="nuts", draws=9, block=block)
@@ -194,7 +193,7 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
 def test_block_is_refused_where_it_would_do_nothing(tmp_path, examples_dir):
     """Not silently ignored: the analytic engine, and a model whose NUTS simulations are
     declared one at a time."""
-    from inference.sbc import run_sbc
+    from bayescheck.inference.sbc import run_sbc
 
     spec = holed_spec(tmp_path, 20, 0.3)
     with pytest.raises(BayescheckError, match="not to bayesian_network with the analytic"):
@@ -205,8 +204,8 @@ def test_block_is_refused_where_it_would_do_nothing(tmp_path, examples_dir):
 
 
 def test_calibrate_cli_passes_block_on_and_refuses_zero(tmp_path, monkeypatch, capsys):
-    import reports.calibrate
-    from reports.cli import main
+    import bayescheck.reports.calibrate
+    from bayescheck.reports.cli import main
 
     holed_spec(tmp_path, 20, 0.3)
     seen = {}
@@ -215,7 +214,7 @@ def test_calibrate_cli_passes_block_on_and_refuses_zero(tmp_path, monkeypatch, c
         seen.update(kwargs)
         raise BayescheckError("recorded")
 
-    monkeypatch.setattr(reports.calibrate, "run_calibration", record)
+    monkeypatch.setattr(bayescheck.reports.calibrate, "run_calibration", record)
     spec = str(tmp_path / "s.toml")
     assert main(["calibrate", spec, "--engine", "nuts", "--block", "0", "--quiet"]) == 2
     assert "--block must be >= 1, got 0" in capsys.readouterr().err and not seen

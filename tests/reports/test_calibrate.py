@@ -13,12 +13,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-
-from models import load_spec
-from reports.calibrate import run_calibration
-from reports.check import run_check
-from reports.cli import main
-from reports.report import render_run
+from bayescheck.models import load_spec
+from bayescheck.reports.calibrate import run_calibration
+from bayescheck.reports.check import run_check
+from bayescheck.reports.cli import main
+from bayescheck.reports.report import render_run
 
 LR_SPEC = """model = "linear_regression"
 [data]
@@ -132,7 +131,7 @@ def ard_example():
     model: alpha and sigma2 held at the type-II ML estimates."""
     from pathlib import Path
 
-    from inference.dispatch import fit
+    from bayescheck.inference.dispatch import fit
 
     spec = load_spec(Path(__file__).parents[2] / "examples" / "ard" / "design.toml")
     return spec, spec.model.calibration_model(fit(spec))
@@ -152,8 +151,8 @@ def test_ard_conditional_engine_passes_noise_sd_off_fails(ard_example, tmp_path)
 
 
 def test_ard_held_fit_is_the_exact_conditional_posterior(ard_example):
-    from inference.dispatch import fit
-    from inference.engines.sbl import ard_posterior
+    from bayescheck.inference.dispatch import fit
+    from bayescheck.inference.engines.sbl import ard_posterior
 
     spec, held = ard_example
     result = fit(replace(spec, model=held))
@@ -170,7 +169,7 @@ def test_ard_held_fit_is_the_exact_conditional_posterior(ard_example):
 def test_ard_with_every_weight_pruned_cannot_be_calibrated(ard_example):
     from types import SimpleNamespace
 
-    from models.errors import BayescheckError
+    from bayescheck.models.errors import BayescheckError
 
     spec, _ = ard_example
     pruned = SimpleNamespace(parameters={"alpha": {"value": [None] * len(spec.model.features)},
@@ -204,7 +203,7 @@ def test_report_has_a_calibration_section_that_says_pass_or_fail(lr_calibrations
 @pytest.mark.slow
 def test_calibration_figure_is_drawn_once_for_an_unchanged_file(lr_spec, tmp_path,
                                                                 monkeypatch):
-    import reports.calibration_report as calibration_report
+    import bayescheck.reports.calibration_report as calibration_report
 
     run_calibration(lr_spec, tmp_path, simulations=100, seed=1)
     first = render_run(tmp_path)
@@ -243,7 +242,7 @@ def test_check_and_calibration_in_one_folder_make_one_report(coin_spec, tmp_path
 
 
 def test_same_spec_on_other_data_is_not_the_same_run():
-    from reports.calibration_report import same_run_inputs
+    from bayescheck.reports.calibration_report import same_run_inputs
 
     check = {"spec_text": "s", "data_fingerprints": ["a1", "b2"]}
     assert same_run_inputs(check, {"spec_text": "s", "data_fingerprints": ["a1", "b2"]})
@@ -263,7 +262,7 @@ def die_spec(tmp_path):
 
 @pytest.mark.slow
 def test_dirichlet_without_declared_categories_holds_the_seen_ones(die_spec, tmp_path):
-    from inference.dispatch import fit
+    from bayescheck.inference.dispatch import fit
 
     held = die_spec.model.calibration_model(fit(die_spec))
     assert held.categories == ("a", "b", "c")
@@ -286,7 +285,7 @@ def test_naive_bayes_correct_passes_prior_mismatch_fails(example, mismatch, simu
     (so it keeps 300: a margin over the 0.01 threshold that a change of seed keeps)."""
     from pathlib import Path
 
-    from inference.dispatch import fit
+    from bayescheck.inference.dispatch import fit
 
     spec = load_spec(Path(__file__).parents[2] / "examples" / "naive_bayes" /
                      f"{example}.toml")
@@ -305,7 +304,7 @@ def test_progress_lines_carry_an_early_estimate():
     left), then every 5 % and at the end."""
     import io
 
-    from reports.calibrate import _ProgressBar
+    from bayescheck.reports.calibrate import _ProgressBar
 
     stream = io.StringIO()
     bar = _ProgressBar(100, stream=stream)
@@ -331,7 +330,7 @@ def test_ecdf_band_is_simultaneous_at_its_level():
     fewer than 8 (a band too wide) or more than 40 (too narrow) has probability below 0.002
     when the level is right. A hump-shaped sample (Beta(2, 2): an engine whose posterior is
     too wide) leaves it."""
-    from reports.calibration_report import BAND_PROB, _simultaneous_band
+    from bayescheck.reports.calibration_report import BAND_PROB, _simultaneous_band
 
     n = 200
     x, lower, upper = _simultaneous_band(n)
@@ -376,7 +375,7 @@ def test_bayesian_network_correct_passes_prior_mismatch_fails(tmp_path):
     """Every CPT entry's exact Beta marginal against the prior-predictive truth, states held
     at the data's (a simulation may miss one), queries dropped; a prior of 2 where the
     declaration has 1 fails."""
-    from inference.dispatch import fit
+    from bayescheck.inference.dispatch import fit
 
     (tmp_path / "n.csv").write_text("a,b,c\nx,u,p\nx,v,p\ny,w,q\ny,v,p\nx,u,q\ny,u,q\n")
     (tmp_path / "n.toml").write_text(NETWORK_SPEC)

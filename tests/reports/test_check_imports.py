@@ -23,7 +23,7 @@ NOT_NEEDED = ("numba", "arviz", "arviz_plots", "distributed", "dask")
 
 PROBE = """
 import json, sys
-from reports.cli import main
+from bayescheck.reports.cli import main
 spec, out, names = json.loads(sys.argv[1])
 rc = main(['check', spec, '--out', out, '--quiet'])
 print('REPORT', json.dumps([rc, sorted(m for m in names if m in sys.modules)]))

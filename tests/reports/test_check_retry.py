@@ -9,13 +9,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import bayescheck.reports.check as check_module
 import pytest
-
-import reports.check as check_module
-from inference.dispatch import fit
-from models import load_spec
-from reports.check import RETRY_SEED_OFFSET, run_check
-from reports.cli import main
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
+from bayescheck.reports.check import RETRY_SEED_OFFSET, run_check
+from bayescheck.reports.cli import main
 
 pytestmark = pytest.mark.nuts
 

@@ -5,8 +5,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-
-from reports.cli import main
+from bayescheck.reports.cli import main
 
 GOOD_DATA = "x1,x2,y\n1.0,2.0,3.0\n2.0,1.0,1.5\n0.5,0.3,0.2\n1.5,-1.0,0.7\n"
 
@@ -122,7 +121,7 @@ def test_usage_error_exit_code_from_the_console(tmp_path):
 
 
 def test_version(capsys):
-    from reports.cli import _version
+    from bayescheck.reports.cli import _version
 
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"bayescheck {_version()}"
@@ -131,7 +130,7 @@ def test_version(capsys):
 def test_every_option_of_every_subcommand_has_help():
     import argparse
 
-    from reports.cli import _parser
+    from bayescheck.reports.cli import _parser
 
     parser = _parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

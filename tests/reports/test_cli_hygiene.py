@@ -4,9 +4,9 @@
 import io
 from pathlib import Path
 
-from inference.nuts import show_progress_bar
-from reports.cli import main
-from reports.writers import rows_and_batches
+from bayescheck.inference.nuts import show_progress_bar
+from bayescheck.reports.cli import main
+from bayescheck.reports.writers import rows_and_batches
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

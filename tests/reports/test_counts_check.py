@@ -19,12 +19,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from inference.compare import compare_idata
-from inference.dispatch import fit
-from models import load_spec
-from reports.check import run_check
-from reports.cli import main
+from bayescheck.inference.compare import compare_idata
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
+from bayescheck.reports.check import run_check
+from bayescheck.reports.cli import main
 
 pytestmark = pytest.mark.nuts
 

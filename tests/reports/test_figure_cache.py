@@ -7,10 +7,9 @@ import json
 
 import numpy as np
 import pytest
+from bayescheck.reports import figure_cache, figure_jobs, report
+from bayescheck.reports.report import render_run
 from scipy import stats
-
-from reports import figure_cache, figure_jobs, report
-from reports.report import render_run
 
 pytestmark = pytest.mark.slow  # draws matplotlib figures
 
@@ -19,13 +18,12 @@ pytestmark = pytest.mark.slow  # draws matplotlib figures
 def run(tmp_path):
     import arviz_base as azb
     import xarray as xr
-
-    from inference.compare import compare_idata
-    from inference.nuts import SampleResult
-    from inference.result import AnalyticFit, ExactMarginal
-    from models.spec import load_spec
-    from reports.check import CheckResult
-    from reports.cli import EXAMPLES
+    from bayescheck.inference.compare import compare_idata
+    from bayescheck.inference.nuts import SampleResult
+    from bayescheck.inference.result import AnalyticFit, ExactMarginal
+    from bayescheck.models.spec import load_spec
+    from bayescheck.reports.check import CheckResult
+    from bayescheck.reports.cli import EXAMPLES
 
     rng = np.random.default_rng(3)
     chains, draws, k = 4, 300, 3
@@ -93,7 +91,7 @@ def test_other_code_is_a_different_key(run, monkeypatch):
 
 
 def test_a_figure_that_failed_is_not_cached(run, monkeypatch):
-    from reports import plots
+    from bayescheck.reports import plots
 
     def broken(*args):
         raise RuntimeError("transient")
@@ -108,11 +106,11 @@ def test_a_figure_that_failed_is_not_cached(run, monkeypatch):
 
 
 def test_an_unwritable_cache_does_not_break_the_report(run, monkeypatch):
-    from models.errors import BayescheckError
+    from bayescheck.models.errors import BayescheckError
 
     def refuse(path, text):
         raise BayescheckError(f"{path}: cannot write")
 
-    monkeypatch.setattr("reports.writers.write_text_atomic", refuse)
+    monkeypatch.setattr("bayescheck.reports.writers.write_text_atomic", refuse)
     html = render_run(run)
     assert html.count("<img ") >= 5 and not (run / figure_cache.CACHE_FILE).exists()

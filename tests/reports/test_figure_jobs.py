@@ -9,9 +9,8 @@ import threading
 import time
 
 import pytest
-
-from reports import figure_jobs
-from reports.figure_jobs import draw_all, job, workers
+from bayescheck.reports import figure_jobs
+from bayescheck.reports.figure_jobs import draw_all, job, workers
 
 
 def _slow(i):
@@ -121,7 +120,7 @@ def test_matplotlib_figures_go_to_the_worker_svg_ones_stay_here():
 
 @pytest.mark.slow
 def test_arviz_stats_import_without_the_stack_walk_restores_inspect():
-    """reports.plots imports arviz_stats with a cheap inspect.stack, then puts it back; the
+    """bayescheck.reports.plots imports arviz_stats with a cheap inspect.stack, then puts it back; the
     missing jax is still a placeholder that raises when used."""
     import importlib.util
     import subprocess

@@ -10,8 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-
-from reports import figure_stats as fs
+from bayescheck.reports import figure_stats as fs
 
 array_stats = pytest.importorskip("arviz_stats.base").array_stats
 

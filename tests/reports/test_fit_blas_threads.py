@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reports.cli import BLAS_THREAD_TIMEOUT, main
+from bayescheck.reports.cli import BLAS_THREAD_TIMEOUT, main
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "linear_regression" / "stream.toml"
@@ -18,10 +18,11 @@ SPEC = ROOT / "examples" / "linear_regression" / "stream.toml"
 # As the console script runs it: main() with no arguments, in a fresh interpreter.
 PROBE = """
 import os, sys
-import reports.cli
+import bayescheck.reports.cli
+
 before = 'numpy' in sys.modules
 sys.argv = ['bayescheck', 'fit', sys.argv[1], '--out', sys.argv[2], '--quiet']
-rc = reports.cli.main()
+rc = bayescheck.reports.cli.main()
 print('PROBE', before, rc, os.environ.get('OPENBLAS_THREAD_TIMEOUT'))
 """
 

@@ -10,8 +10,7 @@ variance b / (a - 1) P^-1 needs a > 1; sigma2's mean needs a > 1 and its varianc
 import json
 
 import pytest
-
-from reports.cli import main
+from bayescheck.reports.cli import main
 
 ROWS = ["1.0,2.0,3.1", "2.0,0.5,1.9", "3.0,1.0,4.2", "4.0,1.0,3.0", "5.0,2.0,2.0"]
 

@@ -7,8 +7,7 @@ sums (concentration times categories) before the same refusal (work noted in rou
 import warnings
 
 import pytest
-
-from reports.cli import main
+from bayescheck.reports.cli import main
 
 
 @pytest.mark.parametrize(("model", "prior", "data"), [

@@ -26,7 +26,7 @@ HEAVY = ("pymc", "pytensor", "nutpie", "arviz", "arviz_base", "arviz_stats", "ar
 
 PROBE = """
 import json, sys
-from reports.cli import main
+from bayescheck.reports.cli import main
 specs, out, heavy = json.loads(sys.argv[1])
 report = []
 for i, spec in enumerate(specs):
@@ -79,5 +79,5 @@ def test_the_probe_sees_scipy_where_a_fit_needs_it(tmp_path):
 
 def test_the_probe_sees_a_module_the_fit_loads(tmp_path):
     """The same probe on modules every fit does load (numpy, the CLI) reports them."""
-    report = _fit_every_example(tmp_path, heavy=("numpy", "reports.cli"))
-    assert all(loaded == ["numpy", "reports.cli"] for _, _, loaded in report)
+    report = _fit_every_example(tmp_path, heavy=("numpy", "bayescheck.reports.cli"))
+    assert all(loaded == ["numpy", "bayescheck.reports.cli"] for _, _, loaded in report)

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from models import BetaBernoulli, Spec, load_spec
-from models.registry import MODELS
-from reports.cli import main
-from reports.fit_summary import model_settings
+from bayescheck.models import BetaBernoulli, Spec, load_spec
+from bayescheck.models.registry import MODELS
+from bayescheck.reports.cli import main
+from bayescheck.reports.fit_summary import model_settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -6,14 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from inference.dispatch import fit
-from inference.result import AnalyticFit
-from models import load_spec
-from models.registry import MODELS
-from reports import plots
-from reports.fit_figures import FIGURES, MAX_DRAWN_WEIGHTS, fit_figures
-from reports.fit_summary import NOTES, fit_notes, posterior_document
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.result import AnalyticFit
+from bayescheck.models import load_spec
+from bayescheck.models.registry import MODELS
+from bayescheck.reports import plots
+from bayescheck.reports.fit_figures import FIGURES, MAX_DRAWN_WEIGHTS, fit_figures
+from bayescheck.reports.fit_summary import NOTES, fit_notes, posterior_document
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 import xarray as xr
-
-from inference.compare import compare_estimates_idata
-from inference.dispatch import fit
-from inference.families.gaussian_mixture import posterior_checks
-from inference.nuts import SampleResult
-from models import load_spec
-from reports.cli import main
+from bayescheck.inference.compare import compare_estimates_idata
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.families.gaussian_mixture import posterior_checks
+from bayescheck.inference.nuts import SampleResult
+from bayescheck.models import load_spec
+from bayescheck.reports.cli import main
 
 pytestmark = pytest.mark.nuts
 
@@ -87,8 +86,8 @@ def _with_chain_in_another_mode(idata, chain, shift_sd=20.0):
 
 def _render(out, spec, result, estimates, idata) -> str:
     """The report page of a check made of these parts (no sampling)."""
-    from reports.check import CheckResult
-    from reports.report import render_run, report_data, write_report_data
+    from bayescheck.reports.check import CheckResult
+    from bayescheck.reports.report import render_run, report_data, write_report_data
 
     idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
     sample = SampleResult(idata=idata, seconds=0.0, sampling_seconds=None, sampler="nutpie")

@@ -5,8 +5,7 @@ import json
 import math
 
 import pytest
-
-from reports.writers import LONG_LIST, clean_json, json_text
+from bayescheck.reports.writers import LONG_LIST, clean_json, json_text
 
 
 def _document(n):

@@ -11,10 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from inference.compare import compare_idata
-from models import load_spec
-from reports.check import run_check
+from bayescheck.inference.compare import compare_idata
+from bayescheck.models import load_spec
+from bayescheck.reports.check import run_check
 
 pytestmark = pytest.mark.nuts
 
@@ -71,7 +70,7 @@ def test_forgetting_the_laplace_correction_fails(tennis):
     """The plain-frequency scores (about 0.0206 and 0.0053) as the oracle of the smoothed
     model's posterior predictive: the sampled means disagree."""
     unsmoothed = load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml")
-    from inference.dispatch import fit
+    from bayescheck.inference.dispatch import fit
 
     ml = fit(unsmoothed).parameters["query"][0]["scores"]
     wrong = [replace(m, exact_mean=ml[m.coords["class"]]) if m.var == "score" else m

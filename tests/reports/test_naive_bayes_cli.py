@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from reports.cli import main
+from bayescheck.reports.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NB = EXAMPLES / "naive_bayes"

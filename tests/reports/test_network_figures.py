@@ -5,11 +5,10 @@ structures, none for AODE."""
 from pathlib import Path
 
 import pytest
-
-from inference.dispatch import fit
-from models import load_spec
-from reports.fit_figures import fit_figures
-from reports.plots import fit_figure, layered_layout
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
+from bayescheck.reports.fit_figures import fit_figures
+from bayescheck.reports.plots import fit_figure, layered_layout
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

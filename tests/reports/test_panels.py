@@ -2,8 +2,7 @@
 
 import numpy as np
 import pytest
-
-from reports.panels import PanelGrid, tick_labels, tick_values
+from bayescheck.reports.panels import PanelGrid, tick_labels, tick_values
 
 pytestmark = pytest.mark.slow  # draws matplotlib figures
 
@@ -96,9 +95,8 @@ def test_translucent_markers_add_up_where_they_overlap():
     import io
     import re
 
+    from bayescheck.reports.svg import SUB, Svg
     from PIL import Image
-
-    from reports.svg import SUB, Svg
 
     alphas = []
     for k in (1, 3):
@@ -126,9 +124,8 @@ def test_translucent_markers_at_the_edge_are_cut_and_those_outside_dropped():
     import io
     import re
 
+    from bayescheck.reports.svg import SUB, Svg
     from PIL import Image
-
-    from reports.svg import SUB, Svg
 
     def layer_of(xs, ys):
         svg = Svg(1.0, 1.0, dpi=80)  # 80 x 80 pixels

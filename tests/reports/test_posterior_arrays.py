@@ -2,8 +2,7 @@
 
 import numpy as np
 import pytest
-
-from reports.posterior_arrays import Posterior
+from bayescheck.reports.posterior_arrays import Posterior
 
 
 @pytest.fixture
@@ -78,7 +77,7 @@ def test_selection_by_label_picks_the_named_element(written):
 
 
 def test_a_truncated_file_is_refused_naming_it(written):
-    from models.errors import BayescheckError
+    from bayescheck.models.errors import BayescheckError
 
     cut = written.with_name("cut.nc")
     cut.write_bytes(written.read_bytes()[:3000])

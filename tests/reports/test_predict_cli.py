@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.models.spec import load_spec
+from bayescheck.reports.cli import main
 from scipy import stats
-
-from models.spec import load_spec
-from reports.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LR = EXAMPLES / "linear_regression"

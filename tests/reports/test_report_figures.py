@@ -6,11 +6,10 @@ wrong element's draws is caught by its values, not only by its labels.
 
 import numpy as np
 import pytest
-
-from reports import plots, report
-from reports.figure_jobs import draw_all
-from reports.posterior_arrays import Posterior
-from reports.report import MAX_CHAIN_PANELS, MAX_PAIR
+from bayescheck.reports import plots, report
+from bayescheck.reports.figure_jobs import draw_all
+from bayescheck.reports.posterior_arrays import Posterior
+from bayescheck.reports.report import MAX_CHAIN_PANELS, MAX_PAIR
 
 pytestmark = pytest.mark.slow  # draws matplotlib figures
 
@@ -50,10 +49,9 @@ def _index(name: str) -> int:
 @pytest.fixture
 def figures(monkeypatch):
     """Figures drawn, kept instead of encoded: matplotlib figures handed to ``figure_uri``
-    and the SVG drawings of :class:`reports.panels.PanelGrid` (``.panels``, ``.items``)."""
+    and the SVG drawings of :class:`bayescheck.reports.panels.PanelGrid` (``.panels``, ``.items``)."""
     import matplotlib.pyplot as plt
-
-    from reports.panels import PanelGrid
+    from bayescheck.reports.panels import PanelGrid
 
     kept = []
     monkeypatch.setattr(plots, "figure_uri",
@@ -103,7 +101,7 @@ def test_chain_figures_show_the_worst_parameters_and_say_so(monkeypatch):
 
 def test_large_models_still_get_rank_and_trace_plots(monkeypatch):
     """Beyond MAX_ROWS parameters (the mixture on iris has 45) the chain figures stay."""
-    from reports.report import MAX_ROWS
+    from bayescheck.reports.report import MAX_ROWS
 
     k = MAX_ROWS + 5
     spread = np.zeros(k)
@@ -267,7 +265,7 @@ def test_forest_legend_when_the_first_row_has_no_analytic_interval():
     (an exact mean only) does not leave the figure without one (matplotlib would warn)."""
     import warnings
 
-    from reports.plots import forest_figure
+    from bayescheck.reports.plots import forest_figure
 
     def row(name, mu):
         quantiles = {f"{k}_{q}": 0.0 for k in ("analytic", "sampled")

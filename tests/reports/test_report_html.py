@@ -20,16 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.inference.compare import Thresholds, compare_idata
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.nuts import SampleResult
+from bayescheck.inference.result import AnalyticFit, ExactMarginal
+from bayescheck.models import load_spec
+from bayescheck.reports.check import CheckResult
+from bayescheck.reports.cli import main
+from bayescheck.reports.report import MAX_ROWS, render_run, report_data, write_report_data
 from scipy import stats
-
-from inference.compare import Thresholds, compare_idata
-from inference.dispatch import fit
-from inference.nuts import SampleResult
-from inference.result import AnalyticFit, ExactMarginal
-from models import load_spec
-from reports.check import CheckResult
-from reports.cli import main
-from reports.report import MAX_ROWS, render_run, report_data, write_report_data
 
 EVIL = "<script>alert(1)</script>"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -233,8 +232,8 @@ def test_report_command_rerenders_identically_without_sampling(demo, tmp_path, m
     (None, "inconclusive", "inconclusive", ["cannot be judged", "no verdict"]),
 ])
 def test_verdict_sentence_for_every_mode(exact, estimates, verdict, words):
-    from reports.check import combine_verdicts
-    from reports.report import _verdict_sentence
+    from bayescheck.reports.check import combine_verdicts
+    from bayescheck.reports.report import _verdict_sentence
 
     assert combine_verdicts(v for v in (exact, estimates) if v) == verdict
     sentence = _verdict_sentence(verdict, exact, estimates)

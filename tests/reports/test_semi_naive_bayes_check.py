@@ -8,10 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from inference.compare import compare_idata
-from inference.dispatch import fit
-from models import load_spec
+from bayescheck.inference.compare import compare_idata
+from bayescheck.inference.dispatch import fit
+from bayescheck.models import load_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "semi_naive_bayes"
 
@@ -46,7 +45,7 @@ def test_aode_declared_score_at_the_posterior_means_is_the_fit_score():
 
 @pytest.fixture(scope="module")
 def aode(tmp_path_factory):
-    from reports.check import run_check
+    from bayescheck.reports.check import run_check
 
     # Numba directly: auto tries this graph on the C path for a second, projects a minute or
     # more and abandons it (+4-6 s of CPU per check: benchmarks/SUITE.md, round 7); the
@@ -75,7 +74,7 @@ def test_aode_check_passes_and_the_notes_denominator_fails(aode):
 
 @pytest.fixture(scope="module")
 def spode(tmp_path_factory):
-    from reports.check import run_check
+    from bayescheck.reports.check import run_check
 
     with pytest.MonkeyPatch.context() as mp:  # Numba directly, as for AODE above
         mp.setenv("BAYESCHECK_NUTS_BACKEND", "numba")

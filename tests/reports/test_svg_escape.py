@@ -3,8 +3,7 @@
 import xml.etree.ElementTree as ET
 
 import pytest
-
-from reports.svg import escape
+from bayescheck.reports.svg import escape
 
 
 @pytest.mark.parametrize("label", ["<script>alert(1)</script>", "a & b", 'say "hi"',

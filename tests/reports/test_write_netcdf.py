@@ -15,7 +15,7 @@ import json, sys
 import numpy as np
 import xarray as xr
 from arviz_base import from_dict
-from reports.writers import write_netcdf
+from bayescheck.reports.writers import write_netcdf
 if sys.argv[2] == 'with':
     import distributed  # a process that has it already keeps it
 tree = from_dict({'posterior': {'p': np.arange(8.0).reshape(2, 4)}})

@@ -2,9 +2,8 @@
 judged z scores go into it."""
 
 import numpy as np
-
-from reports import plots
-from reports.report import _judged
+from bayescheck.reports import plots
+from bayescheck.reports.report import _judged
 
 
 def test_outliers_are_clipped_into_the_edge_bins_and_counted():

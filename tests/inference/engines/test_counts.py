@@ -7,9 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from inference.engines.counts import (
+from bayescheck.inference.engines.counts import (
     BernoulliStats,
     BetaPrior,
     CategoricalStats,
@@ -23,6 +21,7 @@ from inference.engines.counts import (
     combine,
     dirichlet_mode,
 )
+from scipy import stats
 
 RTOL = 1e-12
 

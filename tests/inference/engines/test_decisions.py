@@ -6,8 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-from inference.engines.decisions import (
+from bayescheck.inference.engines.decisions import (
     bayes_decision,
     bayes_rule,
     conditional_risk,

@@ -2,9 +2,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bayescheck.inference.engines.dist import Dist
 from scipy import stats
-
-from inference.engines.dist import Dist
 
 
 @pytest.mark.parametrize("family, args, kwds", [
@@ -47,7 +46,7 @@ FAST_CASES = [
 def test_fast_path_equals_scipy_to_the_last_bit(family, args, kwds):
     """The fast path (no scipy.stats import) gives scipy's moments exactly, not nearly.
 
-    Its norm, t and beta quantiles come from :mod:`inference.engines.quantiles`, within a
+    Its norm, t and beta quantiles come from :mod:`bayescheck.inference.engines.quantiles`, within a
     few ulp of scipy's (``tests/inference/engines/test_quantiles.py``).
     """
     light, dist = Dist(family, *args, **kwds), getattr(stats, family)

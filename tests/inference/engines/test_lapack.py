@@ -14,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bayescheck.inference.engines import lapack
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.linalg.blas import dger
 from scipy.linalg.lapack import dpotri
 from threadpoolctl import threadpool_limits
-
-from inference.engines import lapack
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -8,15 +8,14 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy import stats
-
-from inference.engines.errors import NotIdentified
-from inference.engines.linear_gaussian import (
+from bayescheck.inference.engines.errors import NotIdentified
+from bayescheck.inference.engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
     RegressionStats,
     regression_stats,
 )
+from scipy import stats
 
 RTOL = 1e-10
 
@@ -247,7 +246,7 @@ def test_nig_flat_prior_too_few_rows():
 
 
 def test_joint_block_stats_equal_separate_stats():
-    from inference.engines.linear_gaussian import regression_stats_joint
+    from bayescheck.inference.engines.linear_gaussian import regression_stats_joint
 
     X, y = make_data()
     a, b = regression_stats(X, y), regression_stats_joint(np.column_stack([X, y]))
@@ -315,9 +314,8 @@ def test_row_blocked_root_equals_one_factorisation(rows, monkeypatch):
     """The R of a tall block, factored in row blocks (dgeqrt, then dtpqrt per block), is the
     R of one dgeqrt of the whole block (unique with a non-negative diagonal) to 1e-13, and
     R'R = Z'Z; the last block may hold a single row."""
+    from bayescheck.inference.engines import linear_gaussian as lg
     from threadpoolctl import threadpool_limits
-
-    from inference.engines import linear_gaussian as lg
 
     rng = np.random.default_rng(rows)
     Z = np.asfortranarray(rng.normal(size=(rows, 51)) * rng.uniform(0.1, 10, size=51))
@@ -336,9 +334,8 @@ def test_row_blocked_root_equals_one_factorisation(rows, monkeypatch):
 def test_rows_are_blocked_only_with_blas_on_one_thread(monkeypatch):
     """With BLAS on one thread the QR folds row blocks in; with more, one dgeqrt call over
     all the rows (the small blocked calls spin threads); the same R either way."""
+    from bayescheck.inference.engines import linear_gaussian as lg
     from threadpoolctl import threadpool_limits
-
-    from inference.engines import linear_gaussian as lg
 
     if lg._blas_threads_getter() is None:
         pytest.skip("scipy's OpenBLAS thread count cannot be read here")
@@ -363,9 +360,8 @@ def test_library_lapack_is_the_lapack_scipy_linalg_calls(monkeypatch):
     """The QR's routines taken from scipy's OpenBLAS library (no scipy import) give the R of
     the routines :mod:`scipy.linalg.cython_lapack` exports, bit for bit, blocked or not; a
     different factorisation (another column block size) is told apart."""
+    from bayescheck.inference.engines import linear_gaussian as lg
     from threadpoolctl import threadpool_limits
-
-    from inference.engines import linear_gaussian as lg
 
     if lg._library_pointer("dgeqrt") is None:
         pytest.skip("not a scipy wheel with its own OpenBLAS")
@@ -394,7 +390,7 @@ def test_the_qr_does_not_import_scipy():
     import subprocess
     import sys
 
-    from inference.engines import linear_gaussian as lg
+    from bayescheck.inference.engines import linear_gaussian as lg
 
     if lg._library_pointer("dgeqrt") is None:
         pytest.skip("not a scipy wheel with its own OpenBLAS")

@@ -9,12 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
-from scipy import stats
-from scipy.linalg import solve_triangular
-from scipy.special import logsumexp
-
-from inference.engines.mixture_em import (
+from bayescheck.inference.engines.mixture_em import (
     EMState,
     MixturePrior,
     batch_statistics,
@@ -28,6 +23,10 @@ from inference.engines.mixture_em import (
     responsibilities,
     seed_centres,
 )
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
+from scipy.linalg import solve_triangular
+from scipy.special import logsumexp
 
 EPS = np.finfo(np.float64).eps
 KINDS = ("full", "diag", "spherical", "tied")
@@ -692,7 +691,7 @@ def test_blas_single_thread_limits_blas_and_scans_the_libraries_once():
     """Inside the context every BLAS library runs on one thread, and the libraries loaded are
     found once, not on every entry (that scan was most of a mixture check's density calls)."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    from inference.engines import mixture_em as em
+    from bayescheck.inference.engines import mixture_em as em
 
     with em._blas_single_thread():
         inside = threadpoolctl.threadpool_info()

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import special, stats
-from sklearn.datasets import load_breast_cancer, load_iris
-
-from inference.engines.naive_bayes_stats import (
+from bayescheck.inference.engines.naive_bayes_stats import (
     NaiveBayesSchema,
     UnivariateNIGPrior,
     fit_naive_bayes,
     naive_bayes_stats,
 )
+from scipy import special, stats
+from sklearn.datasets import load_breast_cancer, load_iris
 
 RTOL = 1e-12
 PRIORS = [

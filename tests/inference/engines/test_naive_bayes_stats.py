@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
-from sklearn.naive_bayes import CategoricalNB, GaussianNB
-
-from inference.engines.decisions import bayes_decision
-from inference.engines.linear_gaussian import NormalInverseGammaPosterior, regression_stats
-from inference.engines.naive_bayes_stats import (
+from bayescheck.inference.engines.decisions import bayes_decision
+from bayescheck.inference.engines.linear_gaussian import (
+    NormalInverseGammaPosterior,
+    regression_stats,
+)
+from bayescheck.inference.engines.naive_bayes_stats import (
     NaiveBayesSchema,
     UnivariateNIGPosterior,
     UnivariateNIGPrior,
@@ -25,6 +25,8 @@ from inference.engines.naive_bayes_stats import (
     naive_bayes_stats,
     normal_normal_inverse_gamma,
 )
+from scipy import stats
+from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
 ROOT = Path(__file__).resolve().parents[3]
 TENNIS = ROOT / "examples" / "naive_bayes" / "play_tennis.csv"
@@ -559,7 +561,7 @@ def test_naive_bayes_nig_equals_regression_nig_with_intercept_only_design(offset
 def test_nig_expected_logpdf_matches_exact_draws():
     """E[log N(x | mu, sigma2)] under the NIG posterior against 200,000 exact draws, to 5
     Monte Carlo standard errors; a sign slip in the digamma term would be off by ~0.2."""
-    from inference.engines.naive_bayes_stats import (
+    from bayescheck.inference.engines.naive_bayes_stats import (
         UnivariateNIGPrior,
         normal_normal_inverse_gamma,
     )

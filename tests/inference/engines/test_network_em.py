@@ -5,16 +5,15 @@ by addition; bad input is a ValueError."""
 
 import numpy as np
 import pytest
-from scipy import optimize, special
-
-from inference.engines.network_em import MissingPatterns, network_em
-from inference.engines.networks import (
+from bayescheck.inference.engines.network_em import MissingPatterns, network_em
+from bayescheck.inference.engines.networks import (
     NetworkCounts,
     NetworkSchema,
     cpt_posterior,
     dirichlet_prior,
     network_counts,
 )
+from scipy import optimize, special
 
 # a -> b, a -> c, b -> c with 2, 3, 2 states
 SCHEMA = NetworkSchema(("a", "b", "c"), (("0", "1"), ("0", "1", "2"), ("0", "1")),

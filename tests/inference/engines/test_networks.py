@@ -11,8 +11,7 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
-
-from inference.engines.networks import (
+from bayescheck.inference.engines.networks import (
     CycleError,
     NetworkCounts,
     NetworkSchema,

@@ -19,13 +19,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import linalg
-
-from inference.engines.linear_gaussian import (
+from bayescheck.inference.engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
     regression_stats,
 )
+from scipy import linalg
 
 LRE_CAP = 15.0
 
@@ -196,9 +195,8 @@ def test_tall_blocks_keep_the_digits(name):
     first ``ROW_BLOCK`` are folded in by ``dtpqrt``): least squares of k copies of the rows is
     the same problem, so the certified values still hold, and the posterior mean keeps
     lstsq's digits on the same tall matrix, in one batch and cut into uneven batches."""
+    from bayescheck.inference.engines import linear_gaussian as lg
     from threadpoolctl import threadpool_limits
-
-    from inference.engines import linear_gaussian as lg
 
     X, y, certified = DATASETS[name]()
     copies = -(-3 * lg.ROW_BLOCK // len(y)) + 1  # past three blocks, with a short last one

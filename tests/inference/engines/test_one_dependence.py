@@ -8,15 +8,14 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
-
-from inference.engines.networks import (
+from bayescheck.inference.engines.networks import (
     NetworkSchema,
     cpt_posterior,
     dirichlet_prior,
     network_counts,
     query,
 )
-from inference.engines.one_dependence import (
+from bayescheck.inference.engines.one_dependence import (
     PairCounts,
     aode_log_scores,
     conditional_mutual_information,

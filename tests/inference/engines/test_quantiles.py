@@ -21,11 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bayescheck.inference.engines import quantiles as Q
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
-
-from inference.engines import quantiles as Q
 
 ROOT = Path(__file__).resolve().parents[3]
 SHAPES = [0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0, 9.5, 10.0, 13.0, 19.0, 50.0, 100.0, 300.0]

@@ -17,9 +17,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from bayescheck.inference.engines.sbl import ard_log_evidence, ard_posterior, fit_sbl
 from scipy import stats
-
-from inference.engines.sbl import ard_log_evidence, ard_posterior, fit_sbl
 
 EPS = np.finfo(np.float64).eps
 RTOL = 1e-10
@@ -140,7 +139,7 @@ def test_tied_precision_equals_ridge_posterior():
     np.testing.assert_allclose(post.mean, ridge @ X.T @ y, rtol=RTOL)
     np.testing.assert_allclose(post.cov, s2 * ridge, rtol=RTOL)
     # and the Bayesian linear-regression engine with prior N(0, I / alpha)
-    from inference.engines.linear_gaussian import GaussianPosterior, regression_stats
+    from bayescheck.inference.engines.linear_gaussian import GaussianPosterior, regression_stats
 
     blr = GaussianPosterior.from_prior(np.zeros(5), np.eye(5) / a, noise_var=s2).update(
         regression_stats(X, y)
@@ -265,7 +264,7 @@ def test_sparse_design_gives_the_dense_result():
 
 
 def test_auto_threshold_resolves_by_shape_method_and_noise():
-    from inference.engines.sbl import resolve_relevance_threshold as resolve
+    from bayescheck.inference.engines.sbl import resolve_relevance_threshold as resolve
 
     assert resolve("auto", 100, 100) == "ric" and resolve("auto", 100, 2000) == "ric"
     assert resolve("auto", 101, 100) == 1.0
@@ -329,7 +328,7 @@ def incremental_and_reference():
 
 def test_incremental_updates_follow_the_recomputing_reference(incremental_and_reference):
     """Same actions, same evidence after every action, same optimum as recomputing each step."""
-    from inference.engines import sbl
+    from bayescheck.inference.engines import sbl
 
     X, y, _, inc, ref = incremental_and_reference
     fs = sbl._FastIncremental(sbl._problem(X, y, True), inc.alpha, inc.noise_var)
@@ -390,7 +389,7 @@ def test_rank_one_updates_drift_little_from_a_full_recompute():
     """250 actions by rank-one updates only (no recomputation): Sigma, mu, S, Q and the log
     evidence (the sum of the actions' gains) against a fresh factor and against dense
     formulas. Drift grows like (number of updates) * cond * eps: bound 1e-8 relative."""
-    from inference.engines import sbl
+    from bayescheck.inference.engines import sbl
 
     X, y = sparse_wide_problem(seed=1)
     prob = sbl._problem(X, y, True)
@@ -441,7 +440,7 @@ def test_rank_one_updates_drift_little_from_a_full_recompute():
 def test_lost_positive_definiteness_forces_a_recompute():
     """An update that leaves a Sigma_ii outside (0, 1/alpha_i] is thrown away: the state is
     recomputed from a fresh Cholesky factor, and equals the exact one."""
-    from inference.engines import sbl
+    from bayescheck.inference.engines import sbl
 
     X, y = sparse_wide_problem(seed=2)
     prob = sbl._problem(X, y, True)
@@ -606,7 +605,7 @@ def test_bad_data_is_named():
 
 @pytest.mark.parametrize("kw", [{}, {"relevance_threshold": "ric"}, {"method": "mackay"}])
 def test_a_converged_fit_satisfies_the_optimality_conditions(kw):
-    from inference.engines.sbl import ard_optimality
+    from bayescheck.inference.engines.sbl import ard_optimality
 
     X, y, _ = make_problem()
     r = fit_sbl(X, y, **kw)
@@ -623,7 +622,7 @@ def test_a_converged_fit_satisfies_the_optimality_conditions(kw):
 def test_optimality_conditions_catch_a_perturbed_fit():
     """Each kind of condition fails on its own mistake: a kept alpha moved by 10 %, a
     relevant weight pruned, the noise variance moved by 10 %."""
-    from inference.engines.sbl import ard_optimality
+    from bayescheck.inference.engines.sbl import ard_optimality
 
     X, y, _ = make_problem()
     r = fit_sbl(X, y)

@@ -6,10 +6,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from bayescheck.inference.engines import special as special_module
+from bayescheck.inference.engines.special import digamma, gammaln, logsumexp
 from scipy import special as sps
-
-from inference.engines import special as special_module
-from inference.engines.special import digamma, gammaln, logsumexp
 
 RNG = np.random.default_rng(12)
 INF = np.inf

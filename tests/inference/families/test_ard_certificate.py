@@ -8,14 +8,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.inference.compare import as_information, compare_draws, compare_estimates
+from bayescheck.inference.dispatch import fit
+from bayescheck.inference.families.ard import CERTIFICATE_TOL, certificate
+from bayescheck.inference.result import ExactMarginal, PointEstimate
+from bayescheck.models import load_spec
+from bayescheck.reports.check import CheckResult
 from scipy import stats
-
-from inference.compare import as_information, compare_draws, compare_estimates
-from inference.dispatch import fit
-from inference.families.ard import CERTIFICATE_TOL, certificate
-from inference.result import ExactMarginal, PointEstimate
-from models import load_spec
-from reports.check import CheckResult
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "ard" / "design.toml"
 
@@ -39,7 +38,7 @@ def test_example_fit_carries_a_passing_certificate(example):
     assert ratios == sorted(ratios, reverse=True)  # closest to being kept first
     assert all(r <= cert["threshold"] for r in ratios)
     assert result.info["certificate"]["verdict"] == "pass"
-    from reports.fit_summary import fit_notes
+    from bayescheck.reports.fit_summary import fit_notes
 
     spec = example[0]
     assert any(n.startswith("optimality certificate: pass") for n in fit_notes(result, spec))
