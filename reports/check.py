@@ -16,13 +16,11 @@ from bayescheck.inference.compare import (
     compare_idata,
 )
 from bayescheck.inference.dispatch import fit
-from bayescheck.inference.no_dask import without_dask
 from bayescheck.inference.nuts import SampleResult, sample_nuts
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.interface import FullDeclaration, StartsAtEstimate
 from bayescheck.models.spec import Spec
 
-from .figure_jobs import sample_cpu
 from .fit_summary import posterior_document
 from .report import EXIT_CODES, render_run, report_data, write_report_data
 from .writers import write_json, write_netcdf
@@ -139,10 +137,9 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     -------
     CheckResult
     """
-    with without_dask():  # xarray's Dask probes answered without importing it (no_dask)
-        return _run_check(spec, Path(out), draws=draws, tune=tune, chains=chains, seed=seed,
-                          sampler=sampler, thresholds=thresholds, analytic=analytic,
-                          progress=progress, report=report, retry=retry)
+    return _run_check(spec, Path(out), draws=draws, tune=tune, chains=chains, seed=seed,
+                      sampler=sampler, thresholds=thresholds, analytic=analytic,
+                      progress=progress, report=report, retry=retry)
 
 
 def _run_check(spec: Spec, out: Path, *, draws, tune, chains, seed, sampler, thresholds,
@@ -226,8 +223,6 @@ def _run_check(spec: Spec, out: Path, *, draws, tune, chains, seed, sampler, thr
     if "seconds" in predictive:
         timings["posterior predictive"] = predictive["seconds"]
     compared = time.perf_counter()
-    if report:  # the free CPU a figure worker would use is measured from here to the report
-        sample_cpu()
     check = CheckResult(result, sample, comparison, out, timings, est_sample, estimates,
                         predictive, attempts)
 

