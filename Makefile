@@ -13,7 +13,7 @@ FIND_PYTHON = for c in "$$PYTHON" python3.12 python3.13 python3.14 python3 \
 	done; \
 	echo "bayescheck needs Python >= 3.12: tried \$$PYTHON, python3.12, python3.13, python3.14, python3 and pyenv's 3.12+; set PYTHON=/path/to/python3.12" >&2; exit 1
 
-.PHONY: demo test test-fast bench clean
+.PHONY: demo test test-fast bench clean hygiene
 
 $(STAMP): pyproject.toml setup.py
 	@py=$$($(FIND_PYTHON)) || exit 1; \
@@ -34,12 +34,20 @@ PYTEST_JOBS ?= auto
 # the whole suite (what CI runs): 6.4 min on the idle 2-core machine with a warm PyTensor
 # cache (round 6), 12-14 min with CI's empty cache; nearly all of it is compiling each NUTS
 # model: see benchmarks/SUITE.md
-test: $(STAMP)
+# Public APIs only: ../shared/hygiene.py lists every place that leans on another package's
+# insides (private names, monkeypatching, sys.modules, native code at run time); it must find 0.
+# A clone outside the workplace has no ../shared: the check is skipped with a note.
+HYGIENE := ../shared/hygiene.py
+hygiene:
+	@if [ -f $(HYGIENE) ]; then python3 $(HYGIENE) --quiet models inference reports bayescheck; \
+	 else echo "note: $(HYGIENE) is absent (a clone outside the workplace): public-API check skipped"; fi
+
+test: $(STAMP) hygiene
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15
 
 # the inner loop: engines, specs, CLI errors; no NUTS, nothing marked slow (68 s in one process)
-test-fast: $(STAMP)
+test-fast: $(STAMP) hygiene
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile -m "not nuts and not slow"
 

@@ -183,7 +183,7 @@ class _Worker:
 
     def __init__(self):
         boot = (f"import sys; sys.path[:] = {list(sys.path)!r}; "
-                "from reports.figure_worker import serve; serve()")
+                "from bayescheck.reports.figure_worker import serve; serve()")
         env = {**os.environ, "MPLBACKEND": "Agg"}
         self.process = subprocess.Popen([sys.executable, "-c", boot], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
