@@ -381,7 +381,7 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
     -------
     numpy.ndarray or float
     """
-    from .special import gammaln  # math.lgamma, as the Dirichlet evidence: no scipy import
+    from scipy.special import gammaln
 
     return (-0.5 * n * _LOG_2PI + 0.5 * prior_logdet - 0.5 * posterior_logdet
             + shape0 * np.log(scale0) - shape * np.log(scale) + gammaln(shape)
