@@ -237,10 +237,7 @@ def familywise_z(familywise_alpha: float, n_comparisons: int) -> float:
     (``-ndtri``), bit for bit (``tests/inference/test_familywise_z.py``), without importing
     :mod:`scipy.stats` (1.5 s of CPU alone) into a process that imports this module and
     never compares. A comparison imports it anyway, with ArviZ's diagnostics (their rank
-    normalisation calls ``scipy.stats``), so a check costs the same. Our own
-    :func:`bayescheck.inference.engines.quantiles.norm_ppf` differs from ``ndtri`` by up to 4 units in
-    the last place (benchmarks/RESULTS.md), which would change the threshold written to
-    ``summary.json``, so it is not used here.
+    normalisation calls ``scipy.stats``), so a check costs the same.
     """
     from scipy.special import ndtri
 

@@ -10,11 +10,10 @@ used and tested on its own. Modules are named after the mathematics:
 - :mod:`.mixture_em`: EM for Gaussian mixtures (ML and MAP);
 - :mod:`.sbl`: sparse Bayesian learning (ARD) by type-II maximum likelihood;
 - :mod:`.decisions`: minimum-risk Bayes decisions and Bayes' rule;
+- :mod:`.networks`: discrete Bayesian networks (CPT posteriors, exact inference,
+  d-separation); :mod:`.network_em`: their CPTs by EM when cells are missing;
+- :mod:`.one_dependence`: SPODE, AODE and TAN from mergeable pair counts;
 - :mod:`.dist`: light distribution objects handed out as oracles;
-- :mod:`.special`: ``logsumexp`` and ``gammaln`` without importing :mod:`scipy.special`;
-- :mod:`.quantiles`: Beta, Student-t and normal quantiles with numpy and :mod:`math` (scipy
-  outside their verified domain);
-- :mod:`.lapack`: Cholesky factors, triangular solves and rank-one updates through ctypes on
-  scipy's own OpenBLAS, scipy.linalg's numbers without importing it;
+- :mod:`.blas_threads`: BLAS held to one thread around loops of small factorisations;
 - :mod:`.errors`: the engines' exceptions.
 """

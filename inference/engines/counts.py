@@ -39,7 +39,6 @@ from typing import Any
 import numpy as np
 
 from .dist import Dist
-from .special import gammaln
 
 __all__ = [
     "BernoulliStats",
@@ -267,9 +266,11 @@ class BetaPosterior:
         ``log B(a0 + k, b0 + n - k) - log B(a0, b0)`` (Beta-Bernoulli; the
         Beta-binomial probability of ``k`` without the binomial coefficient).
         Summed over a chain of batch updates it equals the value of one batch. Computed as
-        the two-category Dirichlet's (:func:`.special.gammaln`, no scipy import), in its
-        order of operations, so the two models give the same number on the same counts.
+        the two-category Dirichlet's, in its order of operations, so the two models give the
+        same number on the same counts.
         """
+        from scipy.special import gammaln
+
         a0, b0 = self.prior.a, self.prior.b
         with np.errstate(invalid="ignore"):  # inf - inf near the float maximum: the fit says so
             return float(gammaln(a0 + b0) - gammaln(self.a + self.b)
@@ -740,6 +741,8 @@ class DirichletPosterior:
         ``log G(A) - log G(A + n) + sum_k [log G(a_k + c_k) - log G(a_k)]`` with
         ``A = sum_k a_k`` for the prior ``a``; no multinomial coefficient.
         """
+        from scipy.special import gammaln
+
         a = self.prior.alpha
         c = self.stats.counts
         with np.errstate(invalid="ignore"):  # inf - inf near the float maximum: the fit says so

@@ -34,8 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from .special import logsumexp
-
 __all__ = [
     "Decision",
     "BayesRuleResult",
@@ -319,6 +317,8 @@ def bayes_rule(*, prior: Any, likelihoods: Any) -> BayesRuleResult:
         raise ValueError(
             f"prior: expected probabilities summing to 1, received a sum of {float(p.sum())!r}"
         )
+    from scipy.special import logsumexp
+
     with np.errstate(divide="ignore"):
         log_joint = np.log(p) + np.log(lik)
     log_evidence = logsumexp(log_joint)

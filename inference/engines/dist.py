@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import quantiles
-
 __all__ = ["Dist"]
 
 # the families with a fast path, and how many shape parameters each has
@@ -25,9 +23,9 @@ class Dist:
     For ``norm``, ``t``, ``beta`` and ``invgamma`` with valid parameters, ``mean``, ``var``
     and ``std`` never import scipy: they evaluate the very expressions scipy 1.18 evaluates
     (the same order of operations), so the numbers are equal to the last bit. ``ppf`` (at
-    0 < q < 1) of ``norm``, ``t`` and ``beta`` comes from :mod:`.quantiles` (numpy and
-    :mod:`math`; within a few ulp of scipy's, which it calls outside its verified domain),
-    that of ``invgamma`` from ``scipy.special.gammainccinv``; anything else goes to
+    0 < q < 1) calls the :mod:`scipy.special` function the distribution's own ``ppf`` calls
+    (``ndtri``, ``stdtrit``, ``betaincinv``, ``gammainccinv``), which imports
+    :mod:`scipy.special` only (a third of :mod:`scipy.stats`' import); anything else goes to
     ``scipy.stats``.
 
     Parameters
@@ -136,16 +134,16 @@ class Dist:
         q = np.asarray(q)
         if valid is None or not np.all((0 < q) & (q < 1)):
             return self.scipy.ppf(q, *self.args, **self.kwds)
+        from scipy import special
+
         shapes, loc, scale = valid
         if self.family == "norm":
-            x = quantiles.norm_ppf(q)
+            x = special.ndtri(q)
         elif self.family == "t":
-            x = quantiles.t_ppf(q, shapes[0])
+            x = special.stdtrit(shapes[0], q)
         elif self.family == "beta":
-            x = quantiles.beta_ppf(q, *shapes)
+            x = special.betaincinv(*shapes, q)
         else:
-            from scipy import special
-
             x = 1.0 / special.gammainccinv(shapes[0], q)
         return np.asarray(x * scale + loc, dtype=float)[()]
 

@@ -42,9 +42,8 @@ same two, and a test holds it equal to this regression NIG with an intercept-onl
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass, replace
-from functools import cache, cached_property
+from functools import cached_property
 
 import numpy as np
 
@@ -67,104 +66,14 @@ __all__ = [
 _LOG_2PI = np.log(2.0 * np.pi)
 
 
-def _lapack_pointer(name: str):
-    """The address of scipy's LAPACK routine ``name`` (:mod:`scipy.linalg.cython_lapack`)."""
-    from scipy.linalg import cython_lapack
-
-    capsule = cython_lapack.__pyx_capi__[name]
-    get_name = ctypes.pythonapi.PyCapsule_GetName
-    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
-    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-    get_pointer.restype = ctypes.c_void_p
-    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    return get_pointer(capsule, get_name(capsule))
-
-
-@cache  # on first use
-def _openblas_library():
-    """scipy's own OpenBLAS (``scipy.libs``, in its Linux wheels) loaded by ctypes, or None.
-
-    Found without importing scipy (``importlib.util.find_spec`` does not run the package):
-    importing scipy.linalg costs about 0.3 s of CPU, which a stream can spend later, beside
-    the reading (:func:`bayescheck.inference.streaming.run_stream`). It is the library scipy.linalg
-    loads itself, so its LAPACK is the one every other factorisation here calls.
-    """
-    import glob
-    import importlib.util
-    import os
-
-    spec = importlib.util.find_spec("scipy")
-    if spec is None or not spec.submodule_search_locations:  # pragma: no cover
-        return None
-    folder = os.path.join(list(spec.submodule_search_locations)[0], os.pardir, "scipy.libs")
-    for path in sorted(glob.glob(os.path.join(folder, "libscipy_openblas*.so"))):
-        try:
-            return ctypes.CDLL(path)
-        except OSError:  # pragma: no cover - another build
-            continue
-    return None  # pragma: no cover - not a scipy wheel with its own OpenBLAS
-
-
 def load_lapack() -> None:
-    """Load the LAPACK the QR calls, so that a BLAS thread limit set next covers it.
+    """Import :mod:`scipy.linalg`, whose LAPACK the QR calls, so that a BLAS limit covers it.
 
     A stream limits BLAS to one thread (:func:`bayescheck.inference.streaming.run_stream`, with
     threadpoolctl, which limits the libraries loaded at that moment) and then factors its
-    first batches on reading threads, before anything has imported scipy.
+    first batches on reading threads.
     """
-    _gil_free_lapack()
-
-
-def _library_pointer(name: str):
-    """The address of ``scipy_<name>_`` in scipy's OpenBLAS, or None."""
-    lib = _openblas_library()
-    try:
-        return None if lib is None else ctypes.cast(getattr(lib, f"scipy_{name}_"),
-                                                    ctypes.c_void_p).value
-    except AttributeError:  # pragma: no cover - another build
-        return None
-
-
-@cache  # on first use: importing scipy.linalg costs more than a small fit
-def _gil_free_lapack():
-    """LAPACK's ``dgeqrt`` and ``dtpqrt`` called through ctypes, which releases the GIL.
-
-    scipy's f2py wrapper (``scipy.linalg.lapack.dgeqrt``) holds the GIL while LAPACK runs,
-    so a stream reading the next batch on another thread waits for the QR. The same routines
-    (scipy's own LAPACK) called through ctypes run beside the reader: taken from scipy's
-    OpenBLAS library (:func:`_openblas_library`, no scipy import), else from the function
-    pointers :mod:`scipy.linalg.cython_lapack` exports (which call the same library
-    routines). None when neither can be had (another scipy build): the f2py wrapper of
-    ``dgeqrt`` is used then.
-    """
-    geqrt, tpqrt = _library_pointer("dgeqrt"), _library_pointer("dtpqrt")
-    if not (geqrt and tpqrt):
-        try:
-            geqrt, tpqrt = _lapack_pointer("dgeqrt"), _lapack_pointer("dtpqrt")
-        except (ImportError, AttributeError, KeyError, ValueError):  # pragma: no cover
-            return None
-    if not (geqrt and tpqrt):  # pragma: no cover
-        return None
-    i, p = ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
-    # Every argument by reference. dgeqrt(m, n, nb, a, lda, t, ldt, work, info);
-    # dtpqrt(m, n, l, nb, a, lda, b, ldb, t, ldt, work, info).
-    return (ctypes.CFUNCTYPE(None, i, i, i, p, i, p, i, p, i)(geqrt),
-            ctypes.CFUNCTYPE(None, i, i, i, i, p, i, p, i, p, i, p, i)(tpqrt))
-
-
-@cache  # on first use, as scipy itself
-def _blas_threads_getter():
-    """``openblas_get_num_threads`` of scipy's OpenBLAS (the one LAPACK here calls), or None.
-
-    Only found in scipy's Linux wheels (``scipy.libs``); elsewhere None, and
-    :func:`_qr_in_place` factors in one call.
-    """
-    lib = _openblas_library()
-    getter = getattr(lib, "scipy_openblas_get_num_threads", None)
-    if getter is None:  # pragma: no cover - not a scipy wheel with its own OpenBLAS
-        return None
-    getter.restype, getter.argtypes = ctypes.c_int, []
-    return getter
+    import scipy.linalg  # noqa: F401
 
 
 #: Rows factored at a time by :func:`triangular_root` on a tall block, and LAPACK's block
@@ -175,48 +84,46 @@ ROW_BLOCK = 1024
 COLUMN_BLOCK = 16
 
 
-def _qr_in_place(a: np.ndarray) -> None:
-    """Overwrite the column-major float64 ``a`` (m x n) with R in its top min(m, n) rows.
+def _householder_r(a: np.ndarray) -> np.ndarray:
+    """The upper triangle of a QR of the column-major float64 ``a`` (m x n), which it overwrites.
 
-    The rows below (and ``a``'s lower triangle) are left holding reflectors. A tall block
-    (more than ``ROW_BLOCK`` rows, at least 4 times as many rows per block as columns) is
-    factored in row blocks in place: ``dgeqrt`` on the first ``ROW_BLOCK`` rows, then each
-    next block is folded into that R by ``dtpqrt`` (the QR of R stacked on the block: a
-    sequential TSQR, as LAPACK's ``dlatsqr``) when scipy's OpenBLAS runs on one thread (as
-    in a big stream, :func:`bayescheck.inference.streaming.run_stream`). Otherwise one ``dgeqrt`` call.
+    Returns the top ``min(m, n)`` rows of LAPACK's result; below the diagonal they hold
+    reflectors. A tall block (more than ``ROW_BLOCK`` rows, at least 4 times as many rows
+    per block as columns) is factored in row blocks: ``dgeqrt`` on the first ``ROW_BLOCK``
+    rows, then each next block is folded into that R by ``dtpqrt`` (the QR of R stacked on
+    the block: a sequential TSQR, as LAPACK's ``dlatsqr``) when BLAS runs on one thread (as
+    in a big stream, :func:`bayescheck.inference.streaming.run_stream`). Otherwise one
+    ``dgeqrt`` call.
     """
+    from scipy.linalg.lapack import dgeqrt, dtpqrt
+
     m, n = a.shape
     nb = min(COLUMN_BLOCK, m, n)
-    lapack_routines = _gil_free_lapack()
-    if lapack_routines is None:  # pragma: no cover - only with a scipy that exports no pointer
-        from scipy.linalg import lapack
-
-        _, _, info = lapack.dgeqrt(nb, a, overwrite_a=True)
-        if info != 0:
-            raise ValueError(f"dgeqrt failed with info = {info}")
-        return
-    geqrt, tpqrt = lapack_routines
     # The row blocks' BLAS calls are too small for threads: with OpenBLAS's 2 threads on
     # this shared 2-core machine, 200,000 x 51 took 3.1 s blocked, 1.1-2.0 s in one call,
     # 0.23-0.27 s blocked on one thread. Blocks only when BLAS already runs on one thread
     # (a big stream sets it); changing the setting here would change it for every thread.
-    blas_threads = _blas_threads_getter()
-    blocked = (m > ROW_BLOCK and 4 * n <= ROW_BLOCK and blas_threads is not None
-               and blas_threads() == 1)
+    blocked = m > ROW_BLOCK and 4 * n <= ROW_BLOCK and _blas_on_one_thread()
     first = ROW_BLOCK if blocked else m
-    t, work = np.empty((nb, n), order="F"), np.empty(nb * n)
-    c = ctypes.c_int
-    info = c(0)
-    geqrt(c(first), c(n), c(nb), a.ctypes.data, c(m), t.ctypes.data, c(nb), work.ctypes.data,
-          info)
-    row = first
-    while info.value == 0 and row < m:
-        rows = min(ROW_BLOCK, m - row)
-        tpqrt(c(rows), c(n), c(0), c(nb), a.ctypes.data, c(m), a.ctypes.data + 8 * row, c(m),
-              t.ctypes.data, c(nb), work.ctypes.data, info)
-        row += rows
-    if info.value != 0:  # pragma: no cover - LAPACK reports illegal arguments only
-        raise ValueError(f"LAPACK QR failed with info = {info.value}")
+    head = a if first == m else np.asfortranarray(a[:first])
+    head, _, info = dgeqrt(nb, head, overwrite_a=True)
+    if info != 0:  # pragma: no cover - LAPACK reports illegal arguments only
+        raise ValueError(f"LAPACK dgeqrt failed with info = {info}")
+    if not blocked:
+        return head[:min(m, n)]
+    r = np.asfortranarray(head[:n])
+    for row in range(first, m, ROW_BLOCK):
+        block = np.asfortranarray(a[row:row + ROW_BLOCK])
+        r, _, _, info = dtpqrt(0, nb, r, block, overwrite_a=True, overwrite_b=True)
+        if info != 0:  # pragma: no cover
+            raise ValueError(f"LAPACK dtpqrt failed with info = {info}")
+    return r
+
+
+def _blas_on_one_thread() -> bool:
+    from .blas_threads import blas_on_one_thread
+
+    return blas_on_one_thread()
 
 
 def triangular_root(Z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
@@ -225,11 +132,9 @@ def triangular_root(Z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     Rows beyond n are zero when n < k; each row's sign is chosen so that the diagonal is
     non-negative, which makes the factor unique when Z has full column rank (R'R = Z'Z).
 
-    Householder QR by LAPACK (:func:`_qr_in_place`: ``dgeqrt`` on blocks of 1024 rows merged
-    by ``dtpqrt``; on a 10,000 x 51 batch it takes about a third of the time of ``dgeqrf``
-    through ``numpy.linalg.qr``, and the same digits, all being backward stable). The calls
-    release the GIL (:func:`_gil_free_lapack`), so a stream can read the next batch
-    meanwhile.
+    Householder QR by LAPACK (:func:`_householder_r`: ``dgeqrt`` on blocks of 1024 rows
+    merged by ``dtpqrt``; on a 10,000 x 51 batch it takes about a third of the time of
+    ``dgeqrf`` through ``numpy.linalg.qr``, and the same digits, all being backward stable).
 
     Parameters
     ----------
@@ -250,8 +155,7 @@ def triangular_root(Z: np.ndarray, *, overwrite: bool = False) -> np.ndarray:
     a = np.asfortranarray(Z, dtype=np.float64)
     if a is Z and not (overwrite and a.flags.writeable):
         a = a.copy(order="F")
-    _qr_in_place(a)
-    r = np.triu(a[:min(n, k)])
+    r = np.triu(_householder_r(a))
     if r.shape[0] < k:
         r = np.vstack([r, np.zeros((k - r.shape[0], k))])
     r *= np.where(np.diag(r) < 0, -1.0, 1.0)[:, None]
@@ -381,7 +285,7 @@ def nig_log_evidence(*, n, shape0, scale0, shape, scale, prior_logdet, posterior
     -------
     numpy.ndarray or float
     """
-    from .special import gammaln  # math.lgamma, as the Dirichlet evidence: no scipy import
+    from scipy.special import gammaln
 
     return (-0.5 * n * _LOG_2PI + 0.5 * prior_logdet - 0.5 * posterior_logdet
             + shape0 * np.log(scale0) - shape * np.log(scale) + gammaln(shape)
@@ -420,16 +324,13 @@ def _identified_factor(root: np.ndarray, n: int, proper: bool = False) -> np.nda
 
 def _prior_root(mean, cov) -> tuple[np.ndarray, float]:
     """Root of [[P0, P0 mu0], [mu0' P0, mu0' P0 mu0]] and log |P0|, from cov = C C'."""
-    from . import lapack
+    from scipy.linalg import cholesky, solve_triangular
 
     mean = np.asarray(mean, dtype=np.float64)
-    cov = np.asarray(cov, dtype=np.float64)
-    if not np.all(np.isfinite(cov)):  # as scipy's check_finite, which the call had
-        raise ValueError("array must not contain infs or NaNs")
-    chol = lapack.cholesky_lower(cov)
+    chol = cholesky(np.asarray(cov, dtype=np.float64), lower=True)
     # C^-1 is a square root of P0 = cov^-1 (by a triangular solve, not a general inverse);
     # the QR of [C^-1, C^-1 mu0] makes it triangular.
-    chol_inv = lapack.solve_lower(chol, np.eye(len(mean)))
+    chol_inv = solve_triangular(chol, np.eye(len(mean)), lower=True, check_finite=False)
     root = triangular_root(np.column_stack([chol_inv, chol_inv @ mean]))
     return root, -2.0 * float(np.sum(np.log(np.diag(chol))))
 
@@ -473,16 +374,16 @@ class _LinearPosteriorMixin:
     @cached_property
     def mean(self) -> np.ndarray:
         """Posterior mean of theta: R mu = z."""
-        from . import lapack
+        from scipy.linalg import solve_triangular
 
-        return lapack.solve_triangular(self._chol, self._z)
+        return solve_triangular(self._chol, self._z, check_finite=False)
 
     @cached_property
     def _scale_matrix(self) -> np.ndarray:
         """P^-1 = R^-1 R^-T, formed for reporting only (solves never use it)."""
-        from . import lapack
+        from scipy.linalg import solve_triangular
 
-        r_inv = lapack.solve_triangular(self._chol, np.eye(self.dim))
+        r_inv = solve_triangular(self._chol, np.eye(self.dim), check_finite=False)
         return r_inv @ r_inv.T
 
     @property
@@ -512,9 +413,9 @@ class _LinearPosteriorMixin:
 
     def _row_variances(self, X: np.ndarray) -> np.ndarray:
         """x' P^-1 x = |R^-T x|^2 for each row of X."""
-        from . import lapack
+        from scipy.linalg import solve_triangular
 
-        Z = lapack.solve_triangular(self._chol, np.atleast_2d(X).T, trans=True)
+        Z = solve_triangular(self._chol, np.atleast_2d(X).T, trans=1, check_finite=False)
         return np.sum(Z * Z, axis=0)
 
 

@@ -85,7 +85,6 @@ import contextlib
 import itertools
 import math
 import os
-import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -93,10 +92,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-try:  # optional: keeps BLAS single-threaded while our own threads split the batches
-    from threadpoolctl import ThreadpoolController as _ThreadpoolController
-except ImportError:  # pragma: no cover - without it BLAS keeps its own threading
-    _ThreadpoolController = None
+from .blas_threads import one_blas_thread
 
 __all__ = [
     "COVARIANCE_KINDS",
@@ -550,29 +546,6 @@ def _statistics(X, state, moments, hard, batch_size=None, pool=None) -> EMStats:
     for part in parts[1:]:
         total = combine_statistics(total, part)
     return total
-
-
-#: threadpoolctl's view of the loaded libraries, and ``len(sys.modules)`` when it was taken.
-_CONTROLLER: tuple = (None, -1)
-
-
-def _blas_single_thread():
-    """A context in which BLAS runs on one thread (``threadpool_limits(1, "blas")``).
-
-    ``threadpool_limits`` finds the loaded libraries anew on every call (about 14 ms here,
-    reading each one's file), which was most of the cost of :func:`log_posterior` on a
-    posterior draw: a mixture check evaluates it at 400 of them. The scan is kept and done
-    again only when modules were imported since (a BLAS library comes with a module); the
-    thread counts themselves are read and set on every entry, as before.
-    """
-    global _CONTROLLER
-    if _ThreadpoolController is None:
-        return contextlib.nullcontext()
-    controller, seen = _CONTROLLER
-    if controller is None or seen != len(sys.modules):
-        controller = _ThreadpoolController()
-        _CONTROLLER = (controller, len(sys.modules))
-    return controller.limit(limits=1, user_api="blas")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1179,7 +1152,7 @@ def fit_em(
     n_threads : int, optional
         Threads that share the batches of each E step (default: the number of cores, at most
         4). The result does not depend on it. While the fit runs, BLAS is held to one thread
-        (through threadpoolctl, when it is installed).
+        (:func:`.blas_threads.one_blas_thread`).
     journal : object, optional
         Keeps the progress of the fit so that an interrupted one continues where it was:
         ``journal.load()`` gives None (start afresh) or ``(starts, runs, current)`` saved
@@ -1261,7 +1234,7 @@ def fit_em(
     if not (isinstance(n_threads, (int, np.integer)) and n_threads >= 1):
         raise ValueError(f"n_threads must be an integer >= 1; got {n_threads!r}")
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_blas_single_thread())
+        stack.enter_context(one_blas_thread())
         if rows is None:
             pool = stack.enter_context(_Pool(n_threads))
             rows = MatrixRows(X, batch_size=batch_size, pool=pool)
@@ -1448,7 +1421,7 @@ def log_likelihood(X, weights, means, covs, *, batch_size: int | None = None) ->
     state = _state_from_full(weights, means, covs)
     if state.means.shape[1] != X.shape[1]:
         raise ValueError(f"means have {state.means.shape[1]} columns, X has {X.shape[1]}")
-    with _blas_single_thread():
+    with one_blas_thread():
         return _statistics(X, state, "none", False, batch_size).loglik
 
 
@@ -1484,7 +1457,7 @@ def log_posterior(X, weights, means, covs, *, covariance: str = "full",
     K, D = state.means.shape
     cfg = _config(covariance, K, D, reg_covar=None, prior=prior, known_sd=known_sd,
                   equal_weights=equal_weights, hard=False)
-    with _blas_single_thread():
+    with one_blas_thread():
         loglik = _statistics(X, state, "none", False, batch_size).loglik
     return loglik + _log_prior(state, cfg)
 
@@ -1508,7 +1481,7 @@ def responsibilities(X, result: EMResult) -> np.ndarray:
     n, b = X.shape[0], _auto_batch(wh.K, wh.D)
     out = np.empty((n, wh.K))
     spaces = _Workspaces()
-    with _blas_single_thread():
+    with one_blas_thread():
         for start in range(0, n, b):
             Xb = X[start : start + b]
             ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])
@@ -1544,7 +1517,7 @@ def mixture_rows(X, weights, means, covs) -> tuple[np.ndarray, np.ndarray]:
     resp = np.empty((n, wh.K))
     logdens = np.empty(n)
     spaces = _Workspaces()
-    with _blas_single_thread():
+    with one_blas_thread():
         for start in range(0, n, b):
             Xb = X[start : start + b]
             ws = spaces.get_for(wh.K, wh.D, Xb.shape[0])

@@ -69,7 +69,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from . import special
 from .counts import (
     CategoricalStats,
     DirichletPosterior,
@@ -596,6 +595,8 @@ class UnivariateNIGPosterior:
 
     def predictive_logpdf(self, x: np.ndarray) -> np.ndarray:
         """Log density of the Student-t predictive (broadcasts ``x`` against the parameters)."""
+        from scipy import special
+
         nu = 2.0 * self.a
         s = self.predictive_scale
         z = (x - self.mu) / s
@@ -615,6 +616,8 @@ class UnivariateNIGPosterior:
         ``E[(x - mu)^2 / sigma2] = (x - m)^2 a / b + 1 / kappa``. Unlike the mean of the
         density itself (the Student-t predictive), this is the mean of a light-tailed quantity.
         """
+        from scipy import special
+
         return (-0.5 * np.log(2.0 * np.pi) - 0.5 * (np.log(self.b) - special.digamma(self.a))
                 - 0.5 * ((x - self.mu) ** 2 * self.a / self.b + 1.0 / self.kappa))
 
@@ -735,6 +738,8 @@ class NaiveBayesModel:
             plan["means"] = np.asarray(self.means, dtype=float)
             plan["half_inv_var"] = -0.5 / var  # exact: -0.5 (d @ (1/var)) == d @ (-0.5/var)
         elif G:
+            from scipy import special
+
             nig = self.nig
             nu = 2.0 * nig.a
             scale = nig.predictive_scale

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .networks import NetworkCounts, NetworkSchema
-from .special import logsumexp
 
 __all__ = ["EMResult", "MissingPatterns", "log_objective", "network_em"]
 
@@ -174,6 +173,8 @@ def _groups(schema: NetworkSchema, patterns: MissingPatterns) -> list[_Group]:
 
 
 def _e_step(theta, groups, complete: NetworkCounts):
+    from scipy.special import logsumexp
+
     logs = [np.log(t).ravel() for t in theta]
     expected = [c.astype(np.float64).ravel() for c in complete.tables]
     loglik = float(sum(np.sum(c.ravel() * lt) for c, lt in zip(complete.tables, logs,
@@ -277,6 +278,8 @@ def log_objective(cpts: Sequence[np.ndarray], complete: NetworkCounts, patterns:
     numpy.ndarray, shape (S,)
         (A 0-d array for one set of CPTs.)
     """
+    from scipy.special import logsumexp
+
     schema = complete.schema
     single = np.ndim(cpts[0]) == 2
     logs = [np.log(np.asarray(t, np.float64).reshape(-1, *np.shape(t)[-2:])).reshape(

@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .dist import Dist
-from .special import gammaln
 
 __all__ = [
     "CycleError",
@@ -506,6 +505,8 @@ def cpt_posterior(counts: NetworkCounts, prior: Sequence[np.ndarray]) -> CPTPost
 
 def log_marginal_likelihood(counts: NetworkCounts, prior: Sequence[np.ndarray]) -> float:
     """log P(data | structure) with independent Dirichlet CPT rows (the BD / BDeu score)."""
+    from scipy.special import gammaln
+
     total = 0.0
     for p, c in zip(prior, counts.tables, strict=True):
         p = np.asarray(p, np.float64)
@@ -540,10 +541,6 @@ class _Plan:
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-try:  # numpy's C einsum, which np.einsum calls (without optimize) after 1.5 us of Python:
-    from numpy._core.multiarray import c_einsum as _einsum  # a query makes about ten calls
-except ImportError:  # pragma: no cover - another numpy layout
-    _einsum = np.einsum
 _PLANS: dict[int, tuple[NetworkSchema, _Plan]] = {}
 # the last (cpts, its arrays, reshaped tables): one tuple, replaced whole, so a thread never
 # sees the tables of other cpts
@@ -780,9 +777,9 @@ def query(cpts: Sequence[np.ndarray], schema: NetworkSchema, target: int,
         work.append(tables[v][tuple([slice(None) if x is None else evidence[x]
                                      for x in index])] if index else tables[v])
     for operands, subscripts in todo.steps:
-        work.append(_einsum(subscripts, *[work[i] for i in operands]))
+        work.append(np.einsum(subscripts, *[work[i] for i in operands]))
     operands, subscripts = todo.final
-    joint = (_einsum(subscripts, *[work[i] for i in operands]) if operands
+    joint = (np.einsum(subscripts, *[work[i] for i in operands]) if operands
              else np.ones(card[target]))
     joint = np.asarray(joint, np.float64)
     for i in todo.scalars:

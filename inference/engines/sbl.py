@@ -62,14 +62,11 @@ method stays at ``O(N k + M k + k^2)`` throughout, which is why it is the defaul
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-
-from .lapack import cho_solve_lower, cholesky_lower, ger, potri_lower, solve_lower
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -327,15 +324,17 @@ def _posterior(prob: _Problem, idx, alpha_a, noise_var, gram=None, want_cov=Fals
         log_ev = -0.5 * (n * _LOG_2PI + n * math.log(noise_var) + beta * prob.yty)
         post = _Post(idx, np.zeros(0), np.zeros(0), prob.yty, log_ev, np.zeros((0, 0)))
         return post, (np.zeros((0, 0)) if want_cov else None)
+    from scipy.linalg import cho_solve, cholesky, solve_triangular
+
     xa = _columns(prob, idx)
     xty_a = prob.xty[idx]
     if kspace or (kspace is None and k <= n):
         g = gram if gram is not None else xa.T @ xa
         prec = beta * g
         prec[np.diag_indices(k)] += alpha_a
-        chol = cholesky_lower(prec)
-        mean = beta * cho_solve_lower(chol, xty_a)
-        linv = solve_lower(chol, np.eye(k))
+        chol = cholesky(prec, lower=True, check_finite=False)
+        mean = beta * cho_solve((chol, True), xty_a, check_finite=False)
+        linv = solve_triangular(chol, np.eye(k), lower=True, check_finite=False)
         cov_diag = np.einsum("ij,ij->j", linv, linv)
         resid = prob.y - xa @ mean
         resid2 = float(resid @ resid)
@@ -354,9 +353,9 @@ def _posterior(prob: _Problem, idx, alpha_a, noise_var, gram=None, want_cov=Fals
     inv_a = 1.0 / alpha_a
     c = (xa * inv_a) @ xa.T
     c[np.diag_indices(n)] += noise_var
-    lc = cholesky_lower(c)
-    v = solve_lower(lc, xa * inv_a)  # L^-1 X_A A^-1
-    u = solve_lower(lc, prob.y)  # L^-1 y
+    lc = cholesky(c, lower=True, check_finite=False)
+    v = solve_triangular(lc, xa * inv_a, lower=True, check_finite=False)  # L^-1 X_A A^-1
+    u = solve_triangular(lc, prob.y, lower=True, check_finite=False)  # L^-1 y
     mean = v.T @ u
     cov_diag = inv_a - np.einsum("ij,ij->j", v, v)
     resid = prob.y - xa @ mean
@@ -691,8 +690,10 @@ def _fast_factors(prob: _Problem, state: SBLState):
         s = beta * prob.colnorm2
         q = beta * prob.xty
         return s, q, beta * prob.colnorm2
+    from scipy.linalg import solve_triangular
+
     b = state.xtx_active  # (M, k)
-    z = solve_lower(post.chol, b.T)  # (k, M)
+    z = solve_triangular(post.chol, b.T, lower=True, check_finite=False)  # (k, M)
     big_s = beta * prob.colnorm2 - beta**2 * np.einsum("ij,ij->j", z, z)
     big_q = beta * (prob.xty - b @ post.mean)
     s = big_s.copy()
@@ -917,21 +918,24 @@ class _FastIncremental:
                 prob.n * _LOG_2PI + prob.n * math.log(self.noise_var) + beta * prob.yty
             )
             return
+        from scipy.linalg import cho_solve, cholesky, solve_triangular
+        from scipy.linalg.lapack import dpotri
+
         idx = self.order[:k]
         b = self.B[:, :k]
         a = self.alpha[idx]
         prec = beta * b[idx]
         prec[np.diag_indices(k)] += a
-        chol = cholesky_lower(prec)
+        chol = cholesky(prec, lower=True, check_finite=False)
         # Sigma itself is what the rank-one updates act on: from the factor (LAPACK potri)
-        inv, info = potri_lower(chol)
+        inv, info = dpotri(chol, lower=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"potri failed (info {info})")
         low = np.tril(inv)
         self.sigma = np.asfortranarray(low + np.tril(low, -1).T)
-        mu = beta * cho_solve_lower(chol, prob.xty[idx])
+        mu = beta * cho_solve((chol, True), prob.xty[idx], check_finite=False)
         self.mu[:k] = mu
-        z = solve_lower(chol, b.T)  # (k, M)
+        z = solve_triangular(chol, b.T, lower=True, check_finite=False)  # (k, M)
         self.S = beta * prob.colnorm2 - beta**2 * np.einsum("ij,ij->j", z, z)
         self.Q = beta * (prob.xty - b @ mu)
         self.log_evidence = -0.5 * (
@@ -969,13 +973,15 @@ class _FastIncremental:
     # ------------------------------------------------------------------ actions
 
     def reestimate(self, j: int, a_new: float):
+        from scipy.linalg.blas import dger
+
         k = self.k
         pos = int(np.flatnonzero(self.order[:k] == j)[0])
         a_old = self.alpha[j]
         sj = self.sigma[:, pos].copy()
         kappa = 1.0 / (sj[pos] + 1.0 / (a_new - a_old))
         mu_j = self.mu[pos]
-        self.sigma = ger(-kappa, sj, sj, self.sigma)  # in place
+        self.sigma = dger(-kappa, sj, sj, a=self.sigma, overwrite_a=1)  # in place
         self.mu[:k] -= (kappa * mu_j) * sj
         e = self._b_times(sj) / self.noise_var
         self.S += kappa * e**2
@@ -983,12 +989,14 @@ class _FastIncremental:
         self.alpha[j] = a_new
 
     def delete(self, j: int):
+        from scipy.linalg.blas import dger
+
         k = self.k
         pos = int(np.flatnonzero(self.order[:k] == j)[0])
         sj = self.sigma[:, pos].copy()
         sjj = sj[pos]
         mu_j = self.mu[pos]
-        sig = ger(-1.0 / sjj, sj, sj, self.sigma)
+        sig = dger(-1.0 / sjj, sj, sj, a=self.sigma, overwrite_a=1)
         self.mu[:k] -= (mu_j / sjj) * sj
         e = self._b_times(sj) / self.noise_var
         self.S += e**2 / sjj
@@ -1005,6 +1013,8 @@ class _FastIncremental:
         self.k = last
 
     def add(self, i: int, a: float):
+        from scipy.linalg.blas import dger
+
         if self.k == self.order.size:
             self._grow()
         k = self.k
@@ -1016,7 +1026,7 @@ class _FastIncremental:
         if k:
             u = beta * (self.sigma @ b_i[self.order[:k]])
             e = beta * (b_i - self._b_times(u))
-            new[:k, :k] = ger(sii, u, u, self.sigma)
+            new[:k, :k] = dger(sii, u, u, a=self.sigma, overwrite_a=1)
             new[:k, k] = -sii * u
             new[k, :k] = -sii * u
             self.mu[:k] -= mu_i * u
@@ -1150,17 +1160,18 @@ def _fit_fast_incremental(prob: _Problem, alpha, noise_var, *, max_iter, tol, th
 
 
 def _small_blas():
-    """Limit BLAS to one thread while the SBL loop runs, when threadpoolctl is present.
+    """Limit BLAS to one thread while the SBL loop runs.
 
     The loops make thousands of small (k x k, k x M with k ~ tens) BLAS calls; measured
     here, OpenBLAS threads made a 30 x 30 triangular solve 60-200x slower (2.6-8.5 ms instead
-    of 0.04 ms) on a busy 2-core machine.
+    of 0.04 ms) on a busy 2-core machine. The limit covers the libraries loaded when it is
+    set, so :mod:`scipy.linalg` (whose OpenBLAS is not numpy's) is imported first.
     """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: scikit-learn brings it
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    import scipy.linalg  # noqa: F401
+
+    from .blas_threads import one_blas_thread
+
+    return one_blas_thread()
 
 
 def resolve_relevance_threshold(setting, n: int, m: int, *, method: str = "fast",
@@ -1332,11 +1343,18 @@ def fit_sbl(
     alpha[~prob.usable] = np.inf
     idx = np.flatnonzero(np.isfinite(alpha))
 
-    if method == "fast" and _incremental:
-        with _small_blas():
-            log_ev, n_iter, converged, fs = _fit_fast_incremental(
-                prob, alpha, noise_var, max_iter=max_iter, tol=tol, threshold=threshold
-            )
+    with _small_blas():
+        return _fit(prob, alpha, idx, noise_var, method=method, max_iter=max_iter, tol=tol,
+                    threshold=threshold, prune=prune, incremental=_incremental)
+
+
+def _fit(prob, alpha, idx, noise_var, *, method, max_iter, tol, threshold, prune,
+         incremental) -> SBLResult:
+    """:func:`fit_sbl` past its checks, with BLAS on one thread (:func:`_small_blas`)."""
+    if method == "fast" and incremental:
+        log_ev, n_iter, converged, fs = _fit_fast_incremental(
+            prob, alpha, noise_var, max_iter=max_iter, tol=tol, threshold=threshold
+        )
         return _result(prob, fs.alpha, fs.noise_var, fs.order[: fs.k], np.asarray(log_ev),
                        n_iter, converged, method)
     if method == "fast":
@@ -1357,8 +1375,7 @@ def fit_sbl(
         def step(st):
             return _fixed_point_step(prob, st, rule=method, prune=prune, gram_of=gram_of)
 
-    with _small_blas():
-        log_ev, n_iter, converged, state = _drive(step, state, max_iter, tol, method)
+    log_ev, n_iter, converged, state = _drive(step, state, max_iter, tol, method)
     return _result(prob, state.alpha, state.noise_var, state.post.idx, np.asarray(log_ev),
                    n_iter, converged, method)
 

@@ -47,7 +47,6 @@ from ..engines.naive_bayes_stats import (
     normal_normal_inverse_gamma,
 )
 from ..engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
-from ..engines.special import digamma
 from ..predictive import posterior_value
 from ..result import AnalyticFit, ExactMarginal
 
@@ -313,6 +312,8 @@ def _expected_log_scores(model: NaiveBayes, nb: NaiveBayesModel, values: dict) -
     Dirichlet class weights and category probabilities, and
     :meth:`UnivariateNIGPosterior.expected_logpdf` for the Gaussian features.
     """
+    from scipy.special import digamma
+
     s, classes = nb.schema, nb.classes
     alpha = np.asarray(nb.class_posterior.alpha, dtype=np.float64)
     out = digamma(alpha) - digamma(alpha.sum())

@@ -1,3 +1,5 @@
+import math
+from decimal import Decimal, localcontext
 from pathlib import Path
 
 import numpy as np
@@ -44,11 +46,7 @@ FAST_CASES = [
 
 @pytest.mark.parametrize("family, args, kwds", FAST_CASES)
 def test_fast_path_equals_scipy_to_the_last_bit(family, args, kwds):
-    """The fast path (no scipy.stats import) gives scipy's moments exactly, not nearly.
-
-    Its norm, t and beta quantiles come from :mod:`bayescheck.inference.engines.quantiles`, within a
-    few ulp of scipy's (``tests/inference/engines/test_quantiles.py``).
-    """
+    """The fast path (no scipy.stats import) gives scipy's moments and quantiles exactly."""
     light, dist = Dist(family, *args, **kwds), getattr(stats, family)
     assert light._valid() is not None  # the case does exercise the fast path
     for method in ("mean", "std", "var"):
@@ -60,10 +58,7 @@ def test_fast_path_equals_scipy_to_the_last_bit(family, args, kwds):
             continue  # array parameters against an array of q do not broadcast
         got, want = light.ppf(q), dist.ppf(q, *args, **kwds)
         assert type(got) is type(want) and np.shape(got) == np.shape(want)
-        if family == "invgamma":  # scipy.special's gammainccinv, as scipy.stats calls it
-            np.testing.assert_array_equal(got, want, strict=True)
-        else:  # inference.engines.quantiles: within a few ulp (its tests give the bound)
-            np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+        np.testing.assert_array_equal(got, want, strict=True)
 
 
 def test_beta_of_two_floats_equals_scipy_to_the_last_bit():
@@ -104,7 +99,7 @@ def test_fast_path_does_not_import_scipy_stats():
     import subprocess
     import sys
 
-    code = ("import sys; from inference.engines.dist import Dist; "
+    code = ("import sys; from bayescheck.inference.engines.dist import Dist; "
             "d = [Dist('norm', 1.0, 2.0), Dist('t', 5.0, 0.0, 1.0), Dist('beta', 2.0, 3.0), "
             "Dist('invgamma', 3.0, scale=2.0)]; "
             "[(x.mean(), x.std(), x.ppf(0.05)) for x in d]; "
@@ -123,3 +118,104 @@ def test_beta_of_huge_floats_gives_the_array_paths_numbers_not_an_overflow():
             for method in ("mean", "var"):
                 got, want = getattr(light, method)(), getattr(arrays, method)()
                 assert got == want or (np.isnan(got) and np.isnan(want)), (method, a, b)
+
+
+# Quantiles against exact roots: integer Beta shapes (the binomial tail, 50-digit decimal
+# arithmetic) and Student-t with an even number of degrees of freedom (Abramowitz and Stegun
+# 26.7.3, the same arithmetic). scipy.special answers within 4e-15 of them here; in far tails
+# of large shapes (Beta(221, 143) at 1e-12) its betaincinv is off by up to 1e-13.
+VERIFIED_RTOL = 4e-15
+
+
+def _rel(x: float, ref: float) -> float:
+    return abs(x - ref) / abs(ref) if ref != 0 else abs(x)
+
+
+def _binomial_tail(a: int, b: int, x: float) -> Decimal:
+    """``I_x(a, b)`` for integers: ``P(Binomial(a + b - 1, x) >= a)``, to 50 digits."""
+    with localcontext() as ctx:
+        ctx.prec = 50
+        X = Decimal(x)
+        Y = 1 - X
+        n = a + b - 1
+        return sum(Decimal(math.comb(n, j)) * X**j * Y**(n - j) for j in range(a, n + 1))
+
+
+def _exact_beta_root(a: int, b: int, p: float) -> float:
+    """The double just below the root of ``I_x(a, b) = p`` (bisection on floats)."""
+    lo, hi = 0.0, 1.0
+    target = Decimal(p)
+    while True:
+        mid = (lo + hi) / 2
+        if not lo < mid < hi:
+            return lo
+        if _binomial_tail(a, b, mid) < target:
+            lo = mid
+        else:
+            hi = mid
+
+
+def _half_tail(b: int, y: float) -> Decimal:
+    """``I_y(1/2, b)`` for an integer b (Abramowitz and Stegun 26.7.3), to 50 digits."""
+    with localcontext() as ctx:
+        ctx.prec = 50
+        Y = Decimal(y)
+        X = 1 - Y
+        term = total = Decimal(1)
+        for k in range(1, b):
+            term *= X * (2 * k - 1) / (2 * k)
+            total += term
+        return Y.sqrt() * total
+
+
+def _exact_t(df: int, p: float) -> float:
+    """The double nearest below the exact t quantile, p < 1/2, even df."""
+    lo, hi = 0.0, 1e300  # bisection on t: P(T <= -t) = (1 - I_y(1/2, df/2)) / 2
+    target = Decimal(p)
+    while True:
+        mid = math.sqrt(lo * hi) if lo > 0 and hi > 4 * lo else (lo + hi) / 2
+        if not lo < mid < hi:
+            return -lo
+        y = Decimal(mid) ** 2 / (Decimal(df) + Decimal(mid) ** 2)
+        if (1 - _half_tail(df // 2, y)) / 2 < target:
+            hi = mid
+        else:
+            lo = mid
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("a, b", [(1, 1), (1, 29), (2, 5), (19, 13), (7, 24), (50, 10)])
+def test_beta_quantiles_are_the_exact_roots(a, b):
+    for p in (1e-8, 0.025, 0.05, 0.5, 0.95, 0.975, 1 - 1e-8):
+        root = _exact_beta_root(a, b, p)
+        assert _rel(float(Dist("beta", float(a), float(b)).ppf(p)), root) <= VERIFIED_RTOL
+        if a != b:  # the shapes swapped: far off
+            assert _rel(float(Dist("beta", float(b), float(a)).ppf(p)), root) > 1e-6
+
+
+@pytest.mark.slow
+def test_t_quantiles_are_the_exact_roots():
+    for df, p in [(2, 0.05), (4, 0.2058187593334726), (6, 0.3), (10, 1e-8), (30, 0.05),
+                  (1000, 0.025)]:
+        exact = _exact_t(df, p)
+        assert _rel(float(Dist("t", float(df)).ppf(p)), exact) <= VERIFIED_RTOL, (df, p)
+        assert _rel(float(Dist("t", float(df), 0.0, 1.01).ppf(p)), exact) > 1e-3
+
+
+# Non-integer shapes have no closed-form root: 40-digit mpmath roots (findroot on betainc).
+NON_INTEGER_ROOTS = [
+    (0.5379434046758467, 0.5474933976434181, 9.99, 0.031842515444426796),
+    (0.5110548063111158, 0.884041337670255, 9.99, 0.058783488661236935),
+    (0.8452249817012268, 0.6119417429847839, 9.99, 0.11683282274038502),
+]
+
+
+@pytest.mark.parametrize(("p", "a", "b", "root"), NON_INTEGER_ROOTS)
+def test_beta_quantile_of_non_integer_shapes_is_the_mpmath_root(p, a, b, root):
+    got = float(Dist("beta", a, b).ppf(p))
+    assert _rel(got, root) <= VERIFIED_RTOL
+    assert _rel(got * (1 + 1e-14), root) > VERIFIED_RTOL  # the bound tells 1e-14 apart
+
+
+def test_t_quantile_at_1000_df_is_the_mpmath_root():
+    assert _rel(float(Dist("t", 1000.0).ppf(0.01)), -2.330082674755513) <= VERIFIED_RTOL

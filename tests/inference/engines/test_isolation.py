@@ -50,3 +50,16 @@ def test_engines_import_nothing_outside_numpy_and_scipy_and_the_check_can_fail()
         assert not bad, f"{module} loads {bad}"
     # the same probe on a family module (which reads specs through models) must see models
     assert any(m.startswith("bayescheck.models") for m in report[-1][1])
+
+
+def test_engines_import_scipy_only_inside_the_functions_that_need_it():
+    """Importing scipy costs more than a small fit: no engine loads it on import (nor
+    threadpoolctl); the probe sees it once something does."""
+    modules = [f"bayescheck.inference.engines.{e}" for e in ENGINES] + ["scipy.special"]
+    out = subprocess.run([sys.executable, "-c", PROBE,
+                          json.dumps([modules, ("scipy", "threadpoolctl")])],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    report = json.loads(out)
+    for module, loaded in report[:-1]:
+        assert not loaded, f"{module} loads {loaded}"
+    assert "scipy.special" in report[-1][1]

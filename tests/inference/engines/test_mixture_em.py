@@ -685,19 +685,3 @@ def test_match_components_recovers_a_shuffle_and_defers_ties_to_scipy():
     means = np.array([[1.0, 1.0], [1.0, 1.0], [9.0, 9.0]])
     cost = ((means[None, :, :] - reference[:, None, :]) ** 2).sum(axis=-1)
     assert_array_equal(match_components(means, reference), linear_sum_assignment(cost)[1])
-
-
-def test_blas_single_thread_limits_blas_and_scans_the_libraries_once():
-    """Inside the context every BLAS library runs on one thread, and the libraries loaded are
-    found once, not on every entry (that scan was most of a mixture check's density calls)."""
-    threadpoolctl = pytest.importorskip("threadpoolctl")
-    from bayescheck.inference.engines import mixture_em as em
-
-    with em._blas_single_thread():
-        inside = threadpoolctl.threadpool_info()
-    first = em._CONTROLLER[0]
-    with em._blas_single_thread():
-        pass
-    assert em._CONTROLLER[0] is first
-    blas = [i for i in inside if i["user_api"] == "blas"]
-    assert blas and all(i["num_threads"] == 1 for i in blas)

@@ -657,3 +657,41 @@ def test_a_mapping_of_columns_is_read_as_the_frame_with_those_columns():
         model.predict_proba(q))
     with pytest.raises(ValueError, match="missing"):
         naive_bayes_stats({f: columns[f] for f in FEATURES[:3]}, y, schema=schema)
+
+
+def _exact_digamma(x2: int) -> float:
+    """psi(x2 / 2) for a positive integer x2, summed exactly and rounded once.
+
+    psi(n) = -gamma + H_(n-1) and psi(n + 1/2) = -gamma - 2 log 2 + sum_(k<n) 2 / (2k + 1)
+    (Abramowitz and Stegun 6.3.2, 6.3.4).
+    """
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 50
+        euler = Decimal("0.57721566490153286060651209008240243104215933593992")
+        if x2 % 2 == 0:
+            s = sum((Fraction(1, k) for k in range(1, x2 // 2)), Fraction(0))
+            head = -euler
+        else:
+            s = sum((Fraction(2, 2 * k + 1) for k in range(x2 // 2)), Fraction(0))
+            head = -euler - 2 * Decimal(2).ln()
+        return float(head + Decimal(s.numerator) / Decimal(s.denominator))
+
+
+def test_expected_log_density_uses_the_exact_digamma():
+    """E[log N(x | mu, sigma2)] = -log(2 pi) / 2 - (log b - psi(a)) / 2 - ((x - m)^2 a / b
+    + 1 / kappa) / 2, with psi at integers and half-integers summed exactly."""
+    x2 = np.array([1, 2, 3, 7, 20, 41, 400])  # a = x2 / 2
+    a = x2 / 2.0
+    post = UnivariateNIGPosterior(mu=np.full(7, 0.3), kappa=np.full(7, 2.5), a=a,
+                                  b=np.full(7, 1.7), count=np.full(7, 3.0), prior=None)
+    x = 1.1
+    psi = np.array([_exact_digamma(int(n)) for n in x2])
+    want = (-0.5 * math.log(2 * math.pi) - 0.5 * (math.log(1.7) - psi)
+            - 0.5 * ((x - 0.3) ** 2 * a / 1.7 + 1 / 2.5))
+    got = post.expected_logpdf(x)
+    np.testing.assert_allclose(got, want, rtol=4e-15, atol=4e-15)
+    # psi(a + 1) = psi(a) + 1/a in its place: off by 1 / (2a)
+    off = want + 0.5 / a
+    assert np.all(np.abs(got - off) > 1e-4)
