@@ -49,8 +49,6 @@ FILE_CPU = {
     "tests/estimators/test_categorical_estimators.py": 9,
     "tests/inference/test_bayesian_network_pgmpy.py": 8,
     "tests/test_readme.py": 8,
-    "tests/inference/engines/test_lapack.py": 9,  # round 8, 60 bit-for-bit comparisons
-    "tests/inference/engines/test_quantiles.py": 9,  # round 8, grids against scipy
     "tests/inference/engines/test_sbl.py": 7,
     "tests/models/test_linear_regression_sufficient.py": 6,
     "tests/reports/test_bayesian_network_predict.py": 5,
