@@ -484,7 +484,8 @@ def run_case(name: str, seed: int, out: Path) -> dict:
     folder = out / name / f"seed-{seed}"
     env = {**os.environ, "MPLBACKEND": "Agg"}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "bayescheck", "check", str(spec), "--out",
+    # the installed command, as a user runs it
+    proc = subprocess.run([str(Path(sys.executable).parent / "bayescheck"), "check", str(spec), "--out",
                            str(folder), "--seed", str(seed), "--quiet"], env=env, cwd=ROOT,
                           capture_output=True, text=True)
     seconds = time.perf_counter() - started
