@@ -55,6 +55,16 @@ def _row(name: str, size: str, best: dict, target: str, limit: float | None,
                baseline=best.get("baseline"), note=note)
 
 
+def n_rows(folder: Path) -> str:
+    """The rows a fit read, from its posterior.json."""
+    import json
+
+    try:
+        return f"{json.loads((folder / 'posterior.json').read_text())['n_rows']:,}"
+    except (OSError, KeyError, ValueError):
+        return "?"
+
+
 def fit_small(ctx: Context) -> list[Row]:
     rows = []
     for name, spec in (("coin", "beta_bernoulli/coin.toml"),
@@ -63,7 +73,7 @@ def fit_small(ctx: Context) -> list[Row]:
         best = _alternate(ctx, lambda side, exe, i, path=path, name=name: [
             exe, "fit", path, "--out", ctx.work / "fit" / side / name, "--quiet"])
         rows.append(_row(f"`bayescheck fit` of the {name} example, whole command",
-                         "example", best, "<= 1.0 s", 1.0))
+                         n_rows(ctx.work / "fit" / "ours" / name), best, "<= 1.0 s", 1.0))
     return rows
 
 
@@ -79,15 +89,16 @@ def check_small(ctx: Context) -> list[Row]:
     command(python(script), ctx)  # warm: its compile cached as the check's is
     pymc = min(command(python(script), ctx) for _ in range(ctx.repeat))
     verdict = _verdict(out / "ours")
-    rows = [_row("`bayescheck check` of the coin example, warm, whole command", "12",
+    size = n_rows(out / "ours")
+    rows = [_row("`bayescheck check` of the coin example, warm, whole command", size,
                  best, "<= 10 s", 10.0, note=f"verdict {verdict}"),
             Row("`bayescheck check` of the coin (fit, NUTS, compare, report) vs the same "
-                "model sampled alone", "12", best["ours"],
+                "model sampled alone", size, best["ours"],
                 "PyMC `pm.sample(nuts_sampler='nutpie')`, fresh process", pymc,
                 note=f"the check costs {best['ours'] / pymc:.2f}x sampling alone "
                      f"(4 chains x 2000 draws + 1000 tune both)")]
     report = _alternate(ctx, lambda side, exe, i: [exe, "report", out / side])
-    rows.append(_row("`bayescheck report DIR` (the coin's check), whole command", "12",
+    rows.append(_row("`bayescheck report DIR` (the coin's check), whole command", size,
                      report, "<= 2 s", 2.0))
     return rows
 
@@ -114,7 +125,7 @@ def _verdict(folder: Path) -> str:
 
 
 def calibrate_and_predict(ctx: Context) -> list[Row]:
-    sims = ctx.size(1000, 200)
+    sims = ctx.size(1000, 100)
     spec = example("linear_regression/stream.toml")
     calibrate = _alternate(ctx, lambda side, exe, i: [
         exe, "calibrate", spec, "--simulations", sims, "--out",
@@ -127,10 +138,12 @@ def calibrate_and_predict(ctx: Context) -> list[Row]:
     predict = _alternate(ctx, lambda side, exe, i: [
         exe, "predict", spec, "--model-from", ctx.work / "predict-fit" / side, "--data", rows,
         "--out", ctx.work / "predict" / f"{side}.csv"])
+    new_rows = len(rows.read_text().splitlines()) - 1  # the header
     return [_row(f"`bayescheck calibrate` of the regression stream example, {sims} "
-                 f"simulations, whole command", "example", calibrate, "", None),
-            _row("`bayescheck predict` of the regression stream example's rows, whole command",
-                 "example", predict, "", None)]
+                 f"simulations, whole command", n_rows(ctx.work / "predict-fit" / "ours"),
+                 calibrate, "", None),
+            _row("`bayescheck predict` of the regression stream example's first batch, "
+                 "whole command", f"{new_rows:,}", predict, "", None)]
 
 
 BENCHMARKS = {"fit": fit_small, "check": check_small, "calibrate-predict": calibrate_and_predict}

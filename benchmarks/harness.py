@@ -86,12 +86,17 @@ def loadavg() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0])
 
 
-def interleave(fns: dict, repeat: int) -> dict:
-    """``{name: (best seconds, last result)}``; the functions alternate in each of ``repeat``
-    rounds, so a busy spell of the machine falls on all of them alike."""
+def interleave(fns: dict, repeat: int, min_seconds: float = 1.0, max_rounds: int = 200) -> dict:
+    """``{name: (best seconds, last result)}``; the functions alternate in each of at least
+    ``repeat`` rounds, so a busy spell of the machine falls on all of them alike. Calls of
+    milliseconds go on for more rounds (until ``min_seconds`` have passed, ``max_rounds`` at
+    most): one unlucky time slice would otherwise be the whole measurement."""
     best = dict.fromkeys(fns, math.inf)
     last = {}
-    for _ in range(repeat):
+    started_all, rounds = time.perf_counter(), 0
+    while rounds < repeat or (time.perf_counter() - started_all < min_seconds
+                              and rounds < max_rounds):
+        rounds += 1
         for name, fn in fns.items():
             started = time.perf_counter()
             last[name] = fn()
