@@ -10,11 +10,21 @@ after each benchmark and printed on its rows.
 
 ``--baseline EXE`` is another installation's ``bayescheck`` executable (for example a venv
 of the commit before a change): the command rows run it too, alternating with ours, and the
-table gets its time and the ratio. ``--quick`` runs every benchmark at small sizes (a few
-minutes) and writes ``bench-output/RESULTS-quick.md`` unless ``--out`` says otherwise; the
-full run writes ``benchmarks/RESULTS.md``. The section of RESULTS.md from
-:data:`NOTES_MARKER` on (proposals to upstream projects, measured anchors) is written by
-hand and kept by every run.
+table gets its time and the ratio. A baseline of commit REV, in a venv of its own (an
+editable install of an old tree must not reach this one's venv)::
+
+    git worktree add --detach ../baseline REV
+    python3.12 -m venv ../baseline/.venv
+    ../baseline/.venv/bin/pip install -e ../baseline      # or --no-deps over a shared site
+    .venv/bin/python benchmarks/run.py --baseline ../baseline/.venv/bin/bayescheck
+
+``--quick`` runs every benchmark at small sizes (about 4 minutes with a baseline at load 5 on
+2 cores) and writes ``bench-output/RESULTS-quick.md`` unless ``--out`` says otherwise; the
+full run (1e6-row data sets, ARDRegression's 15-180 s fits, pgmpy on a 1e6-row CSV) takes
+of the order of 15-25 minutes on an idle 2-core machine (an estimate from the quick run and
+the peers' known times) and writes ``benchmarks/RESULTS.md``. The section of RESULTS.md
+from :data:`NOTES_MARKER` on (proposals to upstream projects, measured anchors) is written
+by hand and kept by every run. Data sets are written once into ``--work`` and reused.
 """
 
 from __future__ import annotations
