@@ -154,8 +154,9 @@ def _header(ctx: Context, started: datetime) -> list[str]:
     lines = [
         "# Benchmark results",
         "",
-        f"Written by `{'make bench' if not ctx.quick else 'benchmarks/run.py --quick'}` "
-        f"(`benchmarks/run.py`){' at the QUICK sizes (not the ones named below)' if ctx.quick else ''}.",
+        ("Written by `benchmarks/run.py --quick`: the QUICK sizes (small data sets; the "
+         "rows column says which), not the full ones of `make bench`." if ctx.quick
+         else "Written by `make bench` (`benchmarks/run.py`)."),
         "",
         f"- machine: {_machine()}",
         f"- date: {started:%Y-%m-%d %H:%M} to {datetime.now(UTC):%H:%M} UTC",
