@@ -149,8 +149,8 @@ def _versions() -> str:
 
 
 def _header(ctx: Context, started: datetime) -> list[str]:
-    which = ("every row" if ctx.quick
-             else "except ARD: one fit each, ARDRegression takes 15-180 s a fit")
+    which = ("" if ctx.quick
+             else "; ARD one fit each: ARDRegression takes 15-180 s a fit")
     lines = [
         "# Benchmark results",
         "",
@@ -161,8 +161,8 @@ def _header(ctx: Context, started: datetime) -> list[str]:
         f"- machine: {_machine()}",
         f"- date: {started:%Y-%m-%d %H:%M} to {datetime.now(UTC):%H:%M} UTC",
         f"- bayescheck {_revision(ROOT)}, Python {platform.python_version()}; {_versions()}",
-        f"- each row: ours and the peer alternate, best of {ctx.repeat} ({which}; calls "
-        "shorter than that in one process go on alternating for at least 1 s); "
+        f"- each row: ours and the peer alternate, best of {ctx.repeat}{which} (calls in "
+        "one process alternate until at least 1 s has passed); "
         "commands are timed from the start of their process to its exit; the load is "
         "`/proc/loadavg`'s 1-minute figure before / after the row's benchmark (2 cores: above "
         "2, other jobs shared the machine and wall times are inflated; the ratios of one "
