@@ -51,8 +51,10 @@ test-fast: $(STAMP) hygiene
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile -m "not nuts and not slow"
 
+# every peer comparison, one table: benchmarks/RESULTS.md (BENCH_ARGS=--quick: a few minutes,
+# bench-output/RESULTS-quick.md; BENCH_ARGS="--baseline OTHER/.venv/bin/bayescheck": before/after)
 bench: $(STAMP)
-	$(VPY) benchmarks/run.py
+	$(VPY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) demo-output bench-output

@@ -482,9 +482,10 @@ def run_case(name: str, seed: int, out: Path) -> dict:
     data_set, family, writer = CASES[name]
     spec = writer(out / name)
     folder = out / name / f"seed-{seed}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    env = {**os.environ, "MPLBACKEND": "Agg"}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "reports", "check", str(spec), "--out",
+    # the installed command, as a user runs it
+    proc = subprocess.run([str(Path(sys.executable).parent / "bayescheck"), "check", str(spec), "--out",
                            str(folder), "--seed", str(seed), "--quiet"], env=env, cwd=ROOT,
                           capture_output=True, text=True)
     seconds = time.perf_counter() - started
