@@ -91,19 +91,23 @@ def _householder_r(a: np.ndarray) -> np.ndarray:
     reflectors. A tall block (more than ``ROW_BLOCK`` rows, at least 4 times as many rows
     per block as columns) is factored in row blocks: ``dgeqrt`` on the first ``ROW_BLOCK``
     rows, then each next block is folded into that R by ``dtpqrt`` (the QR of R stacked on
-    the block: a sequential TSQR, as LAPACK's ``dlatsqr``) when BLAS runs on one thread (as
-    in a big stream, :func:`bayescheck.inference.streaming.run_stream`). Otherwise one
-    ``dgeqrt`` call.
+    the block: a sequential TSQR, as LAPACK's ``dlatsqr``), with BLAS on one thread.
+    Otherwise one ``dgeqrt`` call.
     """
     from scipy.linalg.lapack import dgeqrt, dtpqrt
 
     m, n = a.shape
     nb = min(COLUMN_BLOCK, m, n)
     # The row blocks' BLAS calls are too small for threads: with OpenBLAS's 2 threads on
-    # this shared 2-core machine, 200,000 x 51 took 3.1 s blocked, 1.1-2.0 s in one call,
-    # 0.23-0.27 s blocked on one thread. Blocks only when BLAS already runs on one thread
-    # (a big stream sets it); changing the setting here would change it for every thread.
-    blocked = m > ROW_BLOCK and 4 * n <= ROW_BLOCK and _blas_on_one_thread()
+    # a shared 2-core machine, 200,000 x 51 took 3.1 s blocked, 1.1-2.0 s in one call,
+    # 0.23-0.27 s blocked on one thread. A tall block is therefore factored on one BLAS
+    # thread (a big stream has set that already; otherwise it is set for this call).
+    blocked = m > ROW_BLOCK and 4 * n <= ROW_BLOCK
+    if blocked and not _blas_on_one_thread():
+        from .blas_threads import one_blas_thread
+
+        with one_blas_thread():
+            return _householder_r(a)
     first = ROW_BLOCK if blocked else m
     head = a if first == m else np.asfortranarray(a[:first])
     head, _, info = dgeqrt(nb, head, overwrite_a=True)

@@ -331,11 +331,12 @@ def test_row_blocked_root_equals_one_factorisation(rows, monkeypatch):
     assert not np.allclose(short, whole, rtol=0, atol=1e-13 * np.abs(whole).max())
 
 
-def test_rows_are_blocked_only_with_blas_on_one_thread(monkeypatch):
-    """With BLAS on one thread the QR folds row blocks in; with more, one dgeqrt call over
-    all the rows (the small blocked calls spin threads); the same R either way to 1e-13."""
+def test_tall_blocks_are_folded_in_on_one_blas_thread_and_the_setting_is_restored(monkeypatch):
+    """A tall block is factored in row blocks on one BLAS thread whatever the caller's thread
+    count (the small blocked calls would spin threads), the caller's count is restored, and
+    the R equals one dgeqrt call over all the rows to 1e-13."""
     from bayescheck.inference.engines import linear_gaussian as lg
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     lg.load_lapack()  # scipy's BLAS loaded, so that the limits below cover it
     Z = np.asfortranarray(np.random.default_rng(1).normal(size=(5000, 20)))
@@ -345,9 +346,11 @@ def test_rows_are_blocked_only_with_blas_on_one_thread(monkeypatch):
             if threads == 2 and lg._blas_on_one_thread():
                 pytest.skip("BLAS cannot run on two threads here")
             roots[threads] = lg.triangular_root(Z)
-            with monkeypatch.context() as m:
-                m.setattr(lg, "ROW_BLOCK", 10 ** 9)  # one call, whatever the threads
-                roots[threads, "whole"] = lg.triangular_root(Z)
-    np.testing.assert_array_equal(roots[2], roots[2, "whole"])
-    assert not np.array_equal(roots[1], roots[1, "whole"])  # blocked: other roundings
-    np.testing.assert_allclose(roots[1], roots[2], rtol=0, atol=1e-13 * np.abs(roots[2]).max())
+            assert {lib["num_threads"] for lib in threadpool_info()
+                    if lib["user_api"] == "blas"} == {threads}
+    with monkeypatch.context() as m:
+        m.setattr(lg, "ROW_BLOCK", 10 ** 9)  # one call
+        whole = lg.triangular_root(Z)
+    np.testing.assert_array_equal(roots[1], roots[2])  # the same blocked computation
+    assert not np.array_equal(roots[1], whole)  # blocked: other roundings
+    np.testing.assert_allclose(roots[1], whole, rtol=0, atol=1e-13 * np.abs(whole).max())
