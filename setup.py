@@ -1,15 +1,16 @@
 """Packaging: the repository's folders install under one import name, ``bayescheck``.
 
-``models/``, ``inference/`` and ``reports/`` stay at the top of the repository (see
-docs/architecture.md) and install as ``bayescheck.models``, ``bayescheck.inference`` and
-``bayescheck.reports``; ``examples/`` ships as ``bayescheck/examples`` (the data of
-``bayescheck demo``). Packages are discovered, so a new subpackage cannot be left out of the
-wheel. Everything else about the distribution is in pyproject.toml.
+``data/``, ``models/``, ``inference/`` and ``reports/`` stay at the top of the repository (see
+docs/architecture.md) and install as ``bayescheck.data``, ``bayescheck.models``,
+``bayescheck.inference`` and ``bayescheck.reports``; ``examples/`` ships as
+``bayescheck/examples`` (the data of ``bayescheck demo``). Packages are discovered, so a new
+subpackage cannot be left out of the wheel. Everything else about the distribution is in
+pyproject.toml.
 """
 
 from setuptools import find_namespace_packages, setup
 
-FOLDERS = ("models", "inference", "reports", "examples")
+FOLDERS = ("data", "models", "inference", "reports", "examples")
 
 
 def discovered(folder: str) -> list[str]:

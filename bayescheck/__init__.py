@@ -25,7 +25,7 @@ from importlib import import_module
 _EXPORTS = {
     "fit": "bayescheck.api", "check": "bayescheck.api", "calibrate": "bayescheck.api",
     "predict": "bayescheck.api", "exact_posterior": "bayescheck.api", "load_spec": "bayescheck.models.spec",
-    "Spec": "bayescheck.models.spec", "DataSource": "bayescheck.models.data",
+    "Spec": "bayescheck.models.spec", "DataSource": "bayescheck.data.sources",
     "AnalyticFit": "bayescheck.inference.result",
     "BayescheckError": "bayescheck.models.errors", "DataError": "bayescheck.models.errors",
     "SpecError": "bayescheck.models.errors",

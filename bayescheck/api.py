@@ -133,7 +133,7 @@ def predict(spec: Spec | str | Path, fitted, data=None, *, level: float = 0.9,
     """
     import pandas as pd
 
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.reports.predict import prediction_table
 
     spec = _spec(spec)

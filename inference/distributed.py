@@ -6,7 +6,7 @@ Dirichlet-categorical, naive Bayes) and the Gaussian mixture's EM on a
 ``dask.distributed`` cluster:
 
 * every file of the spec's ``[data] path`` is one partition; a worker reads it (the same
-  reader and validation as the in-process stream, :func:`bayescheck.models.data.read_batch`) and
+  reader and validation as the in-process stream, :func:`bayescheck.data.batch.read_batch`) and
   computes the family's statistic of that batch there, the same function the stream calls;
 * the statistics are merged by a tree of tasks on the workers (each merging up to
   :data:`FAN_IN` neighbours; 3 levels for 100 files), with the family's merge (``+`` of the
@@ -41,7 +41,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from bayescheck.models.data import Batch, data_file, fingerprint, is_url, read_batch
+from bayescheck.data.batch import Batch, read_batch
+from bayescheck.data.fingerprints import fingerprint
+from bayescheck.data.remote import data_file, is_url
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
 from .streaming import (

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bayescheck.models.data import is_url
+from bayescheck.data.remote import is_url
 from bayescheck.models.errors import DataError, SpecError
 
 from .engines.mixture_em import EMState

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
-from bayescheck.models.data import DataSource
+from bayescheck.data.sources import DataSource
 from bayescheck.models.errors import BayescheckError
 from bayescheck.models.interface import Calibratable, DeclaresSimulations
 from bayescheck.models.spec import Spec

@@ -53,7 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bayescheck.models.data import Batch, DataSource
+from bayescheck.data.batch import Batch
+from bayescheck.data.sources import DataSource
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
 __all__ = [

@@ -1,4 +1,6 @@
-"""What is modelled: model objects, their PyMC declarations, spec loading and data sources.
+"""What is modelled: model objects, their PyMC declarations and spec loading.
+
+The data are read by :mod:`bayescheck.data`.
 
 Names are imported on first use (as in :mod:`inference`), so loading one spec imports only
 its own model module: ``fit`` of a regression does not load pandas, which the classifiers'
@@ -9,12 +11,10 @@ from importlib import import_module
 
 _EXPORTS = {
     "ARD": "ard",
-    "Batch": "data",
     "BayesRule": "bayes_rule",
     "BayescheckError": "errors",
     "BetaBernoulli": "beta_bernoulli",
     "DataError": "errors",
-    "DataSource": "data",
     "DirichletCategorical": "beta_bernoulli",
     "GaussianMixture": "gaussian_mixture",
     "LinearRegression": "linear_regression",
@@ -26,7 +26,6 @@ _EXPORTS = {
     "Spec": "spec",
     "SpecError": "errors",
     "load_spec": "spec",
-    "numeric_columns": "data",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.sources import DataSource
 
 from . import validation
-from .data import Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
 from .errors import BayescheckError
 from .interface import Calibratable, FullDeclaration, Model

@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.labels import batch_rows, category_codes, category_codes_as
+from bayescheck.data.sources import DataSource
 
-from .data import Batch, DataSource, batch_rows, category_codes, category_codes_as
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
@@ -495,7 +497,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         """Every node's column factorised once: ``(codes, labels)`` per node, in node order.
 
         ``codes`` index ``labels`` (-1 for a missing cell); see
-        :func:`bayescheck.models.data.category_codes`. ``nodes``: only these (default: every node).
+        :func:`bayescheck.data.labels.category_codes`. ``nodes``: only these (default: every node).
 
         Raises
         ------
@@ -514,7 +516,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         (in the order first seen), or, with held states, is a :class:`DataError` naming its
         row. Returns per node the codes (-1 for a missing cell; possibly a read-only view)
         and whether the column has a missing cell; see
-        :func:`bayescheck.models.data.category_codes_as`.
+        :func:`bayescheck.data.labels.category_codes_as`.
 
         Raises
         ------

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.labels import PLAIN_INT, batch_column, cell_codes, is_plain_label
+from bayescheck.data.sources import DataSource
 
 from . import validation
-from .data import PLAIN_INT, Batch, DataSource, batch_column, is_plain_label, plain_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
@@ -82,9 +84,10 @@ def bernoulli_labels(batch: Batch, column: str) -> np.ndarray:
         Naming the file, the column and the first bad 1-based row: a missing value (NaN) or
         any other value (2, -1, "yes", 0.5, ...).
     """
-    cells = plain_cells(batch, column)
-    if cells is not None and all(v in ("0", "1") for v in cells):
-        return np.array([v == "1" for v in cells], dtype=np.int8)  # pandas: int64 0 / 1
+    read = cell_codes(batch, column)
+    if read is not None and read[0].min() >= 0 and set(read[1]) <= {"0", "1"}:
+        codes, cells = read
+        return np.array([v == "1" for v in cells], dtype=np.int8)[codes]  # pandas: int64 0 / 1
     import pandas as pd
     col = batch_column(batch, column)
     if pd.api.types.is_bool_dtype(col.dtype) or pd.api.types.is_numeric_dtype(col.dtype):
@@ -131,16 +134,17 @@ def _label(value) -> str:
 
 
 def _plain_category_labels(batch: Batch, column: str) -> np.ndarray | None:
-    """:func:`category_labels` of a small plain CSV without pandas, or None.
+    """:func:`category_labels` of a CSV column read by pyarrow (without pandas), or None.
 
     Only two kinds of column are taken, those pandas reads unambiguously: every cell a plain
     integer (an int64 column, labelled by its decimal form), or every cell a label pandas reads
     as a string (an object column, labelled by :func:`_label`). Anything else, and any error,
     is left to the pandas path.
     """
-    cells = plain_cells(batch, column)
-    if cells is None:
+    read = cell_codes(batch, column)
+    if read is None or read[0].min() < 0:
         return None
+    codes, cells = read
     if all(PLAIN_INT.fullmatch(v) for v in cells):
         labels = [str(int(v)) for v in cells]
     elif all(is_plain_label(v, text=batch.text) for v in cells):
@@ -149,7 +153,7 @@ def _plain_category_labels(batch: Batch, column: str) -> np.ndarray | None:
         return None
     if "" in labels:
         return None
-    return np.array(labels, dtype=object).astype(str)
+    return np.array(labels, dtype=object).astype(str)[codes]
 
 
 def category_labels(batch: Batch, column: str,

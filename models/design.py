@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.numbers import MAX_MAGNITUDE, numeric_columns
+from bayescheck.data.sources import DataSource
 
-from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import SpecError
 from .resources import require_memory, square_matrices
 from .spec import Section

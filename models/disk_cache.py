@@ -1,8 +1,8 @@
 """Bounded on-disk caches: marking an entry as used, and evicting old entries and leftovers.
 
-bayescheck keeps three caches of compiled code that would otherwise only grow: the compiled
-CSV reader (:mod:`bayescheck.models.csv_codes`), nutpie's Numba models (:mod:`bayescheck.inference.numba_cache`)
-and the precompiled header of PyTensor's C modules (:mod:`bayescheck.inference.pytensor_pch`). An entry
+bayescheck keeps two caches of compiled code that would otherwise only grow: nutpie's Numba
+models (:mod:`bayescheck.inference.numba_cache`) and the precompiled header of PyTensor's C
+modules (:mod:`bayescheck.inference.pytensor_pch`). An entry
 goes dead when what it was compiled for changes (another source, compiler, flags, PyTensor or
 Numba version, another model) and nothing would ever remove it. Each of them follows the
 policy here:

@@ -1,17 +1,15 @@
 """Errors a user can fix: every one names what is wrong and where.
 
-All of them map to exit code 2 on the command line (bad spec, bad data, bad usage).
+All of them map to exit code 2 on the command line (bad spec, bad data, bad usage). The base
+class and the data's error are :mod:`bayescheck.data.errors`' (the readers below ``models``
+raise them), named here too.
 """
 
 from __future__ import annotations
 
+from bayescheck.data.errors import BayescheckError, DataError
+
 __all__ = ["BayescheckError", "SpecError", "DataError", "NotIdentifiedError"]
-
-
-class BayescheckError(Exception):
-    """Base class of the errors that are the user's to fix (exit code 2)."""
-
-    exit_code = 2
 
 
 class SpecError(BayescheckError):
@@ -33,37 +31,6 @@ class SpecError(BayescheckError):
         where = ", ".join(
             part for part in (self.path and f"{self.path}", key and f"key '{key}'") if part
         )
-        super().__init__(f"{where}: {message}" if where else message)
-
-
-class DataError(BayescheckError):
-    """A data file cannot be used: names the file and, where it applies, column and row.
-
-    Parameters
-    ----------
-    message : str
-        What is wrong.
-    path : str or os.PathLike, optional
-        The data file (or batch) concerned.
-    column : str, optional
-        The column concerned.
-    row : int, optional
-        The 1-based data row (the header is not counted).
-    """
-
-    def __init__(self, message: str, *, path=None, column: str | None = None,
-                 row: int | None = None):
-        self.path = None if path is None else str(path)
-        self.column = column
-        self.row = row
-        parts = []
-        if self.path:
-            parts.append(self.path)
-        if column is not None:
-            parts.append(f"column '{column}'")
-        if row is not None:
-            parts.append(f"row {row}")
-        where = ", ".join(parts)
         super().__init__(f"{where}: {message}" if where else message)
 
 

@@ -57,9 +57,11 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.numbers import MAX_MAGNITUDE, numeric_columns
+from bayescheck.data.sources import DataSource
 
 from . import validation
-from .data import MAX_MAGNITUDE, Batch, DataSource, numeric_columns
 from .errors import DataError, SpecError
 from .interface import Model, StartsAtEstimate
 from .resources import require_memory, square_matrices

@@ -13,8 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import pandas as pd
-
-    from .data import DataSource
+    from bayescheck.data.sources import DataSource
 
 __all__ = ["Calibratable", "DeclaresSimulations", "FullDeclaration", "Model",
            "StartsAtEstimate"]

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.numbers import MAX_MAGNITUDE
+from bayescheck.data.sources import DataSource
 
 from . import validation
-from .data import MAX_MAGNITUDE, Batch, DataSource
 from .design import data_columns, joint_design, read_design_section
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec

@@ -29,9 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.labels import batch_rows, string_labels
+from bayescheck.data.numbers import MAX_MAGNITUDE, numeric_columns
+from bayescheck.data.sources import DataSource
 
 from . import validation
-from .data import MAX_MAGNITUDE, Batch, DataSource, batch_rows, numeric_columns, string_labels
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec

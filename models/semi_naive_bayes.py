@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.labels import string_labels
+from bayescheck.data.sources import DataSource
 
 from .bayesian_network import BayesianNetwork, NetworkQuery
-from .data import Batch, DataSource, string_labels
 from .errors import BayescheckError, SpecError
 from .interface import Model
 from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows

@@ -22,7 +22,7 @@ from .errors import SpecError
 from .interface import Model
 
 if TYPE_CHECKING:
-    from .data import DataSource
+    from bayescheck.data.sources import DataSource
 
 __all__ = ["Section", "SamplingConfig", "Spec", "load_spec", "read_toml"]
 

@@ -255,7 +255,7 @@ def _cmd_check(args) -> int:
 def _cmd_predict(args) -> int:
     import json
 
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.models.spec import load_spec
 
     from .predict import prediction_table, require_predictions
@@ -473,10 +473,6 @@ def main(argv: list[str] | None = None) -> int:
     commands = {"fit": _cmd_fit, "check": _cmd_check, "calibrate": _cmd_calibrate,
                 "predict": _cmd_predict, "report": _cmd_report, "demo": _cmd_demo}
     try:
-        if args.command != "report":
-            # refused at once, not only when a large CSV reaches the compiled reader
-            from bayescheck.models.csv_codes import reader_setting
-            reader_setting()
         code = commands[args.command](args)
         if argv is None:
             # Run as the command: the process ends next. The interpreter's last garbage

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from bayescheck.data.batch import Batch
+from bayescheck.data.sources import DataSource
 from bayescheck.inference.engines.counts import encode_labels
 from bayescheck.inference.engines.decisions import bayes_decision
 from bayescheck.inference.engines.naive_bayes_stats import NaiveBayesModel
 from bayescheck.inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
 from bayescheck.inference.predictive import decision_columns, predictor
-from bayescheck.models.data import Batch, DataSource
 from bayescheck.models.errors import BayescheckError, DataError
 from bayescheck.models.naive_bayes import NaiveBayes
 from bayescheck.models.registry import MODELS

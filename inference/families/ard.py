@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
 from bayescheck.models.ard import ARD
-from bayescheck.models.data import Batch
 from bayescheck.models.design import feature_matrix
 from bayescheck.models.errors import BayescheckError, DataError
 from bayescheck.models.spec import Spec

@@ -30,12 +30,12 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
 from bayescheck.models.bayesian_network import (
     COMPLETE_DECLARATION,
     SUMMED_DECLARATION,
     BayesianNetwork,
 )
-from bayescheck.models.data import Batch
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 from bayescheck.models.spec import Spec
 

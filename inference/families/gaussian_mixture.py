@@ -42,7 +42,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bayescheck.models.data import Batch, numeric_columns
+from bayescheck.data.batch import Batch
+from bayescheck.data.numbers import numeric_columns
 from bayescheck.models.errors import BayescheckError, DataError
 from bayescheck.models.gaussian_mixture import GaussianMixture
 from bayescheck.models.spec import Spec

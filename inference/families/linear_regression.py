@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from bayescheck.models.data import Batch
+from bayescheck.data.batch import Batch
 from bayescheck.models.design import feature_matrix
 from bayescheck.models.errors import BayescheckError, NotIdentifiedError
 from bayescheck.models.linear_regression import LinearRegression

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from bayescheck.models.data import Batch, string_labels
+from bayescheck.data.batch import Batch
+from bayescheck.data.labels import string_labels
 from bayescheck.models.errors import DataError, SpecError
 from bayescheck.models.naive_bayes import LabelSets, NaiveBayes
 from bayescheck.models.spec import Spec

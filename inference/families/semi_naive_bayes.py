@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from bayescheck.data.batch import Batch
+from bayescheck.data.labels import string_labels
 from bayescheck.models.bayesian_network import BayesianNetwork
-from bayescheck.models.data import Batch, string_labels
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
 from bayescheck.models.spec import Spec

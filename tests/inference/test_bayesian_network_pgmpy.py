@@ -159,7 +159,7 @@ def test_child_streamed_with_states_first_seen_late_equals_pgmpy(tmp_path, child
     on Child's rows in four CSV batches and as four in-memory frames, ordered so that many
     states (and parent configurations) first appear in a later batch, equals pgmpy's BDeu
     CPTs on all the rows; pgmpy is given the states of the data, as ours are read."""
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.models.spec import Spec
 
     spec, data = sampled_spec(tmp_path, child, 4000, 11, "equivalent_sample_size = 10.0")

@@ -159,8 +159,8 @@ def test_calibrate_simulations_share_one_shape(monkeypatch):
     to Numba; a design with another number of rows is another shape.
     """
 
+    from bayescheck.data.sources import DataSource
     from bayescheck.inference.sbc import _observed
-    from bayescheck.models.data import DataSource
     from bayescheck.models.spec import load_spec
 
     spec = load_spec("examples/linear_regression/stream.toml")

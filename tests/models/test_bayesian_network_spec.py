@@ -307,7 +307,7 @@ def test_states_first_seen_in_later_batches_resume_and_equal_one_file(tmp_path, 
 
 
 def test_in_memory_frames_equal_the_csv_fit(tmp_path):
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.models.spec import Spec
 
     csv = fit(load_spec(EXAMPLE / "asia.toml"))
@@ -330,7 +330,7 @@ def test_categorical_frames_equal_the_text_fit(holes):
     """A frame of pandas categoricals is counted from its own codes: unused categories,
     categories in another order, integer categories, empty cells and a later batch with
     other categories give the fit of the same cells as text (states sorted as text)."""
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.models.spec import Spec
 
     spec = load_spec(EXAMPLE / "asia.toml")
@@ -363,7 +363,7 @@ def test_categorical_frames_equal_the_text_fit(holes):
 
 
 def test_categorical_node_with_no_observed_value_is_refused():
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.models.errors import DataError
     from bayescheck.models.spec import Spec
 
@@ -375,7 +375,7 @@ def test_categorical_node_with_no_observed_value_is_refused():
 
 
 def test_held_states_refuse_a_new_state_naming_column_and_row():
-    from bayescheck.models.data import DataSource
+    from bayescheck.data.sources import DataSource
     from bayescheck.models.errors import DataError
     from bayescheck.models.spec import Spec
 

@@ -11,7 +11,7 @@ import bayescheck.models.linear_regression as lr
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.models.data import DataSource
+from bayescheck.data.sources import DataSource
 from bayescheck.models.linear_regression import LinearRegression, qr_root
 
 pytest.importorskip("pymc")

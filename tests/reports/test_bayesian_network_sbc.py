@@ -12,10 +12,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.data.sources import DataSource
 from bayescheck.inference.dispatch import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import BayesianNetwork, summed_rows
-from bayescheck.models.data import DataSource
 from bayescheck.models.errors import BayescheckError
 from bayescheck.reports.calibrate import run_calibration
 

@@ -1,6 +1,6 @@
 """`bayescheck fit` stays on the analytic path: it never imports PyMC, PyTensor, ArviZ,
 matplotlib, jinja2 or scipy.stats (which alone was about half of its start-up time), nor, on
-these small examples, pandas, pyarrow (a small plain CSV file is split in Python),
+these small examples, pandas (pyarrow reads the CSV files; pandas only words an error),
 scipy.optimize (the mixture's components are matched by enumeration) or scipy.sparse (only
 a sparse design needs it).
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # a fresh interpreter fitting every example
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*/*.toml"))
 HEAVY = ("pymc", "pytensor", "nutpie", "arviz", "arviz_base", "arviz_stats", "arviz_plots",
-         "xarray", "matplotlib", "jinja2", "scipy.stats", "pandas", "pyarrow", "scipy.optimize",
+         "xarray", "matplotlib", "jinja2", "scipy.stats", "pandas", "scipy.optimize",
          "scipy.sparse")
 
 PROBE = """

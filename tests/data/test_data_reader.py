@@ -1,8 +1,6 @@
-"""The lean numeric reader (pyarrow, only the columns used) against the pandas reader it
-replaces on the fit path: the same numbers, the same errors, and no pandas where not needed.
-
-Small plain CSV files take a third path (``tests/models/test_plain_csv.py``); the tests here
-set ``SMALL_CSV = 0`` so that pyarrow reads them.
+"""The lean readers (pyarrow, only the columns used) against the pandas frame they stand in
+for: the same numbers, the same labels and codes, the same errors, and no pandas where not
+needed.
 """
 
 import json
@@ -11,30 +9,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-import bayescheck.models.data as data
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from bayescheck.models.data import (
-    Batch,
-    _numeric_columns,
-    category_codes,
-    category_codes_as,
-    fingerprint,
-    frame_fingerprint,
-    numeric_columns,
-    read_batch,
-)
-from bayescheck.models.errors import DataError
+from bayescheck.data.batch import Batch, read_batch
+from bayescheck.data.errors import DataError
+from bayescheck.data.fingerprints import fingerprint, frame_fingerprint
+from bayescheck.data.labels import category_codes, category_codes_as
+from bayescheck.data.numbers import _frame_columns, numeric_columns
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _pyarrow_reads_small_files(monkeypatch):
-    monkeypatch.setattr(data, "SMALL_CSV", 0)
 
 
 def _frame(rng, n=50):
@@ -49,8 +35,8 @@ def test_arrow_reader_equals_pandas_reader(tmp_path, suffix):
     frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
     batch = read_batch(path)
     fast = numeric_columns(batch, ["y", "a", "b", "c"], ones_first=True)
-    assert "frame" not in batch._cache  # the pandas frame was not needed
-    slow = _numeric_columns(batch, ["y", "a", "b", "c"])
+    assert not batch.has_frame  # the pandas frame was not needed
+    slow = _frame_columns(batch, ["y", "a", "b", "c"])
     assert fast.flags.f_contiguous
     np.testing.assert_array_equal(fast[:, 0], 1.0)
     np.testing.assert_array_equal(fast[:, 1:], slow)
@@ -70,7 +56,7 @@ def test_what_pyarrow_does_not_read_as_numbers_falls_back_to_pandas(tmp_path):
     path.write_text("x,flag\n1.5,True\n-3,False\n")
     batch = read_batch(path)
     np.testing.assert_array_equal(numeric_columns(batch, ["x", "flag"]), [[1.5, 1], [-3, 0]])
-    assert "frame" in batch._cache  # read by pandas
+    assert batch.has_frame  # read by pandas
 
 
 @pytest.mark.parametrize("suffix", ["csv", "parquet"])
@@ -118,27 +104,21 @@ def test_fingerprint_is_of_the_bytes():
 
 
 @pytest.mark.slow
-def test_regression_fit_does_not_import_pandas_or_pyarrow():
-    """The regression examples (small CSV files) are read without pandas or pyarrow.
-
-    Larger files and Parquet are read by pyarrow (the tests above); pandas only words errors.
-    """
-    probe = ("import sys, json; from reports.cli import main; "
+def test_regression_fit_does_not_import_pandas():
+    """The regression examples are read by pyarrow alone; pandas only words errors."""
+    probe = ("import sys, json; from bayescheck.reports.cli import main; "
              "rc = [main(['fit', s, '--out', o, '--quiet']) for s, o in json.loads(sys.argv[1])];"
-             "print(json.dumps([rc, 'pandas' in sys.modules, 'pyarrow' in sys.modules, "
-             "'xxhash' in sys.modules]))")
+             "print(json.dumps([rc, 'pandas' in sys.modules, 'pyarrow.csv' in sys.modules]))")
     with tempfile.TemporaryDirectory() as tmp:
         specs = [[str(ROOT / "examples/linear_regression/stream.toml"), f"{tmp}/a"],
                  [str(ROOT / "examples/linear_regression/unknown_noise.toml"), f"{tmp}/b"]]
         done = subprocess.run([sys.executable, "-c", probe, json.dumps(specs)], cwd=ROOT,
                               capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    rc, pandas_loaded, pyarrow_loaded, xxhash_loaded = json.loads(
-        done.stdout.strip().splitlines()[-1])
+    rc, pandas_loaded, pyarrow_loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert rc == [0, 0]
-    assert xxhash_loaded  # the probe sees a module the reader does load
+    assert pyarrow_loaded  # the probe sees a module the reader does load
     assert not pandas_loaded
-    assert not pyarrow_loaded
 
 
 # ---- categorical columns and in-memory fingerprints --------------------------------------
@@ -163,14 +143,7 @@ def _text_rows(rng, n):
     return cols
 
 
-@pytest.mark.parametrize("reader", ["pyarrow", "compiled"])
-def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path, monkeypatch, reader):
-    from bayescheck.models import csv_codes
-
-    if reader == "pyarrow":
-        monkeypatch.setattr(csv_codes, "_LIBRARY", [None])
-    elif csv_codes.library() is None:
-        pytest.skip("no C compiler: the compiled reader is not available")
+def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path):
     rng = np.random.default_rng(0)
     cols = _text_rows(rng, 120_000)  # about 1.5 MB: pyarrow reads it in several chunks
     # a state seen only near the end (in a late chunk)
@@ -180,11 +153,8 @@ def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path, monkeypa
     path.write_text("\n".join(lines) + "\n")
     batch = read_batch(path, text=True)
     fast = category_codes(batch, ["c", "a"])
-    assert "frame" not in batch._cache  # read by pyarrow or the compiled reader, no pandas
-    if reader == "pyarrow":
-        assert len(fast[1][1]) > len(set(fast[1][1]))  # per-chunk dictionaries, labels repeat
-    else:
-        assert len(fast[1][1]) == len(set(fast[1][1]))  # one pass: each label once
+    assert not batch.has_frame  # read by pyarrow, no pandas
+    assert len(fast[1][1]) > len(set(fast[1][1]))  # per-chunk dictionaries, labels repeat
     slow_batch = read_batch(path, text=True)
     slow_batch.frame  # noqa: B018 - a parsed frame sends category_codes to pandas
     slow = category_codes(slow_batch, ["c", "a"])
@@ -231,18 +201,16 @@ def _chunked_frame(cols):
                          arrays.items()})
 
 
-@pytest.mark.parametrize("source", ["arrow csv", "pandas csv", "chunked frame", "plain csv"])
-def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, monkeypatch, source):
+@pytest.mark.parametrize("source", ["arrow csv", "pandas csv", "chunked frame", "small csv"])
+def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, source):
     rng = np.random.default_rng(3)
-    n = 400 if source == "plain csv" else 120_000  # about 1.5 MB: pyarrow reads it in chunks
+    n = 400 if source == "small csv" else 120_000  # about 1.5 MB: pyarrow reads it in chunks
     cols = _text_rows(rng, n)
     cols[0][-3:] = "late"  # a state seen first in the last chunk
     expected = [[None if v == "" else v for v in col] for col in (cols[2], cols[0])]
     if source == "chunked frame":
         batch = Batch("frame 0", "", _chunked_frame(cols))
     else:
-        if source == "plain csv":
-            monkeypatch.setattr(data, "SMALL_CSV", 1 << 20)
         path = tmp_path / "d.csv"
         path.write_text("\n".join(["a,b,c"] + [",".join(r) for r in zip(*cols, strict=True)])
                         + "\n")
@@ -252,7 +220,7 @@ def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, monkeypa
     # states already known, in an order of their own, one of them never seen here
     index = [{"zz": 0, "01": 1}, {"yes": 0}]
     got = category_codes_as(batch, ["c", "a"], index)
-    assert "frame" not in batch._cache or source != "arrow csv"
+    assert batch.has_frame == (source in ("pandas csv", "chunked frame"))
     assert _as_labels(got, index) == expected
     assert [gap for _, gap in got] == [True, True]
     assert list(index[0])[:2] == ["zz", "01"] and list(index[1])[:1] == ["yes"]
@@ -351,10 +319,13 @@ def test_frame_fingerprint_of_categorical_columns():
     assert frame_fingerprint(frame.assign(c=frame["c"].cat.as_ordered())) != base
 
 
-def test_category_codes_as_names_the_label_of_the_first_unknown_row(monkeypatch, tmp_path):
-    # the plain reader lists labels sorted: "a" (row 3) comes before "b" (row 1) there
-    monkeypatch.setattr(data, "SMALL_CSV", 1 << 20)
+def test_category_codes_as_names_the_label_of_the_first_unknown_row(tmp_path):
+    # the first unknown row's label, not the first unknown label of a chunk's dictionary
     (tmp_path / "d.csv").write_text("c\nx\nb\nx\na\n")
     with pytest.raises(KeyError, match="'b'"):
         category_codes_as(read_batch(tmp_path / "d.csv", text=True), ["c"], [{"x": 0}],
                           grow=False)
+    # categories listed "a" first: the row decides, not the labels' order
+    frame = pd.DataFrame({"c": pd.Categorical(list("xbxa"), categories=["a", "b", "x"])})
+    with pytest.raises(KeyError, match="'b'"):
+        category_codes_as(Batch("frame 0", "", frame), ["c"], [{"x": 0}], grow=False)

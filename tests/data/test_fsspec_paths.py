@@ -13,8 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from bayescheck.data.remote import RemoteFile, is_url
+from bayescheck.data.sources import DataSource
 from bayescheck.inference.dispatch import fit
-from bayescheck.models.data import DataSource, RemoteFile, is_url
 from bayescheck.models.errors import DataError
 from bayescheck.models.spec import load_spec
 from bayescheck.reports.cli import main
