@@ -99,8 +99,12 @@ def cell_codes(batch: Batch, column: str) -> tuple[np.ndarray, list[str]] | None
     text = read_text(batch, [column, *batch.columns])
     if text is None:
         return None
+    try:
+        pieces = _encoded_pieces(text[column].chunks)
+    except UnicodeDecodeError:
+        return None
     index: dict[str, int] = {}
-    (codes, _), = _as_codes([_encoded_pieces(text[column].chunks)], [index], grow=True)
+    (codes, _), = _as_codes([pieces], [index], grow=True)
     return np.asarray(codes, dtype=np.int32), list(index)
 
 
@@ -303,9 +307,10 @@ def _column_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]]:
 def _csv_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]] | None:
     """:func:`_column_pieces` of a CSV read by pyarrow, or None to use the pandas frame.
 
-    None when pyarrow cannot parse the file, or a label might read differently in pandas
-    (:func:`is_plain_label`). In a ``text`` batch an empty cell is missing, as in pandas
-    there; otherwise pandas reads more cells as missing, and those are not plain.
+    None when pyarrow cannot parse the file, a label is not UTF-8, or one might read
+    differently in pandas (:func:`is_plain_label`). In a ``text`` batch an empty cell is
+    missing, as in pandas there; otherwise pandas reads more cells as missing, and those are
+    not plain.
     """
     if not columns:
         return []
@@ -314,7 +319,10 @@ def _csv_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]] | No
         return None
     out = []
     for name in columns:
-        pieces = _encoded_pieces(text[name].chunks)
+        try:
+            pieces = _encoded_pieces(text[name].chunks)
+        except UnicodeDecodeError:
+            return None
         if not all(is_plain_label(w, text=batch.text) for p in pieces for w in p.labels):
             return None
         out.append(pieces)
@@ -348,7 +356,13 @@ def _dictionary_piece(chunk) -> _Piece:
     """An Arrow string (or dictionary) array as a piece: its dictionary indices, no copy.
 
     Codes in order of first appearance (Arrow's hash-based dictionary encoding, in C++ with
-    no Python object per value); a read-only view of Arrow's index buffer.
+    no Python object per value); a read-only view of Arrow's index buffer. A dictionary of
+    bytes (a CSV's) is decoded as UTF-8.
+
+    Raises
+    ------
+    UnicodeDecodeError
+        A label of bytes that are not UTF-8.
     """
     import pyarrow as pa
     encoded = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
@@ -360,4 +374,7 @@ def _dictionary_piece(chunk) -> _Piece:
         bits = np.unpackbits(np.frombuffer(indices.buffers()[0], dtype=np.uint8),
                              bitorder="little")
         missing = bits[indices.offset:indices.offset + len(indices)] == 0
-    return _Piece(values, encoded.dictionary.to_pylist(), missing=missing)
+    labels = encoded.dictionary.to_pylist()
+    if pa.types.is_binary(encoded.dictionary.type):
+        labels = [w.decode("utf-8") for w in labels]
+    return _Piece(values, labels, missing=missing)

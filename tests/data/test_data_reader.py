@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from bayescheck.data import arrow_csv
 from bayescheck.data.batch import Batch, read_batch
 from bayescheck.data.errors import DataError
 from bayescheck.data.fingerprints import fingerprint, frame_fingerprint
@@ -133,6 +134,12 @@ def _labels(pairs):
     return out
 
 
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """pyarrow parses 256 KiB at a time: a file of 1.5 MB comes in several chunks."""
+    monkeypatch.setattr(arrow_csv, "BLOCK_BYTES", 1 << 18)
+
+
 def _text_rows(rng, n):
     states = ["None", "NA", "null", "nan", "01", "1", "yes", "no", "\u00e9t\u00e9", "N/A"]
     cols = []
@@ -143,7 +150,7 @@ def _text_rows(rng, n):
     return cols
 
 
-def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path):
+def test_category_codes_of_a_text_csv_equal_the_pandas_reader(tmp_path, small_blocks):
     rng = np.random.default_rng(0)
     cols = _text_rows(rng, 120_000)  # about 1.5 MB: pyarrow reads it in several chunks
     # a state seen only near the end (in a late chunk)
@@ -202,7 +209,7 @@ def _chunked_frame(cols):
 
 
 @pytest.mark.parametrize("source", ["arrow csv", "pandas csv", "chunked frame", "small csv"])
-def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, source):
+def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, small_blocks, source):
     rng = np.random.default_rng(3)
     n = 400 if source == "small csv" else 120_000  # about 1.5 MB: pyarrow reads it in chunks
     cols = _text_rows(rng, n)
@@ -228,7 +235,8 @@ def test_category_codes_as_equal_the_labels_mapped_one_by_one(tmp_path, source):
         assert codes.min() >= -1 and codes.max() < len(states)
 
 
-def test_category_codes_as_without_growing_names_the_first_row_of_an_unknown_state(tmp_path):
+def test_category_codes_as_without_growing_names_the_first_row_of_an_unknown_state(
+        tmp_path, small_blocks):
     rng = np.random.default_rng(4)
     cols = _text_rows(rng, 120_000)
     cols[2][70_000] = "new"  # in a later chunk

@@ -272,3 +272,11 @@ def test_any_file_reads_alike_through_pyarrow_and_through_pandas(tmp_path_factor
     for read in _readers(width):
         got, want = _both(tmp_path, content, read, as_text=as_text, arrow=None)
         _same(got, want)
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_label_that_is_not_utf8_is_worded_by_pandas(tmp_path, as_text):
+    content = b"c,n\nSunny,1\n" + "Rain\u00e9".encode("latin-1") + b",2\n"
+    for read in (lambda b: string_labels(b, "c"), lambda b: _decoded(category_codes(b, ["c"]))):
+        got, want = _both(tmp_path, content, read, as_text=as_text, arrow=None)
+        assert got == want and got[0] == "DataError" and "cannot parse" in got[1]
