@@ -101,9 +101,12 @@ def compiled_for_nutpie(model, initvals: dict | None = None):
         compiled = nutpie.compile_pymc_model(model, backend="numba", **kwargs)
         # the dict is kept, not copied: its values' identity is what _same_starts compares
         entries.append((initvals, compiled))
-    known = {var.name for var in compiled.shared_var_keys}
-    current = {var.name: var.get_value() for var in model.data_vars if var.name in known}
-    return compiled.with_data(**current) if current else compiled
+    for var in model.data_vars:
+        try:
+            compiled = compiled.with_data(**{var.name: var.get_value()})
+        except KeyError:  # data the log density and the draws do not read
+            pass
+    return compiled
 
 
 def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
