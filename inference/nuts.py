@@ -1,13 +1,32 @@
-"""Running NUTS on a PyMC model: nutpie by default, chains spread over the cores."""
+"""Running NUTS on a PyMC model through nutpie's and PyMC's public API, chains on every core.
+
+With nutpie (the default) the model is compiled once per model object by
+``nutpie.compile_pymc_model`` (PyTensor's Numba backend; PyTensor keeps its compiled pieces in
+its own cache, ``config.base_compiledir``) and sampled by ``nutpie.sample``; a second sampling
+of the same model (``check``'s retry, or each simulation of a calibration with its
+``pm.Data`` swapped) samples the same compiled model again, given the current data with the
+compiled model's public ``with_data``. The draws are then completed as
+``pm.sample(nuts_sampler="nutpie")`` completes them (PyMC's ``patch_nutpie_idata``: observed
+and constant data, sampling time), so callers see the DataTree ``pm.sample`` returns.
+
+Any other sampler (``"pymc"``, whose Gibbs steps can move discrete parameters) runs through
+``pm.sample(nuts_sampler=...)``.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
+import weakref
 from dataclasses import dataclass
 
-__all__ = ["SampleResult", "sample_nuts", "show_progress_bar"]
+__all__ = ["SampleResult", "compiled_for_nutpie", "sample_nuts", "show_progress_bar"]
+
+# nutpie's compiled models per model object, each with the start values it was compiled for:
+# the compile (seconds of Numba) is paid once per model. Weak keys: a model no longer used
+# takes its compiled functions with it.
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -17,23 +36,20 @@ class SampleResult:
     Attributes
     ----------
     idata : xarray.DataTree
-        PyMC's result (groups ``posterior``, ``sample_stats``, ...).
+        The draws as ``pm.sample`` returns them (groups ``posterior``, ``sample_stats``,
+        ``observed_data``, ...).
     seconds : float
-        Wall time of ``pm.sample`` (compilation included).
+        Wall time of compiling (when not reused) and sampling.
     sampling_seconds : float or None
         Time spent sampling, as the sampler reports it.
     sampler : str
-        Which NUTS implementation ran.
-    backend : str or None
-        How nutpie evaluated the log density: ``"c"``, ``"numba"`` or ``"numba (c abandoned
-        after ...)"`` (see :mod:`bayescheck.inference.nuts_budget`); None for other samplers.
+        Which NUTS implementation ran (the posterior's ``inference_library``).
     """
 
     idata: object
     seconds: float
     sampling_seconds: float | None
     sampler: str
-    backend: str | None = None
 
 
 def show_progress_bar(progress: bool, stream=None) -> bool:
@@ -49,10 +65,53 @@ def show_progress_bar(progress: bool, stream=None) -> bool:
         return False
 
 
+def _same_starts(a: dict | None, b: dict | None) -> bool:
+    """The same start values: the same names bound to the very same objects (or both None)."""
+    if a is None or b is None:
+        return a is b
+    return a.keys() == b.keys() and all(a[k] is b[k] for k in a)
+
+
+def compiled_for_nutpie(model, initvals: dict | None = None):
+    """nutpie's compiled model of ``model``, compiled once per model object and start values.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The declared model.
+    initvals : dict, optional
+        Where the chains start (variable name -> value, possibly symbolic and seeded so that
+        each chain starts elsewhere: see ``models.interface.StartsAtEstimate``), given to
+        nutpie as ``initial_points`` with PyMC's U(-1, 1) start jitter switched off
+        (``jitter_rvs=set()``). Default: PyMC's initial point with its jitter.
+
+    Returns
+    -------
+    nutpie.compile_pymc.CompiledPyMCModel
+        With the current values of the model's ``pm.Data`` (nutpie copies them at compile
+        time; a model whose data were swapped with ``pm.set_data`` since is given them with
+        ``with_data``).
+    """
+    import nutpie
+
+    entries = _COMPILED.setdefault(model, [])
+    compiled = next((c for starts, c in entries if _same_starts(starts, initvals)), None)
+    if compiled is None:
+        kwargs = {} if initvals is None else {"initial_points": initvals, "jitter_rvs": set()}
+        compiled = nutpie.compile_pymc_model(model, backend="numba", **kwargs)
+        # the dict is kept, not copied: its values' identity is what _same_starts compares
+        entries.append((initvals, compiled))
+    for var in model.data_vars:
+        try:
+            compiled = compiled.with_data(**{var.name: var.get_value()})
+        except KeyError:  # data the log density and the draws do not read
+            pass
+    return compiled
+
+
 def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
                 cores: int | None = None, sampler: str = "nutpie",
-                progress: bool = False, initvals: dict | None = None,
-                warm_up: bool = False) -> SampleResult:
+                progress: bool = False, initvals: dict | None = None) -> SampleResult:
     """Sample a PyMC model with NUTS.
 
     Parameters
@@ -65,7 +124,8 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         Chains run at once; default ``min(chains, os.cpu_count())`` (PyMC's own default of
         half the CPUs runs chains one after another on a 2-core machine).
     sampler : {"nutpie", "pymc", "numpyro", "blackjax"}
-        NUTS implementation.
+        NUTS implementation. ``"nutpie"`` compiles once per model
+        (:func:`compiled_for_nutpie`); the others go through ``pm.sample``.
     progress : bool
         Show the sampler's progress bar (only when stderr is a terminal, see
         :func:`show_progress_bar`).
@@ -73,19 +133,8 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         Where the chains start (variable name -> value, possibly symbolic and seeded so that
         each chain starts elsewhere: see ``models.interface.StartsAtEstimate``). PyMC's own
         start jitter, U(-1, 1) on every unconstrained coordinate, is then switched off (for
-        nutpie ``compile_kwargs={"jitter_rvs": set()}``, for PyMC's NUTS
-        ``init="adapt_diag"``), so the chains start where these values say. Default: PyMC's
-        initial point with its jitter.
-    warm_up : bool
-        Whether this model will be sampled again, as ``check``'s is (not a one-off
-        simulation's): then a long C-path run starts a background Numba compile of it for
-        its next run (:mod:`bayescheck.inference.numba_warmup`), and a Numba compile is kept on disk
-        (:mod:`bayescheck.inference.numba_cache`).
-
-    With nutpie, the model is compiled by :func:`bayescheck.inference.nutpie_compile.compile_for_nutpie`
-    on PyTensor's C backend, or with Numba when the C path's sampling would cost more
-    (:mod:`bayescheck.inference.nuts_budget`), and reused when the same model object is sampled again
-    (a retry).
+        nutpie ``jitter_rvs=set()``, for PyMC's NUTS ``init="adapt_diag"``), so the chains
+        start where these values say. Default: PyMC's initial point with its jitter.
 
     Returns
     -------
@@ -94,43 +143,38 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     cores = cores or max(1, min(chains, os.cpu_count() or 1))
     started = time.perf_counter()
     if sampler == "nutpie":
-        idata, backend = _sample_nutpie(model, draws=draws, tune=tune, chains=chains,
-                                        seed=seed, cores=cores, progress=progress,
-                                        initvals=initvals, warm_up=warm_up)
+        idata = _sample_nutpie(model, draws=draws, tune=tune, chains=chains, seed=seed,
+                               cores=cores, progress=progress, initvals=initvals)
     else:
         import pymc as pm
 
         start = {}
         if initvals is not None:
-            start = {"initvals": initvals, "init": "adapt_diag"} if sampler == "pymc" else {
-                "initvals": initvals}
+            start = {"initvals": initvals}
+            if sampler == "pymc":
+                start["init"] = "adapt_diag"
         with model:
             idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
                               random_seed=seed, nuts_sampler=sampler,
                               progressbar=show_progress_bar(progress),
                               compute_convergence_checks=False, **start)
-        backend = None
     seconds = time.perf_counter() - started
     attrs = idata.posterior.attrs
     return SampleResult(idata=idata, seconds=seconds,
                         sampling_seconds=attrs.get("sampling_time"),
-                        sampler=str(attrs.get("inference_library", sampler)),
-                        backend=backend)
+                        sampler=str(attrs.get("inference_library", sampler)))
 
 
-def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals, warm_up):
-    """nutpie on the path :mod:`bayescheck.inference.nuts_budget` picks, the draws as PyMC returns them.
-
-    What ``pm.sample(nuts_sampler="nutpie")`` does (PyMC 6.4), except that the model is
-    compiled by :mod:`bayescheck.inference.nutpie_compile` (reused for the same model) and the backend
-    chosen as :func:`bayescheck.inference.nuts_budget.sample_nutpie_budgeted` says.
-    """
+def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals):
+    """nutpie's draws, completed as ``pm.sample(nuts_sampler="nutpie")`` completes them."""
+    import nutpie
     from pymc.backends.arviz import patch_nutpie_idata
 
-    from .nuts_budget import sample_nutpie_budgeted
-
-    ran = sample_nutpie_budgeted(model, draws=draws, tune=tune, chains=chains, seed=seed,
-                                 cores=cores, progress_bar=show_progress_bar(progress),
-                                 initvals=initvals, warm_up=warm_up)
-    patch_nutpie_idata(ran.trace, model, sampling_time=ran.sampling_seconds)
-    return ran.trace, ran.backend
+    compiled = compiled_for_nutpie(model, initvals)
+    began = time.time()
+    # nuts-rs needs at least one tuning step (PyMC's wrapper raises tune=0 to 1 as well)
+    idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains,
+                          cores=cores, seed=int(seed), save_warmup=False,
+                          store_unconstrained=False, progress_bar=show_progress_bar(progress))
+    patch_nutpie_idata(idata, model, sampling_time=time.time() - began)
+    return idata

@@ -13,15 +13,16 @@ that simulations and engine share it. ARD holds its type-II ML hyperparameters (
 posterior is then exact: ARD conditional); the categorical models hold their label sets (a
 simulation may miss a label).
 
-A model that also implements :class:`bayescheck.models.interface.DeclaresSimulations` (the Bayesian
-network) is simulated from its ``prior_declaration`` and, under NUTS, declared once for every
-simulation (``declare_simulations``: the data in ``pm.Data``, swapped with ``pm.set_data``),
-so the log density is compiled once. Its data may have missing cells: the simulations keep
-them missing, the analytic engine (EM, point estimates) has no posterior to rank the truth
-in, and NUTS on the declaration with the missing cells summed out is what is calibrated, for
-every quantity EM estimates. Tests and benchmarks may blank cells of each simulation by a
-mechanism of their own (``blank``: at random, a column often missing, depending on other
-values).
+A model that also implements :class:`bayescheck.models.interface.DeclaresSimulations` (the
+Bayesian network) is simulated from its ``prior_declaration`` and, under NUTS, declared once
+for every simulation (``declare_simulations``: the data in ``pm.Data``, swapped with
+``pm.set_data``), so the log density is compiled once: nutpie's compiled model is given each
+simulation's data with its ``with_data`` (:func:`bayescheck.inference.nuts.compiled_for_nutpie`).
+Its data may have missing cells: the simulations keep them missing, the analytic engine (EM,
+point estimates) has no posterior to rank the truth in, and NUTS on the declaration with the
+missing cells summed out is what is calibrated, for every quantity EM estimates. Tests and
+benchmarks may blank cells of each simulation by a mechanism of their own (``blank``: at
+random, a column often missing, depending on other values).
 """
 
 from __future__ import annotations

@@ -322,9 +322,6 @@ def _print_check(result) -> None:
                   f"tuning steps (seed {first['seed']}) gave no verdict "
                   f"({'; '.join(first['problems'])}); judged on a second run of "
                   f"{again['draws']} draws after {again['tune']} (seed {again['seed']})")
-    for run in (result.sample, result.estimates_sample):
-        if run is not None and run.backend and run.backend.startswith("numba ("):
-            print(f"  NUTS backend: {run.backend} (BAYESCHECK_NUTS_BACKEND=c or numba chooses)")
     print(f"report: {result.out / 'report.html'}")
 
 

@@ -58,12 +58,7 @@ def asia(tmp_path_factory):
     from bayescheck.reports.check import run_check
 
     out = tmp_path_factory.mktemp("asia")
-    # Numba directly: auto tries this graph on the C path for a second, projects a minute or
-    # more and abandons it (+4-6 s of CPU per check: benchmarks/SUITE.md, round 7); the
-    # fallback itself is tested in tests/inference/test_nuts_budget.py
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
-        return run_check(load_spec(EXAMPLE), out, report=False)
+    return run_check(load_spec(EXAMPLE), out, report=False)
 
 
 @pytest.mark.nuts

@@ -126,14 +126,11 @@ def test_one_declaration_with_swapped_data_is_each_data_set_s_declaration(tmp_pa
 
 
 @pytest.mark.nuts
-def test_nuts_calibration_with_missing_cells_passes_and_filled_in_cells_fail(tmp_path,
-                                                                          monkeypatch):
+def test_nuts_calibration_with_missing_cells_passes_and_filled_in_cells_fail(tmp_path):
     """Ten simulations of 40 rows with half the cells empty: the summed-out declaration
     passes; reading every empty cell as the first state puts the truth at the edge of the
-    posterior nearly every time and fails. On PyTensor's C path, which reads the swapped
-    ``pm.Data`` directly (compiled in a second on a warm cache, against Numba's 15-50 s;
-    benchmarks/NETWORKS.md has the Numba path's 100-simulation runs)."""
-    monkeypatch.setenv("BAYESCHECK_NUTS_BACKEND", "c")
+    posterior nearly every time and fails. Each declaration is compiled once by nutpie and
+    given each simulation's ``pm.Data`` with ``with_data``."""
     spec = holed_spec(tmp_path, 40, 0.5)
     right = run_calibration(spec, tmp_path / "right", simulations=10, seed=3, engine="nuts",
                             draws=99, tune=200)

@@ -38,6 +38,21 @@ def first_run_starved(monkeypatch):
     return calls
 
 
+@pytest.fixture
+def compiles(monkeypatch):
+    """Calls of nutpie.compile_pymc_model, counted."""
+    import nutpie
+
+    real, calls = nutpie.compile_pymc_model, []
+
+    def counted(model, **kwargs):
+        calls.append(model)
+        return real(model, **kwargs)
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
+    return calls
+
+
 def _spec(draws=500, tune=500):
     spec = load_spec(COIN)
     return replace(spec, sampling=replace(spec.sampling, draws=draws, tune=tune))
@@ -61,7 +76,8 @@ def test_no_retry_keeps_the_first_verdict(first_run_starved, tmp_path, capsys):
 
 
 def test_a_starved_first_run_is_sampled_again_passes_and_the_cli_says_so(first_run_starved,
-                                                                         tmp_path, capsys):
+                                                                         compiles, tmp_path,
+                                                                         capsys):
     """Through the CLI (which calls run_check): the retry, its records and what is printed."""
     code = main(["check", str(COIN), "--out", str(tmp_path), "--draws", "500", "--tune",
                  "500", "--quiet"])
@@ -76,6 +92,7 @@ def test_a_starved_first_run_is_sampled_again_passes_and_the_cli_says_so(first_r
     assert (again["draws"], again["tune"]) == (1000, 1000)
     assert again["seed"] == first["seed"] + RETRY_SEED_OFFSET
     assert [c["draws"] for c in first_run_starved] == [500, 1000]
+    assert len(compiles) == 1  # the retry samples the model compiled for the first run
     # the verdict rests on the second run's draws alone: posterior.nc holds the kept run,
     # with its posterior predictive
     import xarray as xr

@@ -23,12 +23,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "gaussian_mixture"
 @pytest.fixture(scope="module")
 def blobs_check(tmp_path_factory):
     out = tmp_path_factory.mktemp("blobs")
-    # Numba directly: auto tries this graph on the C path for a second, projects a minute or
-    # more and abandons it (+4-6 s of CPU per check: benchmarks/SUITE.md, round 7); the
-    # fallback itself is tested in tests/inference/test_nuts_budget.py
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
-        code = main(["check", str(EXAMPLES / "blobs.toml"), "--out", str(out), "--quiet"])
+    code = main(["check", str(EXAMPLES / "blobs.toml"), "--out", str(out), "--quiet"])
     return code, out
 
 

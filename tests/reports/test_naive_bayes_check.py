@@ -23,12 +23,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 @pytest.fixture(scope="module")
 def tennis(tmp_path_factory):
     out = tmp_path_factory.mktemp("tennis")
-    # Numba directly: auto tries this graph on the C path for a second, projects a minute or
-    # more and abandons it (+4-6 s of CPU per check: benchmarks/SUITE.md, round 7); the
-    # fallback itself is tested in tests/inference/test_nuts_budget.py
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
-        return run_check(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"), out)
+    return run_check(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"), out)
 
 
 @pytest.fixture(scope="module")

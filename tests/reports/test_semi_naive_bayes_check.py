@@ -47,13 +47,8 @@ def test_aode_declared_score_at_the_posterior_means_is_the_fit_score():
 def aode(tmp_path_factory):
     from bayescheck.reports.check import run_check
 
-    # Numba directly: auto tries this graph on the C path for a second, projects a minute or
-    # more and abandons it (+4-6 s of CPU per check: benchmarks/SUITE.md, round 7); the
-    # fallback itself is tested in tests/inference/test_nuts_budget.py
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
-        return run_check(load_spec(EXAMPLES / "play_tennis_aode.toml"),
-                         tmp_path_factory.mktemp("aode"), report=False)
+    return run_check(load_spec(EXAMPLES / "play_tennis_aode.toml"),
+                     tmp_path_factory.mktemp("aode"), report=False)
 
 
 @pytest.mark.nuts
@@ -76,10 +71,8 @@ def test_aode_check_passes_and_the_notes_denominator_fails(aode):
 def spode(tmp_path_factory):
     from bayescheck.reports.check import run_check
 
-    with pytest.MonkeyPatch.context() as mp:  # Numba directly, as for AODE above
-        mp.setenv("BAYESCHECK_NUTS_BACKEND", "numba")
-        return run_check(load_spec(EXAMPLES / "play_tennis_spode.toml"),
-                         tmp_path_factory.mktemp("spode"), report=False)
+    return run_check(load_spec(EXAMPLES / "play_tennis_spode.toml"),
+                     tmp_path_factory.mktemp("spode"), report=False)
 
 
 @pytest.mark.nuts
