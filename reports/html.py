@@ -51,7 +51,7 @@ def _environment():
         cache = QuietCache()
     except (OSError, RuntimeError):  # no usable temporary directory: compile every time
         cache = None
-    env = Environment(loader=PackageLoader("reports", "templates"),
+    env = Environment(loader=PackageLoader("bayescheck.reports", "templates"),
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       bytecode_cache=cache)
     env.globals["fmt"] = _fmt
