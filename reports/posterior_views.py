@@ -29,16 +29,17 @@ def open_posterior(path: str | Path):
 
     Raises
     ------
+    FileNotFoundError
+        When there is no such file (the report says which of the run's files is lacking).
     BayescheckError
-        When the file is missing or is not a netCDF file xarray can read, naming it.
+        When the file is not a netCDF file xarray can read (truncated, not HDF5), naming it.
     """
     import xarray as xr
 
     try:
         return xr.open_datatree(path, engine="h5netcdf")
     except FileNotFoundError:
-        raise BayescheckError(f"{path}: not found; re-run the 'bayescheck check' that "
-                              f"writes it") from None
+        raise
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{path}: not a readable posterior file ({exc}); re-run the "
                               f"'bayescheck check' that writes it") from None
