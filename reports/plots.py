@@ -117,6 +117,8 @@ def curves_figure(view, curves: list[dict]) -> str:
     prior ``"prior"`` (dashed). ``arviz_plots.plot_dist`` (histogram, 89 % interval and
     mean), three to a row, with the curves drawn on its panels.
     """
+    from .posterior_views import panel_name
+
     azp = _arviz_plots()
     with _quiet():
         pc = azp.plot_dist(view, kind="hist", col_wrap=3,
@@ -124,7 +126,7 @@ def curves_figure(view, curves: list[dict]) -> str:
                            figure_kwargs=_layout(len(curves), 3, 3.6, 1.9))
     drawn = {"pdf": False, "prior": False}
     for c in curves:
-        ax = pc.get_target(c["name"], {})
+        ax = pc.get_target(panel_name(c["name"]), {})
         grid = np.asarray(c["grid"], dtype=np.float64)
         if c.get("pdf") is not None:
             ax.plot(grid, np.asarray(c["pdf"], dtype=np.float64), color=ANALYTIC, lw=1.8,
@@ -135,9 +137,9 @@ def curves_figure(view, curves: list[dict]) -> str:
                     ls="--", label="prior")
             drawn["prior"] = True
         if c.get("verdict"):
-            ax.set_title(f"{c['name']}  ({c['verdict']})", fontsize=9)
+            ax.set_title(f"{panel_name(c['name'])}  ({c['verdict']})", fontsize=9)
     if any(drawn.values()):
-        first = pc.get_target(curves[0]["name"], {})
+        first = pc.get_target(panel_name(curves[0]["name"]), {})
         first.legend(fontsize=7, loc="upper left", frameon=False)
     return _collection_uri(pc)
 

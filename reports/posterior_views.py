@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 from bayescheck.models.errors import BayescheckError
 
-__all__ = ["SAMPLE_STATS_DRAWN", "draws", "open_posterior", "parameter_view",
-           "predictive_view", "sample_stat"]
+__all__ = ["SAMPLE_STATS_DRAWN", "draws", "open_posterior", "panel_name",
+           "parameter_view", "predictive_view", "sample_stat"]
 
 #: The sampler statistics the figures draw (the traces' divergences, the energy plot).
 SAMPLE_STATS_DRAWN = ("diverging", "energy")
@@ -43,6 +43,14 @@ def open_posterior(path: str | Path):
     except (OSError, ValueError) as exc:
         raise BayescheckError(f"{path}: not a readable posterior file ({exc}); re-run the "
                               f"'bayescheck check' that writes it") from None
+
+
+def panel_name(name: str) -> str:
+    """A parameter's name as a variable of a view: ``/`` (a DataTree path) as ``∕`` (U+2215).
+
+    A data column may be named anything; the figure shows the name with a look-alike slash.
+    """
+    return str(name).replace("/", "\u2215")
 
 
 def _element(tree, name: dict):
@@ -70,13 +78,13 @@ def parameter_view(tree, names: list[dict], *, max_draws: int | None = None):
     """A DataTree of the drawn parameters, one variable each, with the sampler statistics.
 
     ``posterior`` holds one ``(chain, draw)`` variable per entry of ``names``, named by its
-    ``name``, in that order; ``sample_stats`` the statistics of :data:`SAMPLE_STATS_DRAWN`
-    the sampler recorded. With ``max_draws``, every k-th draw is kept so that at most that
-    many remain, chains pooled.
+    ``name`` (:func:`panel_name`), in that order; ``sample_stats`` the statistics of
+    :data:`SAMPLE_STATS_DRAWN` the sampler recorded. With ``max_draws``, every k-th draw is
+    kept so that at most that many remain, chains pooled.
     """
     import xarray as xr
 
-    posterior = xr.Dataset({n["name"]: _element(tree, n) for n in names})
+    posterior = xr.Dataset({panel_name(n["name"]): _element(tree, n) for n in names})
     step = 1
     if max_draws is not None:
         step = max(1, math.ceil(posterior.sizes["chain"] * posterior.sizes["draw"] / max_draws))
@@ -114,11 +122,11 @@ def predictive_view(tree):
             continue
         obs, pred = observed[name], predictive[name]
         if obs.ndim < 2:
-            parts = {name: (obs, pred)}
+            parts = {panel_name(name): (obs, pred)}
         else:  # one panel per column of the last dimension
             last = obs.dims[-1]
             labels = obs[last].values if last in obs.coords else range(obs.sizes[last])
-            parts = {f"{name}[{label}]": (obs.isel({last: j}, drop=True),
+            parts = {panel_name(f"{name}[{label}]"): (obs.isel({last: j}, drop=True),
                                           pred.isel({last: j}, drop=True))
                      for j, label in enumerate(labels)}
         for part, (o, p) in parts.items():

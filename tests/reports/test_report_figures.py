@@ -144,6 +144,11 @@ def test_views_hold_one_variable_per_parameter_in_order_and_thin_evenly():
                                   tree["posterior"]["w"].values[:, ::8, 1])
     assert thin["sample_stats"].sizes["draw"] == DRAWS // 8
     assert draws(tree, _names([3]))["w[3]"].shape == (CHAINS, DRAWS)
+    # a name with a slash (a data column "a/b"; a DataTree refuses "/" in a variable's name)
+    named = parameter_view(tree, [{**_names([1])[0], "name": "w[a/b]"}])
+    (name,) = named["posterior"].data_vars
+    assert name == "w[a\u2215b]" and float(named["posterior"][name].mean()) == \
+        pytest.approx(10.0, abs=0.5)
 
 
 # ------------------------------------------------------------------------ what figures hold
