@@ -99,7 +99,6 @@ def calibration_figure(calibration: dict) -> str:
             ax.tick_params(labelsize=8)
     axes[0][0].legend(fontsize=8, loc="lower right")
     axes[0][1].legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
     return figure_uri(fig)
 
 

@@ -223,8 +223,7 @@ def trajectory_figure(trajectory: list[dict]) -> str | None:
     index = np.array([i + 1 for i, t in enumerate(trajectory) if "mean" in t], dtype=float)
     cols = min(3, len(names))
     rows = math.ceil(len(names) / cols)
-    fig, axes = new_figure(3.6 * cols, 2.1 * rows, rows, cols, squeeze=False,
-                           layout="constrained")
+    fig, axes = new_figure(3.6 * cols, 2.1 * rows, rows, cols, squeeze=False)
     for ax in axes.ravel()[len(names):]:
         ax.set_visible(False)
     for ax, name in zip(axes.ravel(), names, strict=False):

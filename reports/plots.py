@@ -57,15 +57,24 @@ def pyplot():
 
 
 def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwargs):
-    """A matplotlib figure and its axes (``plt.subplots``, squeezed), on Agg."""
+    """A matplotlib figure and its axes (``plt.subplots``, squeezed), on Agg.
+
+    Laid out by matplotlib's constrained layout, which keeps labels and legends (also
+    those right of the axes) inside the figure.
+    """
+    kwargs.setdefault("layout", "constrained")
     return pyplot().subplots(rows, cols, figsize=(width, height), **kwargs)
 
 
 def figure_uri(fig, dpi: int = 80) -> str:
-    """Encode a matplotlib figure as a ``data:image/png;base64,...`` URI and close it."""
+    """Encode a matplotlib figure as a ``data:image/png;base64,...`` URI and close it.
+
+    Every figure here is laid out by constrained layout, so the image is not cropped to
+    what is drawn (``bbox_inches="tight"``: one more layout pass, 10-40 % of the save).
+    """
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight",
+        fig.savefig(buffer, format="png", dpi=dpi,
                     pil_kwargs={"compress_level": PNG_COMPRESSION})
     finally:
         pyplot().close(fig)
