@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .plots import figure_uri
+from .plots import figure_uri, new_figure
 from .writers import read_json
 
 __all__ = ["BAND_PROB", "CALIBRATION_JSON", "MAX_CALIBRATION_ROWS", "calibration_figure",
@@ -65,25 +65,19 @@ def calibration_figure(calibration: dict) -> str:
     ----------
     calibration : dict
         The content of ``calibration.json``.
-    figure : str, optional
-        The figure (a PNG data URI) drawn already from this very file; drawn when None.
 
     Returns
     -------
     str
         A PNG data URI.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from scipy import stats
 
     shown = shown_parameters(calibration)
     n, bins = calibration["simulations"], calibration["bins"]
     lo, hi = stats.binom(n, 1 / bins).ppf([0.005, 0.995])
     x, band_lo, band_hi = _simultaneous_band(n)
-    fig, axes = plt.subplots(len(shown), 2, figsize=(9.0, 2.4 * len(shown)), squeeze=False)
+    fig, axes = new_figure(9.0, 2.4 * len(shown), len(shown), 2, squeeze=False)
     for (hist_ax, ecdf_ax), p in zip(axes, shown, strict=True):
         hist_ax.axhspan(lo, hi, color="#e0e0e0", label="99 % band per bin")
         hist_ax.bar(np.arange(bins) + 0.5, p["counts"], width=1.0,
@@ -105,7 +99,6 @@ def calibration_figure(calibration: dict) -> str:
             ax.tick_params(labelsize=8)
     axes[0][0].legend(fontsize=8, loc="lower right")
     axes[0][1].legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
     return figure_uri(fig)
 
 
@@ -144,15 +137,13 @@ def calibration_only_context(calibration: dict) -> dict:
             "spec_text": calibration.get("spec_text", "")}
 
 
-def calibration_section(calibration: dict, figure: str | None = None) -> dict:
+def calibration_section(calibration: dict) -> dict:
     """What the report's calibration section shows: ``calibration.json`` with its figure.
 
     Parameters
     ----------
     calibration : dict
         The content of ``calibration.json``.
-    figure : str, optional
-        The figure (a PNG data URI) drawn already from this very file; drawn when None.
 
     Returns
     -------
@@ -167,9 +158,6 @@ def calibration_section(calibration: dict, figure: str | None = None) -> dict:
     calibration = {**calibration, "parameters": parameters}
     section = {**calibration, "figure": None, "figure_error": None,
                "shown": len(shown_parameters(calibration))}
-    if figure is not None:
-        section["figure"] = figure
-        return section
     try:
         section["figure"] = calibration_figure(calibration)
     except Exception as exc:  # noqa: BLE001 - a figure that fails must not lose the report

@@ -2,7 +2,7 @@
 
 Chosen here from what the family put in the fit (``parameters``, ``info``, ``n_rows`` and,
 for the mixture, ``data_matrix``). Each figure is a dict with a ``"kind"`` that
-:data:`bayescheck.reports.plots.FIT_PLOTS` draws, a ``"title"``, a ``"caption"`` and the keyword
+:data:`bayescheck.reports.fit_plots.FIT_PLOTS` draws, a ``"title"``, a ``"caption"`` and the keyword
 arguments of the drawing function. :func:`bayescheck.reports.report.report_data` keeps them in
 ``report.json`` (``"fit_plots"``), from which ``bayescheck report DIR`` draws them again.
 """
@@ -145,7 +145,7 @@ def fit_figures(fit: AnalyticFit) -> list[dict]:
     Returns
     -------
     list of dict
-        Each with ``"kind"`` (a key of :data:`bayescheck.reports.plots.FIT_PLOTS`), ``"title"``,
+        Each with ``"kind"`` (a key of :data:`bayescheck.reports.fit_plots.FIT_PLOTS`), ``"title"``,
         ``"caption"`` and the drawing function's arguments; empty for models without figures.
     """
     figures = FIGURES.get(fit.model)

@@ -141,20 +141,5 @@ def rows_and_batches(n_rows: int, n_batches: int) -> str:
 
 
 def write_netcdf(tree, path: str | Path) -> None:
-    """Write an ArviZ ``DataTree`` to ``path`` (netCDF-4 through h5netcdf).
-
-    xarray asks Dask which scheduler is active before writing, and that question imports
-    ``distributed`` (0.2-0.4 s of CPU). In a process that has not imported ``distributed``
-    no Dask cluster client can exist, so the answer is known: the import is refused for the
-    duration of the write (xarray and Dask treat it as not installed), and allowed again after.
-    """
-    import sys
-
-    block = "distributed" not in sys.modules
-    if block:
-        sys.modules["distributed"] = None  # "import distributed" raises ImportError
-    try:
-        tree.to_netcdf(path, engine="h5netcdf")
-    finally:
-        if block and sys.modules.get("distributed", "") is None:
-            del sys.modules["distributed"]
+    """Write an ArviZ ``DataTree`` to ``path`` (netCDF-4 through h5netcdf)."""
+    tree.to_netcdf(path, engine="h5netcdf")

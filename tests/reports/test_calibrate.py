@@ -200,25 +200,6 @@ def test_report_has_a_calibration_section_that_says_pass_or_fail(lr_calibrations
     assert "disagree about the model" in html
 
 
-@pytest.mark.slow
-def test_calibration_figure_is_drawn_once_for_an_unchanged_file(lr_spec, tmp_path,
-                                                                monkeypatch):
-    import bayescheck.reports.calibration_report as calibration_report
-
-    run_calibration(lr_spec, tmp_path, simulations=100, seed=1)
-    first = render_run(tmp_path)
-    drawn = []
-    real = calibration_report.calibration_figure
-    monkeypatch.setattr(calibration_report, "calibration_figure",
-                        lambda c: drawn.append(1) or real(c))
-    assert render_run(tmp_path) == first and drawn == []  # from report_figures.json
-    calibration = json.loads((tmp_path / "calibration.json").read_text())
-    calibration["parameters"][0]["counts"] = calibration["parameters"][0]["counts"][::-1]
-    (tmp_path / "calibration.json").write_text(json.dumps(calibration))
-    render_run(tmp_path)
-    assert drawn == [1]  # another file: drawn again
-
-
 @pytest.mark.nuts
 def test_check_and_calibration_in_one_folder_make_one_report(coin_spec, tmp_path):
     """A check and a calibration of the same spec share report.html; a calibration of another

@@ -10,7 +10,7 @@ from bayescheck.inference.dispatch import fit
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models import load_spec
 from bayescheck.models.registry import MODELS
-from bayescheck.reports import plots
+from bayescheck.reports import fit_plots
 from bayescheck.reports.fit_figures import FIGURES, MAX_DRAWN_WEIGHTS, fit_figures
 from bayescheck.reports.fit_summary import NOTES, fit_notes, posterior_document
 
@@ -26,7 +26,7 @@ def test_tables_are_keyed_by_model_names_and_draw_known_kinds():
     assert set(NOTES) <= set(MODELS)
     assert set(FIGURES) <= set(MODELS)
     result, _ = _fit("ard/design.toml")
-    assert {f["kind"] for f in fit_figures(result)} <= set(plots.FIT_PLOTS)
+    assert {f["kind"] for f in fit_figures(result)} <= set(fit_plots.FIT_PLOTS)
 
 
 def test_bayes_rule_and_mixture_lines_as_printed_before_the_move():

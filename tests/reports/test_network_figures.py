@@ -8,7 +8,7 @@ import pytest
 from bayescheck.inference.dispatch import fit
 from bayescheck.models import load_spec
 from bayescheck.reports.fit_figures import fit_figures
-from bayescheck.reports.plots import fit_figure, layered_layout
+from bayescheck.reports.fit_plots import fit_figure, layered_layout
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -41,7 +41,7 @@ def test_network_report_draws_the_dag_once_per_query():
     assert first["evidence"] == list(queries[0]["evidence"])
     assert sorted(map(tuple, first["edges"])) == sorted(map(tuple, result.parameters["edges"]))
     drawn = fit_figure(first)
-    assert drawn["uri"].startswith("data:image/png;base64,") and len(drawn["uri"]) > 2000
+    assert drawn.startswith("data:image/png;base64,") and len(drawn) > 2000
 
 
 @pytest.mark.parametrize("name, drawn", [("play_tennis_tan.toml", True),
@@ -56,4 +56,4 @@ def test_semi_naive_structures_are_drawn_except_aode(name, drawn):
         assert fig["targets"] == ["play_tennis"]
         assert fig["edges"] == result.parameters["structure"]["edges"]
         assert len(fig["edges"]) == 4 + 3  # class -> 4 features, 3 extra parents
-        assert fit_figure(fig)["uri"].startswith("data:image/png;base64,")
+        assert fit_figure(fig).startswith("data:image/png;base64,")

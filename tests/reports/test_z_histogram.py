@@ -3,7 +3,7 @@ judged z scores go into it."""
 
 import numpy as np
 from bayescheck.reports import plots
-from bayescheck.reports.report import _judged
+from bayescheck.reports.check_figures import judged
 
 
 def test_outliers_are_clipped_into_the_edge_bins_and_counted():
@@ -24,10 +24,10 @@ def test_nothing_clipped_without_outliers():
 
 def test_figure_draws_with_an_outlier():
     uri = plots.z_histogram_figure([0.1, -0.3, 2.9e24], 4.0)
-    assert uri.startswith("data:image/")
+    assert uri.startswith("data:image/png;base64,")
 
 
 def test_judged_reads_the_not_judged_column():
     row = {"not_judged": "mean: Pareto k-hat 1.2 > 0.7; sd: Pareto k-hat 2.4 > 0.7"}
-    assert not _judged(row, "mean") and not _judged(row, "sd") and _judged(row, "q05")
-    assert _judged({"not_judged": ""}, "mean") and _judged({}, "sd")
+    assert not judged(row, "mean") and not judged(row, "sd") and judged(row, "q05")
+    assert judged({"not_judged": ""}, "mean") and judged({}, "sd")
