@@ -5,25 +5,13 @@ import pytest
 
 matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
-# Which NUTS path a test's model takes must not depend on what earlier tests left in the
-# compile directory, and no background Numba compile runs behind the tests' backs
-# (inference.numba_cache.reuse_enabled; tests/inference/test_numba_cache.py turns it on).
-os.environ.setdefault("BAYESCHECK_NUMBA_REUSE", "0")
-
-# Under `make test` (one xdist worker per core) a report's second drawing process would only
-# compete with the other worker, and whether it starts depends on the load average when the
-# first report is drawn (reports.figure_jobs.workers): once started it draws every later
-# report of that worker. One process per worker keeps the runs alike and every figure's CPU
-# in the worker that asked for it. Tests of the two-process path set the variable themselves.
-if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= (os.cpu_count() or 1):
-    os.environ.setdefault("BAYESCHECK_REPORT_WORKERS", "1")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 
-#: CPU seconds of the test files that take 5 s or more (benchmarks/suite_cpu.py on a whole
-#: `make test` run, warm PyTensor cache, round 8 at load 6-8: benchmarks/SUITE.md). Only their
-#: order matters; a file not listed counts as :data:`NUTS_FILE_CPU` if it runs NUTS, else 0.
+#: CPU seconds of the test files that take 5 s or more (pytest --durations on a whole
+#: `make test` run with a warm PyTensor cache). Only their order matters: the heaviest files
+#: go out first; a file not listed counts as :data:`NUTS_FILE_CPU` if it runs NUTS, else 0.
 FILE_CPU = {
     "tests/reports/test_semi_naive_bayes_check.py": 87,
     "tests/reports/test_bayesian_network_check.py": 47,  # 77 before the categorical predictive
@@ -37,12 +25,6 @@ FILE_CPU = {
     "tests/inference/test_distributed_resume.py": 22,
     "tests/reports/test_ard_check.py": 22,
     "tests/reports/test_counts_check.py": 19,
-    "tests/inference/test_lazy_imports.py": 16,
-    "tests/reports/test_check_imports.py": 20,  # round 10: the coin and the regression
-    "tests/inference/test_pytensor_pch.py": 20,  # round 10, five fresh interpreters
-    "tests/reports/test_figure_cache.py": 11,
-    "tests/inference/test_nuts_budget.py": 11,
-    "tests/inference/test_numba_cache.py": 30,  # subprocesses; 70 s on an empty cache
     "tests/inference/test_distributed.py": 11,
     "tests/reports/test_check_retry.py": 10,
     "tests/estimators/test_sklearn_checks.py": 10,
@@ -55,8 +37,6 @@ FILE_CPU = {
     "tests/estimators/test_classifier_mixture_estimators.py": 5,
     "tests/inference/test_compare.py": 5,
     "tests/inference/test_zscore_spread.py": 13,
-    "tests/reports/test_write_netcdf.py": 5,
-    "tests/inference/test_nutpie_compile.py": 5,
     "tests/estimators/test_regression_estimators.py": 5,
     "tests/estimators/test_estimators_light.py": 5,
 }
