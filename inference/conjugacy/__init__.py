@@ -9,10 +9,9 @@
   model.py``).
 """
 
-# from .check import ModelCheck, check_model
+from .check import ModelCheck, check_model
 from .errors import NotConjugate
-
-# from .loader import load_model_file
+from .loader import load_model_file
 from .posterior import ExactPosterior, exact
 
 __all__ = ["ExactPosterior", "ModelCheck", "NotConjugate", "check_model", "exact",

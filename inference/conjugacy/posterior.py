@@ -113,7 +113,7 @@ class ExactPosterior:
                 out.append((name, v, self.graph.dims_of(name, v.shape)))
         return out
 
-    def _labels(self, name: str, dims: tuple, shape: tuple):
+    def scalar_labels(self, name: str, dims: tuple, shape: tuple):
         """(index, label, coords) of every scalar, labelled as ``az.summary`` does."""
         coords = self.graph.coords()
         values = [coords.get(d, np.arange(n)) if len(coords.get(d, ())) == n
@@ -154,7 +154,7 @@ class ExactPosterior:
             sd = np.broadcast_to(dist.std(), v.shape)
             lo = np.broadcast_to(dist.ppf(lo_q), v.shape)
             hi = np.broadcast_to(dist.ppf(hi_q), v.shape)
-            for i, label, _ in self._labels(name, dims, v.shape):
+            for i, label, _ in self.scalar_labels(name, dims, v.shape):
                 index.append(label)
                 rows.append((float(mean[i]), float(sd[i]), float(lo[i]), float(hi[i])))
         return pd.DataFrame(rows, index=index,
@@ -164,7 +164,7 @@ class ExactPosterior:
         """One :class:`~bayescheck.inference.result.ExactMarginal` per scalar (the oracles)."""
         out = []
         for name, v, dims in self._ordered(deterministics):
-            for i, label, coords in self._labels(name, dims, v.shape):
+            for i, label, coords in self.scalar_labels(name, dims, v.shape):
                 out.append(ExactMarginal(label, name, coords, v.at(i)))
         return out
 
