@@ -31,6 +31,5 @@ class NotConjugate(BayescheckError):
         # a reason may open with the variable's declaration ("sigma ~ HalfNormal: ...")
         message = reason if reason.startswith(f"{variable} ") else f"{variable}: {reason}"
         if self.conjugate:
-            message += (f" (the rest of the model is conjugate: "
-                        f"{', '.join(self.conjugate)})")
+            message += f" (conjugate elsewhere in the model: {', '.join(self.conjugate)})"
         super().__init__(message)

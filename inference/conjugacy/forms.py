@@ -422,17 +422,13 @@ class FormReader:
 
     def _inline(self, node, inputs: list, apply_node) -> list:
         """An op defined by an inner graph (``OpFromGraph``, as ``pt.einsum``), read inside."""
-        from pytensor.graph.replace import clone_replace
-
         op = node.op
-        inner = clone_replace(op.inner_outputs, replace=dict(zip(op.inner_inputs, node.inputs,
-                                                                  strict=True)))
-        memo = dict(zip(node.inputs, inputs, strict=True))
+        memo = dict(zip(op.inner_inputs, inputs, strict=True))
 
         def leaf(v):
-            return memo.get(v) if v in memo else self._root_value(v)
+            return self._root_value(v)
 
-        return [self._walk(out, leaf, apply_node, memo) for out in inner]
+        return [self._walk(out, leaf, apply_node, memo) for out in op.inner_outputs]
 
     def _affine_elemwise(self, node, inputs: list):
         ps = self.k.ps

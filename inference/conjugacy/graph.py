@@ -166,8 +166,13 @@ class ModelGraph:
                 name=rv.name, rv=rv, distribution=distribution_name(op),
                 op_class=type(op).__name__, params=params, observed=rv in data,
                 data=data.get(rv), parents=parents_of(params, own=rv))
-            node.shape = (tuple(np.shape(node.data)) if node.observed
-                          else _shape_of(reader, rv, params))
+            if node.observed:
+                node.shape = tuple(np.shape(node.data))
+            else:
+                try:
+                    node.shape = _shape_of(reader, rv, params)
+                except (DependsOn, UnreadableGraph, AttributeError, TypeError, ValueError):
+                    node.shape = _static_shape(rv)  # a variable no family takes: refused
             if not node.observed:
                 reader.set_shape(rv, node.shape)
             declared = tuple(dims_of.get(rv.name) or ())
@@ -202,6 +207,15 @@ class ModelGraph:
             if values is not None:
                 out[dim] = np.asarray(values)
         return out
+
+
+def _static_shape(rv) -> tuple:
+    """The shape PyTensor knows without running anything (unknown lengths as 0).
+
+    For the variables no conjugate family takes (a symbolic random variable such as
+    ``pm.ZeroSumNormal``): they are refused by name, their shape is never used.
+    """
+    return tuple(0 if s is None else int(s) for s in rv.type.shape)
 
 
 def _shape_of(reader: FormReader, rv, params: list) -> tuple:

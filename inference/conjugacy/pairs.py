@@ -28,7 +28,7 @@ from .errors import NotConjugate
 from .forms import Const, DependsOn, NotMonomial
 from .marginals import VariablePosterior
 
-__all__ = ["LIKELIHOODS", "PRIORS", "PairBlock", "pair_block"]
+__all__ = ["LIKELIHOODS", "PRIORS", "WHAT", "PairBlock", "pair_block"]
 
 #: The prior op of each pair and the observation ops conjugate to it.
 LIKELIHOODS = {
@@ -38,7 +38,8 @@ LIKELIHOODS = {
 }
 PRIORS = tuple(LIKELIHOODS)
 
-_WHAT = {"BetaRV": "the probability of Bernoulli or Binomial observations",
+#: What each prior is conjugate to, for messages.
+WHAT = {"BetaRV": "the probability of Bernoulli or Binomial observations",
          "DirichletRV": "the probabilities of Categorical or Multinomial observations",
          "GammaRV": "the rate of Poisson or Exponential observations (or the precision of "
                     "Normal observations with a known mean)"}
@@ -124,14 +125,14 @@ def _selection(graph, latent, child, param: int, power: float, unit: bool):
         raise NotConjugate(child.name, f"its parameter is not an element of {latent.name} "
                                        f"(it applies {exc}); {latent.name} ~ "
                                        f"{latent.distribution} is conjugate to "
-                                       f"{_WHAT[latent.op_class]} used as they are") from None
+                                       f"{WHAT[latent.op_class]} used as they are") from None
     if isinstance(mono, Const):  # pragma: no cover - a child depends on its parent
         raise NotConjugate(child.name, f"its parameter does not involve {latent.name}")
     if np.any(mono.g < 0) or np.any(mono.p != power):
         raise NotConjugate(child.name, f"its parameter is not {'an element' if unit else 'a '
                                        'positive multiple of an element'} of {latent.name} "
                                        f"({latent.name} ~ {latent.distribution} is conjugate "
-                                       f"to {_WHAT[latent.op_class]} used as they are)")
+                                       f"to {WHAT[latent.op_class]} used as they are)")
     if unit and not np.all(mono.c == 1.0):
         raise NotConjugate(child.name, f"its probability is a multiple of {latent.name}, not "
                                        f"an element of it: not conjugate")
@@ -157,7 +158,7 @@ def _integers(child, y, low, high=None) -> np.ndarray:
     if not np.all(ok):
         i = int(np.flatnonzero(~ok.reshape(-1))[0])
         bound = f"{low}..{'n' if high is not None else ''}"
-        raise DataError(f"{child.name}: observed value {y.reshape(-1)[i]!r} at position {i} "
+        raise DataError(f"{child.name}: observed value {float(y.reshape(-1)[i]):g} at position {i} "
                         f"is not an integer in {bound}")
     return y
 
@@ -178,7 +179,7 @@ def pair_block(graph, name: str, observed: list) -> PairBlock:
         if child.op_class not in allowed:
             raise NotConjugate(name, f"{name} ~ {latent.distribution} in {child.name} ~ "
                                      f"{child.distribution}: a {latent.distribution} prior is "
-                                     f"conjugate to {_WHAT[latent.op_class]} only")
+                                     f"conjugate to {WHAT[latent.op_class]} only")
     if latent.op_class == "BetaRV":
         return _beta(graph, latent, prior, children)
     if latent.op_class == "DirichletRV":

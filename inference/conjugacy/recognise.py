@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import NotConjugate
 from .gaussian import GAUSSIAN, gaussian_block
-from .pairs import PRIORS, pair_block
+from .pairs import PRIORS, WHAT, pair_block
 
 __all__ = ["observed_only_log_density", "recognise"]
 
@@ -58,6 +58,10 @@ def _unsupported(graph, name: str) -> NotConjugate:
     node = graph.nodes[name]
     dist = node.distribution
     uses = [(graph.nodes[c], _roles(graph, graph.nodes[c], name)) for c in graph.children[name]]
+    if node.op_class in ("BernoulliRV", "CategoricalRV", "BinomialRV", "PoissonRV",
+                         "GeometricRV", "NegBinomialRV", "DiscreteUniformRV"):
+        return NotConjugate(name, f"{name} ~ {dist}: a discrete latent variable has no "
+                                  f"conjugate exact posterior here")
     for child, roles in uses:
         if child.op_class in GAUSSIAN and ("scale" in roles or "covariance" in roles):
             return NotConjugate(name, f"{name} ~ {dist}: the noise scale has no conjugate "
@@ -72,9 +76,6 @@ def _unsupported(graph, name: str) -> NotConjugate:
         if child.op_class in ("PoissonRV", "ExponentialRV"):
             return NotConjugate(name, f"{name} ~ {dist} as a rate: its conjugate prior is "
                                       f"Gamma")
-    if node.op_class in ("BernoulliRV", "CategoricalRV", "BinomialRV", "PoissonRV"):
-        return NotConjugate(name, f"{name} ~ {dist}: a discrete latent variable has no "
-                                  f"conjugate exact posterior here")
     return NotConjugate(name, f"{name} ~ {dist}: no conjugate family here has a {dist} prior")
 
 
@@ -124,31 +125,37 @@ def _block(graph, members: list):
             pairs.append(name)
         else:
             raise _unsupported(graph, name)
-        _check_order(graph, name, gaussian, variances, pairs, members)
+    for name in pairs:
+        _check_pair(graph, name)
     if pairs:
         return pair_block(graph, pairs[0], observed)
+    if len(variances) > 1:
+        raise NotConjugate(variances[1], f"a second variance in one Gaussian block "
+                                         f"({variances[0]} and {variances[1]}): only one "
+                                         f"shared variance is conjugate")
     return gaussian_block(graph, gaussian, variances[0] if variances else None, observed)
 
 
-def _check_order(graph, name, gaussian, variances, pairs, members) -> None:
-    """Refuse at the first variable that makes the block mixed (in model order)."""
+def _check_pair(graph, name: str) -> None:
+    """A Beta, Dirichlet or Gamma-rate latent must be the only latent of its observations."""
     node = graph.nodes[name]
-    if pairs and (gaussian or variances or len(pairs) > 1):
-        first = pairs[0]
-        other = name if name != first else next(m for m in members if m != first)
-        prior = graph.nodes[first]
-        if name == first:  # the pair latent comes after a Gaussian or variance latent
-            raise NotConjugate(name, f"{name} ~ {node.distribution} is tied to "
-                                     f"{other} ~ {graph.nodes[other].distribution}: a "
-                                     f"{node.distribution} prior is conjugate only when it is "
-                                     f"the sole latent of its observations")
-        raise NotConjugate(name, f"{name} ~ {node.distribution} is tied to {first} ~ "
-                                 f"{prior.distribution} (it uses it, or shares observations "
-                                 f"with it): a {prior.distribution} prior is conjugate only "
-                                 f"when it is the sole latent of its observations")
-    if len(variances) > 1:
-        raise NotConjugate(name, f"a second variance in one Gaussian block ({variances[0]} "
-                                 f"and {name}): only one shared variance is conjugate")
+    dist = node.distribution
+    if node.parents:
+        raise NotConjugate(name, f"the parameters of its {dist} prior depend on "
+                                 f"{', '.join(node.parents)}: a prior with unknown parameters "
+                                 f"(a hierarchical prior) is not conjugate")
+    for child in graph.children[name]:
+        other = graph.nodes[child]
+        if not other.observed:
+            roles = " and ".join(_roles(graph, other, name)) or "parameters"
+            raise NotConjugate(name, f"{name} ~ {dist} in the {roles} of {child} ~ "
+                                     f"{other.distribution}: a {dist} prior is conjugate to "
+                                     f"{WHAT[node.op_class]} only")
+        rest = [p for p in other.parents if p != name]
+        if rest:
+            raise NotConjugate(child, f"it depends on {name} ~ {dist} and on "
+                                      f"{', '.join(rest)}: a {dist} prior is conjugate only "
+                                      f"when it is the only latent of its observations")
 
 
 def recognise(graph) -> list:
@@ -158,17 +165,18 @@ def recognise(graph) -> list:
     ------
     NotConjugate
         At the first variable that breaks conjugacy; its ``conjugate`` lists the variables
-        of the blocks that were recognised before it.
+        of the blocks that are conjugate nevertheless.
     """
-    blocks, done = [], []
+    blocks, conjugate, failure = [], [], None
     for members in _components(graph):
         try:
             blocks.append(_block(graph, members))
         except NotConjugate as exc:
-            if exc.conjugate or not done:
-                raise
-            raise NotConjugate(exc.variable, exc.reason, conjugate=done) from None
-        done.extend(members)
+            failure = failure or exc
+            continue
+        conjugate.extend(members)
+    if failure is not None:
+        raise NotConjugate(failure.variable, failure.reason, conjugate=conjugate) from None
     return blocks
 
 
