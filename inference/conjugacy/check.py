@@ -156,7 +156,8 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     return result
 
 
-def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: float = 0.01):
+def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: float = 0.01,
+                    posterior_model=None):
     """Simulation-based calibration of the exact posterior against the model's own prior.
 
     Each simulation draws the latents and the data from ``model``'s prior predictive
@@ -164,6 +165,20 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
     takes every scalar's posterior CDF at its true value; under a right exact posterior those
     values are uniform, which :func:`bayescheck.inference.calibration.uniformity` tests per
     scalar (chi-square on equal bins, Bonferroni over the scalars).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model simulated from.
+    simulations : int
+        Number of simulated data sets.
+    random_seed : int
+        Seed of the simulations.
+    alpha : float
+        Family-wise false-alarm rate of the uniformity tests.
+    posterior_model : pymc.Model, optional
+        The model whose exact posterior is ranked (default ``model``); a model with other
+        priors is miscalibrated, which tests use to see the calibration fail.
 
     Returns
     -------
@@ -182,7 +197,8 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
                                        first.graph.nodes[name].shape)) for name in free}
     pit: dict = {label: [] for name in free for _, label, _ in labels[name]}
     for s in range(simulations):
-        ex = exact(model, observed={o: np.asarray(draws[o][s]) for o in observed})
+        ex = exact(posterior_model if posterior_model is not None else model,
+                   observed={o: np.asarray(draws[o][s]) for o in observed})
         variables = ex.variables
         for name in free:
             truth = np.asarray(draws[name][s], dtype=float)
