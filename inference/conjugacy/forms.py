@@ -629,6 +629,12 @@ def _affine_cumsum(value, axis) -> Affine:
 def _affine_take(values: list, positions: np.ndarray) -> Affine:
     """Gather the elements at flat ``positions`` of the concatenated ``values``."""
     forms = [_as_affine(v) for v in values]
+    if len(forms) == 1 and positions.size == forms[0].offset.size and np.array_equal(
+            positions.reshape(-1), np.arange(positions.size)):  # a reshape: no copy
+        f = forms[0]
+        return Affine(f.offset.reshape(positions.shape),
+                      {k: c.reshape(positions.shape + (c.shape[-1],)) for k, c in
+                       f.coefs.items()})
     offset = np.concatenate([f.offset.reshape(-1) for f in forms])
     coefs = {}
     for k in dict.fromkeys(k for f in forms for k in f.coefs):

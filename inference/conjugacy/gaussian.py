@@ -425,9 +425,13 @@ def gaussian_block(graph, latents: list, variance: str | None, observed: list):
     n_obs = sum(len(f.rhs) for f in data)
     # One QR of every row: the root the engine's update reaches from the prior's root (its
     # merge is the QR of the stacked roots), in one factorisation instead of three.
-    root = triangular_root(np.column_stack([np.vstack([f.rows for f in factors]),
-                                            np.concatenate([f.rhs for f in factors])]),
-                           overwrite=True)
+    stacked = np.empty((sum(len(f.rhs) for f in factors), d + 1), order="F")
+    row = 0
+    for f in factors:
+        stacked[row:row + len(f.rhs), :d] = f.rows
+        stacked[row:row + len(f.rhs), d] = f.rhs
+        row += len(f.rhs)
+    root = triangular_root(stacked, overwrite=True)
     prior_logdet = 2.0 * sum(f.logdet_w for f in prior)
     if v is None:
         post = GaussianPosterior(root, 1.0, n=n_obs, prior_logdet=prior_logdet)
