@@ -146,6 +146,10 @@ def _check_pair(graph, name: str) -> None:
                                  f"(a hierarchical prior) is not conjugate")
     for child in graph.children[name]:
         other = graph.nodes[child]
+        if not other.observed and other.op_class not in GAUSSIAN:
+            raise NotConjugate(name, f"{name} ~ {dist} is a parameter of the prior of {child} "
+                                     f"~ {other.distribution}: a prior with unknown parameters "
+                                     f"(a hierarchical prior) is not conjugate")
         if not other.observed:
             roles = " and ".join(_roles(graph, other, name)) or "parameters"
             raise NotConjugate(name, f"{name} ~ {dist} in the {roles} of {child} ~ "

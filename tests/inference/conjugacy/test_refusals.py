@@ -201,7 +201,7 @@ CASES = [
     (semi_conjugate_variance, "beta", "only conditionally conjugate"),
     (variance_used_as_a_scale, "y", "proportional to s2**1"),
     (logit_probability, "k", "Sigmoid"),
-    (hierarchical_beta, "kappa", "kappa ~ Gamma in the"),
+    (hierarchical_beta, "kappa", "kappa ~ Gamma is a parameter of the prior of p ~ Beta"),
     (student_t_observations, "y", "y ~ StudentT"),
     (two_variances, "t2", "a second variance"),
     (two_rates_in_one_count, "c", "depends on a ~ Gamma and on b"),
