@@ -9,10 +9,10 @@
   model.py``).
 """
 
-from .check import ModelCheck, check_model
+from .check import ModelCheck, check_model, check_model_file
 from .errors import NotConjugate
 from .loader import load_model_file
 from .posterior import ExactPosterior, exact
 
-__all__ = ["ExactPosterior", "ModelCheck", "NotConjugate", "check_model", "exact",
-           "load_model_file"]
+__all__ = ["ExactPosterior", "ModelCheck", "NotConjugate", "check_model", "check_model_file",
+           "exact", "load_model_file"]

@@ -25,7 +25,7 @@ from bayescheck.models.errors import BayescheckError
 
 from .posterior import ExactPosterior, exact
 
-__all__ = ["ModelCheck", "calibrate_model", "check_model"]
+__all__ = ["ModelCheck", "calibrate_model", "check_model", "check_model_file"]
 
 
 @dataclass
@@ -207,3 +207,36 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
                 pit[label].append(float(u[index]))
     return uniformity({k: np.clip(np.asarray(v), 0.0, 1.0) for k, v in pit.items()},
                       alpha=alpha)
+
+
+def check_model_file(path, *, name: str | None = None, out=None, draws: int | None = None,
+                     tune: int | None = None, chains: int | None = None,
+                     seed: int | None = None, sampler: str = "nutpie",
+                     simulations: int | None = None, progress: bool = False) -> ModelCheck:
+    """``bayescheck check model.py [--model NAME]``: :func:`check_model` on a file's model.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A Python file defining a ``pm.Model`` (see :func:`.loader.load_model_file`).
+    name : str, optional
+        The model's name in the file, when it defines several.
+    out, simulations, sampler, progress
+        As :func:`check_model`.
+    draws, tune, chains, seed : int, optional
+        The command line's options; None takes :func:`check_model`'s defaults (1000, 1000,
+        4, 1).
+
+    Raises
+    ------
+    bayescheck.BayescheckError
+        Naming the file (no model, several, it raised), or :class:`NotConjugate` naming the
+        variable: exit code 2.
+    """
+    from .loader import load_model_file
+
+    model = load_model_file(path, name)
+    options = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains,
+                                     random_seed=seed).items() if v is not None}
+    return check_model(model, out=out, sampler=sampler, simulations=simulations,
+                       progress=progress, **options)

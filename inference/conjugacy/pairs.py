@@ -129,8 +129,8 @@ def _selection(graph, latent, child, param: int, power: float, unit: bool):
     if isinstance(mono, Const):  # pragma: no cover - a child depends on its parent
         raise NotConjugate(child.name, f"its parameter does not involve {latent.name}")
     if np.any(mono.g < 0) or np.any(mono.p != power):
-        raise NotConjugate(child.name, f"its parameter is not {'an element' if unit else 'a '
-                                       'positive multiple of an element'} of {latent.name} "
+        what = "an element" if unit else "a positive multiple of an element"
+        raise NotConjugate(child.name, f"its parameter is not {what} of {latent.name} "
                                        f"({latent.name} ~ {latent.distribution} is conjugate "
                                        f"to {WHAT[latent.op_class]} used as they are)")
     if unit and not np.all(mono.c == 1.0):

@@ -63,3 +63,13 @@ def test_refusals_name_the_file(tmp_path, text, name, message):
 def test_a_missing_file(tmp_path):
     with pytest.raises(BayescheckError, match="no such file"):
         load_model_file(tmp_path / "absent.py")
+
+
+@pytest.mark.nuts
+def test_check_model_file_checks_the_file_model(tmp_path):
+    from bayescheck.inference.conjugacy import check_model_file
+
+    res = check_model_file(write(tmp_path, ONE), out=tmp_path / "out", seed=3)
+    assert res.verdict == "pass"
+    assert res.exact.family == "Beta-Bernoulli (p: 1 latent, 3 observed)"
+    assert (tmp_path / "out" / "summary.json").is_file()
