@@ -35,6 +35,7 @@ reader.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -199,14 +200,9 @@ class _Classes:
         self.set_subtensor = (subtensor.IncSubtensor, subtensor.AdvancedIncSubtensor)
 
 
-_CLASSES: _Classes | None = None
-
-
+@cache
 def _classes() -> _Classes:
-    global _CLASSES
-    if _CLASSES is None:
-        _CLASSES = _Classes()
-    return _CLASSES
+    return _Classes()
 
 
 class FormReader:

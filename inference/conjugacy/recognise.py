@@ -112,7 +112,8 @@ def _is_precision(graph, name: str) -> bool:
 
 def _block(graph, members: list):
     """The exact posterior of one block of free variables, or NotConjugate."""
-    observed = [o for o in graph.observed if set(graph.nodes[o].parents) & set(members)]
+    children = {c for m in members for c in graph.children[m]}
+    observed = [o for o in graph.observed if o in children]
     gaussian, variances, pairs = [], [], []
     for name in members:
         node = graph.nodes[name]
