@@ -31,14 +31,17 @@ def eight_schools(tau=5.0):
 
 @pytest.mark.nuts
 def test_eight_schools_passes_and_writes_the_check_files(tmp_path):
-    res = bayescheck.check_model(eight_schools(), out=tmp_path / "run", random_seed=1)
+    res = bayescheck.check_model(eight_schools(), out=tmp_path / "run", random_seed=1,
+                                 simulations=100)
     assert res.verdict == "pass", res.comparison.summary()
+    assert res.calibration.verdict == "pass"
     assert res.comparison.diagnostics.healthy
     assert len(res.comparison.parameters) == 9
     names = {p.name for p in res.comparison.parameters}
     assert {"mu", "theta[A]", "theta[H]"} <= names
     files = {p.name for p in (tmp_path / "run").iterdir()}
-    assert files == {"summary.json", "comparison.csv", "posterior.json", "posterior.nc"}
+    assert files == {"summary.json", "comparison.csv", "posterior.json", "posterior.nc",
+                     "calibration.json"}
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["verdict"] == "pass"
     assert summary["family"] == "Gaussian linear (9 latent, 8 observed)"
