@@ -33,6 +33,8 @@ _EXPORTS = {
     "GaussianMixture": "bayescheck.models.gaussian_mixture", "NaiveBayes": "bayescheck.models.naive_bayes",
     "BetaBernoulli": "bayescheck.models.beta_bernoulli", "DirichletCategorical": "bayescheck.models.beta_bernoulli",
     "BayesRule": "bayescheck.models.bayes_rule",
+    "exact": "bayescheck.inference.conjugacy", "check_model": "bayescheck.inference.conjugacy",
+    "NotConjugate": "bayescheck.inference.conjugacy",
 }
 
 __all__ = [
@@ -47,10 +49,13 @@ __all__ = [
     "GaussianMixture",
     "LinearRegression",
     "NaiveBayes",
+    "NotConjugate",
     "Spec",
     "SpecError",
     "calibrate",
     "check",
+    "check_model",
+    "exact",
     "exact_posterior",
     "fit",
     "load_spec",

@@ -1,0 +1,125 @@
+"""A user's PyMC model solved exactly (``bayescheck.exact``) against sampling it (``pm.sample``).
+
+    .venv/bin/python benchmarks/bench_exact_pymc.py [--quick] [--rows N] [--coefs D]
+                                                   [--variables K] [--repeat R]
+
+Rows of the table:
+
+- ``exact()`` of a Gaussian regression with D coefficients on N rows (``beta ~ Normal``,
+  ``y ~ Normal(X @ beta, 1)``; default 1,000 x 5,000 as in the issue), recognition included,
+  with the BLAS thread count as found and limited to one thread (OpenBLAS's threads spin when
+  the other core is busy: on a shared machine one thread can be several times faster);
+- ``ExactPosterior.sample(draws=1000, chains=4)`` (4,000 draws) against ``pm.sample`` of the
+  same model (nutpie, 4 chains x 1,000 draws after 1,000 tuning steps; compile + sample, and
+  the sampling alone as nutpie reports it), with the ratio;
+- ``exact()`` of a model of K scalar Normal variables (default 200), a chain of parents with
+  affine means, one observation: recognition of many variables.
+
+Times are the best of R repeats (default 3). The machine's load average is printed with the
+table: a timing taken while other work runs is noisy, the ratios of rows measured side by side
+less so. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def best(fn, repeat: int) -> tuple[float, object]:
+    """The shortest wall time of ``repeat`` calls of ``fn`` and its last result."""
+    times, out = [], None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - started)
+    return min(times), out
+
+
+def regression(rows: int, coefs: int):
+    import pymc as pm
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(rows, coefs))
+    y = x @ rng.normal(size=coefs) + rng.normal(size=rows)
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0, 1, shape=coefs)
+        pm.Normal("y", pm.math.dot(x, beta), 1.0, observed=y)
+    return model
+
+
+def chain(variables: int):
+    import pymc as pm
+
+    with pm.Model() as model:
+        prev = pm.Normal("x0", 0, 1)
+        for i in range(1, variables):
+            prev = pm.Normal(f"x{i}", 0.5 * prev + 0.1, 1.0)
+        pm.Normal("y", prev, 1.0, observed=1.0)
+    return model
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200 x 1,000 and 50 variables")
+    parser.add_argument("--rows", type=int, default=5000)
+    parser.add_argument("--coefs", type=int, default=1000)
+    parser.add_argument("--variables", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-pymc", action="store_true", help="skip pm.sample")
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.coefs, args.variables = 1000, 200, 50
+    import pymc as pm
+    from threadpoolctl import threadpool_limits
+
+    import bayescheck
+
+    model = regression(args.rows, args.coefs)
+    bayescheck.exact(chain(5))  # first-use imports (scipy.linalg, pytensor ops) not timed
+    rows = []
+    t_exact, ex = best(lambda: bayescheck.exact(model), args.repeat)
+    rows.append((f"exact(), {args.coefs} coefficients x {args.rows} rows", t_exact, None))
+    with threadpool_limits(1):
+        t_one, _ = best(lambda: bayescheck.exact(model), args.repeat)
+    rows.append(("  the same, BLAS on one thread", t_one, None))
+    t_summary, _ = best(lambda: bayescheck.exact(model).summary(), args.repeat)
+    rows.append(("  exact() + summary()", t_summary, None))
+    t_draws, _ = best(lambda: ex.sample(draws=1000, chains=4, random_seed=1), args.repeat)
+    reference = None
+    if not args.no_pymc:
+        started = time.perf_counter()
+        with model:
+            idata = pm.sample(draws=1000, tune=1000, chains=4, cores=2, random_seed=1,
+                              nuts_sampler="nutpie", progressbar=False,
+                              compute_convergence_checks=False)
+        reference = time.perf_counter() - started
+        sampling = float(idata.posterior.attrs.get("sampling_time", float("nan")))
+    rows.append(("sample(draws=1000, chains=4)", t_draws, reference))
+    if reference is not None:
+        rows.append(("  pm.sample sampling only (nutpie's sampling_time)", t_draws, sampling))
+    big = chain(args.variables)
+    t_chain, _ = best(lambda: bayescheck.exact(big), args.repeat)
+    rows.append((f"exact(), {args.variables} scalar variables", t_chain, None))
+
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+          f"{os.cpu_count()} CPUs\n")
+    print("| what | ours (s) | pm.sample (s) | pm.sample / ours |")
+    print("|---|---:|---:|---:|")
+    for what, ours, theirs in rows:
+        ratio = f"{theirs / ours:.0f}x" if theirs else ""
+        theirs_text = f"{theirs:.2f}" if theirs else ""
+        print(f"| {what} | {ours:.3f} | {theirs_text} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,242 @@
+"""Judging NUTS on a user's own PyMC model against the model's exact posterior.
+
+The same cross-check as ``bayescheck check`` (:mod:`bayescheck.inference.compare`): each
+scalar's mean, sd and 5 / 50 / 95 % quantiles from the draws against the exact values, in
+units of their Monte Carlo standard errors, one Bonferroni threshold for the table, the
+sampler's health judged first (a failing r_hat, ESS, divergence count or E-BFMI makes the
+verdict "inconclusive", never "pass") and statistics whose Monte Carlo error is unreliable
+(Pareto k-hat) left unjudged. The draws come from the user's model itself, not from a
+re-declaration.
+
+On request, simulation-based calibration of the recognition itself: parameters and data drawn
+from the model's prior predictive, the exact posterior of each simulated data set, and the
+posterior CDF at the true value tested for uniformity (:mod:`bayescheck.inference.calibration`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from bayescheck.inference.compare import Comparison, Thresholds, compare_idata
+from bayescheck.models.errors import BayescheckError
+
+from .posterior import ExactPosterior, exact
+
+__all__ = ["ModelCheck", "calibrate_model", "check_model", "check_model_file"]
+
+
+@dataclass
+class ModelCheck:
+    """What :func:`check_model` found.
+
+    Attributes
+    ----------
+    exact : ExactPosterior
+        The exact posterior the draws were judged against.
+    sample : bayescheck.inference.nuts.SampleResult
+        The NUTS run (``sample.idata`` is ``pm.sample``'s DataTree).
+    comparison : bayescheck.inference.compare.Comparison
+        The table and the sampler's health.
+    calibration : bayescheck.inference.calibration.CalibrationResult or None
+        Simulation-based calibration, when asked for.
+    out : pathlib.Path or None
+        Where the files were written.
+    timings : dict
+        Seconds per phase.
+    settings : dict
+        Draws, tune, chains, seed, sampler.
+    """
+
+    exact: ExactPosterior
+    sample: object
+    comparison: Comparison
+    calibration: object = None
+    out: Path | None = None
+    timings: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """``"pass"``, ``"fail"`` or ``"inconclusive"``.
+
+        A failing comparison or calibration fails; else an inconclusive comparison (the
+        sampler's health) makes the whole inconclusive; pass only when everything passed.
+        """
+        verdicts = [self.comparison.verdict]
+        if self.calibration is not None:
+            verdicts.append(self.calibration.verdict)
+        if "fail" in verdicts:
+            return "fail"
+        return "inconclusive" if "inconclusive" in verdicts else "pass"
+
+    def summary(self) -> dict:
+        """``summary.json``'s content (the ``check`` layout, plus the family and evidence)."""
+        model = getattr(self.exact.model, "name", "") or "pymc model"
+        out = {"model": model, **self.comparison.summary(), "verdict": self.verdict,
+               "family": self.exact.family, "log_evidence": self.exact.log_evidence,
+               "timings": self.timings, "sampler": getattr(self.sample, "sampler", None),
+               "sampling": self.settings}
+        if self.calibration is not None:
+            out["calibration"] = self.calibration.to_json()
+        return out
+
+
+def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains: int = 4,
+                random_seed: int = 1, sampler: str = "nutpie", simulations: int | None = None,
+                thresholds: Thresholds | None = None, posterior: ExactPosterior | None = None,
+                progress: bool = False) -> ModelCheck:
+    """Sample a PyMC model with NUTS and judge the draws against its exact posterior.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The user's model, with its observed data.
+    out : str or pathlib.Path, optional
+        Folder for ``summary.json``, ``comparison.csv``, ``posterior.json`` (the exact
+        posterior), ``posterior.nc`` (the draws) and, with ``simulations``,
+        ``calibration.json``. None writes nothing.
+    draws, tune, chains : int
+        NUTS draws kept per chain, tuning steps per chain, chains.
+    random_seed : int
+        Seed of the sampler (and of the calibration's simulations).
+    sampler : str
+        NUTS implementation: ``"nutpie"`` or ``"pymc"`` (or ``"numpyro"``, ``"blackjax"``
+        where installed).
+    simulations : int, optional
+        Also run simulation-based calibration with this many simulations (at least 10).
+    thresholds : bayescheck.inference.compare.Thresholds, optional
+        Sampler-health limits and the false-alarm rate.
+    posterior : ExactPosterior, optional
+        Judge against this exact posterior instead of ``exact(model)`` (tests give a wrong
+        one on purpose).
+    progress : bool
+        Show the sampler's progress bar.
+
+    Returns
+    -------
+    ModelCheck
+        ``verdict``, the comparison, the draws and the exact posterior.
+
+    Raises
+    ------
+    bayescheck.NotConjugate
+        When the model has no exact posterior here (before anything is sampled).
+    """
+    from bayescheck.inference.nuts import sample_nuts
+
+    if simulations is not None and simulations < 10:
+        raise BayescheckError(f"simulations must be at least 10, got {simulations}")
+    started = time.perf_counter()
+    ex = posterior if posterior is not None else exact(model)
+    timings = {"exact posterior": time.perf_counter() - started}
+    marginals = ex.marginals()
+    sampled = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=random_seed,
+                          sampler=sampler, progress=progress)
+    timings["NUTS (compile + sample)"] = sampled.seconds
+    began = time.perf_counter()
+    comparison = compare_idata(marginals, sampled.idata, thresholds=thresholds)
+    timings["comparison"] = time.perf_counter() - began
+    calibration = None
+    if simulations is not None:
+        began = time.perf_counter()
+        calibration = calibrate_model(model, simulations, random_seed=random_seed)
+        timings["calibration"] = time.perf_counter() - began
+    settings = {"draws": draws, "tune": tune, "chains": chains, "seed": random_seed,
+                "sampler": sampler}
+    result = ModelCheck(ex, sampled, comparison, calibration, None, timings, settings)
+    if out is not None:
+        from .files import write_check_files
+
+        result.out = Path(out)
+        write_check_files(result, result.out)
+    timings["total"] = time.perf_counter() - started
+    return result
+
+
+def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: float = 0.01,
+                    posterior_model=None):
+    """Simulation-based calibration of the exact posterior against the model's own prior.
+
+    Each simulation draws the latents and the data from ``model``'s prior predictive
+    (``pm.sample_prior_predictive``), solves the exact posterior of the simulated data and
+    takes every scalar's posterior CDF at its true value; under a right exact posterior those
+    values are uniform, which :func:`bayescheck.inference.calibration.uniformity` tests per
+    scalar (chi-square on equal bins, Bonferroni over the scalars).
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model simulated from.
+    simulations : int
+        Number of simulated data sets.
+    random_seed : int
+        Seed of the simulations.
+    alpha : float
+        Family-wise false-alarm rate of the uniformity tests.
+    posterior_model : pymc.Model, optional
+        The model whose exact posterior is ranked (default ``model``); a model with other
+        priors is miscalibrated, which tests use to see the calibration fail.
+
+    Returns
+    -------
+    bayescheck.inference.calibration.CalibrationResult
+    """
+    import pymc as pm
+    from bayescheck.inference.calibration import uniformity
+
+    first = exact(model)
+    free = list(first.graph.free)
+    observed = list(first.graph.observed)
+    draws = pm.sample_prior_predictive(draws=simulations, model=model,
+                                       var_names=free + observed, random_seed=random_seed,
+                                       return_inferencedata=False)
+    labels = {name: list(first.scalar_labels(name, first.graph.nodes[name].dims,
+                                       first.graph.nodes[name].shape)) for name in free}
+    pit: dict = {label: [] for name in free for _, label, _ in labels[name]}
+    for s in range(simulations):
+        ex = exact(posterior_model if posterior_model is not None else model,
+                   observed={o: np.asarray(draws[o][s]) for o in observed})
+        variables = ex.variables
+        for name in free:
+            truth = np.asarray(draws[name][s], dtype=float)
+            u = np.broadcast_to(variables[name].dist().cdf(truth), truth.shape)
+            for index, label, _ in labels[name]:
+                pit[label].append(float(u[index]))
+    return uniformity({k: np.clip(np.asarray(v), 0.0, 1.0) for k, v in pit.items()},
+                      alpha=alpha)
+
+
+def check_model_file(path, *, name: str | None = None, out=None, draws: int | None = None,
+                     tune: int | None = None, chains: int | None = None,
+                     seed: int | None = None, sampler: str = "nutpie",
+                     simulations: int | None = None, progress: bool = False) -> ModelCheck:
+    """``bayescheck check model.py [--model NAME]``: :func:`check_model` on a file's model.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A Python file defining a ``pm.Model`` (see :func:`.loader.load_model_file`).
+    name : str, optional
+        The model's name in the file, when it defines several.
+    out, simulations, sampler, progress
+        As :func:`check_model`.
+    draws, tune, chains, seed : int, optional
+        The command line's options; None takes :func:`check_model`'s defaults (1000, 1000,
+        4, 1).
+
+    Raises
+    ------
+    bayescheck.BayescheckError
+        Naming the file (no model, several, it raised), or :class:`NotConjugate` naming the
+        variable: exit code 2.
+    """
+    from .loader import load_model_file
+
+    model = load_model_file(path, name)
+    options = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains,
+                                     random_seed=seed).items() if v is not None}
+    return check_model(model, out=out, sampler=sampler, simulations=simulations,
+                       progress=progress, **options)
