@@ -98,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="when the sampler's health leaves a check without a verdict, stop "
                         "there (default: sample once more with twice the tuning steps and "
                         "draws and judge that run alone)")
+    c.add_argument("--model", help="with a model.py instead of a spec: the name of the "
+                                   "pm.Model it defines, when it defines several")
     c.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     r = sub.add_parser("predict", help="predictions for new rows from a saved fit: the "
@@ -240,14 +242,33 @@ def _cmd_check(args) -> int:
 
     for name in ("draws", "tune", "chains", "seed"):
         _positive(name, getattr(args, name))
-    spec = load_spec(args.spec)
     out = args.out or _default_out(args.spec)
+    if args.spec.suffix == ".py":  # the user's own PyMC model
+        return _check_model_file(args, out)
+    if args.model is not None:
+        raise BayescheckError(f"--model names a pm.Model inside a model.py file; "
+                              f"{args.spec} is a spec")
+    spec = load_spec(args.spec)
     with output_folder(out, results=CHECK_RESULTS):
         result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
                            seed=args.seed, sampler=args.sampler, progress=not args.quiet,
                            retry=not args.no_retry)
     _print_check(result)
     _warn_not_converged(args.spec, result.fit)
+    return EXIT_CODES[result.verdict]
+
+
+def _check_model_file(args, out: Path) -> int:
+    from bayescheck.inference.conjugacy import check_model_file
+
+    from .check import EXIT_CODES
+
+    with output_folder(out, results=CHECK_RESULTS):
+        result = check_model_file(args.spec, name=args.model, out=out, draws=args.draws,
+                                  tune=args.tune, chains=args.chains, seed=args.seed,
+                                  sampler=args.sampler, progress=not args.quiet)
+    print(f"{args.spec}: {result.exact.family}: {result.verdict}")
+    print(f"wrote {out}")
     return EXIT_CODES[result.verdict]
 
 
