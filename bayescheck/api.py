@@ -53,7 +53,7 @@ def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
     inference.AnalyticFit
         ``parameters`` (what ``posterior.json`` holds), the exact marginals, the evidence.
     """
-    from bayescheck.inference.dispatch import fit as dispatch_fit
+    from bayescheck.inference.families.registry import fit as dispatch_fit
 
     return dispatch_fit(_spec(spec), out=out, resume=resume, progress=progress)
 
@@ -180,7 +180,7 @@ def exact_posterior(spec: Spec | str | Path, fitted, *, draws: int = 1000, chain
     -------
     xarray.DataTree
     """
-    from bayescheck.inference.exact import exact_posterior as tree
+    from bayescheck.inference.families.exact import exact_posterior as tree
 
     posterior, _ = _posterior(fitted)
     return tree(_spec(spec).model.name, posterior, draws=draws, chains=chains, seed=seed)

@@ -135,7 +135,7 @@ class DataSource:
         """Like :meth:`batches`, but yield for each batch a function that reads it.
 
         A stream can call them on other threads, to read the next batches while it absorbs
-        one (:func:`bayescheck.inference.streaming.run_stream`). The batches in ``skip`` are
+        one (:func:`bayescheck.inference.scale.streaming.run_stream`). The batches in ``skip`` are
         verified here, as the iteration reaches them.
         """
         skip = skip or {}

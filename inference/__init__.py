@@ -6,7 +6,7 @@
 - top level: the stream driver, the NUTS runner, the analytic-vs-sampled comparison and
   calibration (SBC).
 
-:mod:`bayescheck.inference.nuts` imports PyMC when it samples and :mod:`bayescheck.inference.compare` imports
+:mod:`bayescheck.inference.checking.sampling` imports PyMC when it samples and :mod:`bayescheck.inference.checking.compare` imports
 arviz-stats (and with it scipy.stats) when it compares. Names are imported on first use, so
 the analytic path stays light.
 """

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AnalyticFit", "ExactMarginal", "PointEstimate"]
+__all__ = ["AnalyticFit", "ExactMarginal", "FitRecord", "PointEstimate", "Posterior"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class PointEstimate:
     nonzero : bool or None
         What the estimator says about the support: True (kept, non-zero), False (pruned,
         exactly zero) or None (no claim). Compared with whether the posterior's central
-        interval excludes 0 (see :func:`bayescheck.inference.compare.compare_estimates`).
+        interval excludes 0 (see :func:`bayescheck.inference.checking.compare.compare_estimates`).
     """
 
     name: str
@@ -78,8 +78,8 @@ class PointEstimate:
 
 
 @dataclass
-class AnalyticFit:
-    """A closed-form fit: what ``posterior.json`` holds, plus the oracles for the check.
+class Posterior:
+    """A fit's posterior: what ``posterior.json`` holds about the parameters, and the oracles.
 
     Attributes
     ----------
@@ -91,6 +91,33 @@ class AnalyticFit:
         One per scalar parameter compared with NUTS.
     log_evidence : float or None
         log marginal likelihood, where the prior is proper.
+    priors : list of ExactMarginal
+        Optional prior marginals of the same scalars (matched by ``name``), drawn dashed in
+        the report's marginal plots.
+    estimates : list of PointEstimate
+        Point estimates (EM, type-II ML), checked against the posterior of the model without
+        the estimates plugged in (``declare_full(source, fit=...)`` where the family's
+        ``declare`` is conditioned on the fit, as ARD's is; else ``declare(source,
+        fit=...)``), while ``marginals`` are checked against ``declare(source, fit=...)``.
+    state : object
+        The engine's final posterior object, for Python users.
+    """
+
+    model: str
+    parameters: dict
+    marginals: list[ExactMarginal]
+    log_evidence: float | None = None
+    priors: list[ExactMarginal] = field(default_factory=list)
+    estimates: list[PointEstimate] = field(default_factory=list)
+    state: Any = None
+
+
+@dataclass
+class FitRecord:
+    """The fit's own record: what it read, how it ran, what it found, what the check needs.
+
+    Attributes
+    ----------
     n_rows : int
         Rows absorbed.
     batches : list of dict
@@ -99,72 +126,89 @@ class AnalyticFit:
         Per-batch posterior summaries (streams).
     seconds : float
         Wall time of the fit.
-    state : object
-        The engine's final posterior object, for Python users.
-    priors : list of ExactMarginal
-        Optional prior marginals of the same scalars (matched by ``name``), drawn dashed in
-        the report's marginal plots.
-    estimates : list of PointEstimate
-        Point estimates checked against the posterior of the model without the estimates
-        plugged in (``declare_full(source, fit=...)`` where the family's ``declare`` is
-        conditioned on the fit, as ARD's is; else ``declare(source, fit=...)``), while
-        ``marginals`` are checked against ``declare(source, fit=...)``.
     info : dict
         What the engine reports about its run (iterations, convergence, objective per
         iteration, ...), kept in ``posterior.json`` as ``"fit"``.
     findings : dict
         Facts the family established about the data that ``posterior.json`` does not hold,
         as plain values (ARD: ``zero_columns``, ``constant_columns``, ``noise_collapsed``);
-        :mod:`bayescheck.reports.fit_summary` puts them into words. Not written to ``posterior.json``.
-    data_matrix : numpy.ndarray or None
-        The rows the engine fitted (n x D), kept where the report draws the data (the
-        mixture). Not written to ``posterior.json``.
-    posterior_checks : callable, optional
-        The family's own criteria added to the generic point-estimate comparison:
-        ``posterior_checks(fit, comparison, idata, spec)`` edits the
-        ``EstimateComparison`` in place and returns it (the mixture judges its mode and
-        responsibilities this way).
-    declaration : dict
-        What the model's ``declare(source, fit=...)`` needs from an engine, computed by the
-        family because models do not import engines (the mixture's k-means clustering of the
-        data, under ``"clustering"``); not written to ``posterior.json``.
+        :mod:`bayescheck.reports.fit_summary` puts them into words.
     certificates : list of dict
         Deterministic checks of the fit itself that need no sampler, each with at least
         ``"name"``, ``"verdict"`` ("pass" or "fail") and ``"reason"`` (ARD: the Tipping-Faul
         optimality conditions of its hyperparameters). ``check`` counts their verdicts with
         the cross-checks' and writes them to ``summary.json``.
+    data_matrix : numpy.ndarray or None
+        The rows the engine fitted (n x D), kept where the report draws the data (the
+        mixture).
+    declaration : dict
+        What the model's ``declare(source, fit=...)`` needs from an engine or from the fit's
+        pass over the files, computed by the family because models do not import engines
+        (the mixture's k-means clustering, under ``"clustering"``; the regression's QR roots).
+    posterior_checks : callable, optional
+        This fit's own criteria added to the generic point-estimate comparison:
+        ``posterior_checks(fit, comparison, idata, spec)`` edits the ``EstimateComparison``
+        in place and returns it (the mixture judges its mode and responsibilities this way).
     """
 
-    model: str
-    parameters: dict
-    marginals: list[ExactMarginal]
-    log_evidence: float | None = None
     n_rows: int = 0
     batches: list[dict] = field(default_factory=list)
     trajectory: list[dict] = field(default_factory=list)
     seconds: float = 0.0
-    state: Any = None
-    priors: list[ExactMarginal] = field(default_factory=list)
-    estimates: list[PointEstimate] = field(default_factory=list)
     info: dict = field(default_factory=dict)
     findings: dict = field(default_factory=dict)
-    data_matrix: np.ndarray | None = None
-    posterior_checks: Callable | None = None
-    declaration: dict = field(default_factory=dict)
     certificates: list[dict] = field(default_factory=list)
+    data_matrix: np.ndarray | None = None
+    declaration: dict = field(default_factory=dict)
+    posterior_checks: Callable | None = None
+
+
+@dataclass
+class AnalyticFit:
+    """A closed-form (or EM / type-II ML) fit: its posterior and its own record.
+
+    ``posterior.json`` is :meth:`to_json` (plus the lines of text that
+    :func:`bayescheck.reports.fit_summary.posterior_document` adds).
+    """
+
+    posterior: Posterior
+    record: FitRecord = field(default_factory=FitRecord)
+
+    @property
+    def model(self) -> str:
+        """The spec's ``model`` value."""
+        return self.posterior.model
 
     def to_json(self) -> dict:
-        """The content of ``posterior.json`` without the lines of text.
-
-        :func:`bayescheck.reports.fit_summary.posterior_document` adds those (``"notes"``).
-        """
+        """The content of ``posterior.json`` without the lines of text."""
+        post, record = self.posterior, self.record
         return {
-            "model": self.model,
-            "parameters": self.parameters,
-            "log_evidence": self.log_evidence,
-            "n_rows": self.n_rows,
-            "batches": self.batches,
-            "trajectory": self.trajectory,
-            "seconds": self.seconds,
-            **({"fit": self.info} if self.info else {}),
+            "model": post.model,
+            "parameters": post.parameters,
+            "log_evidence": post.log_evidence,
+            "n_rows": record.n_rows,
+            "batches": record.batches,
+            "trajectory": record.trajectory,
+            "seconds": record.seconds,
+            **({"fit": record.info} if record.info else {}),
         }
+
+
+_POST_FIELDS = {"parameters", "marginals", "log_evidence", "priors", "estimates", "state"}
+_REC_FIELDS = {"n_rows", "batches", "trajectory", "seconds", "info", "findings", "certificates",
+               "data_matrix", "declaration", "posterior_checks"}
+
+
+def _migration_getattr(self, name):  # TEMPORARY: find the callers still on the old fields
+    import os
+    import traceback
+
+    if name in _POST_FIELDS or name in _REC_FIELDS:
+        frame = traceback.extract_stack(limit=2)[0]
+        with open(os.environ.get("BC_MIGRATION_LOG", "/tmp/bc_migration.log"), "a") as fh:
+            fh.write(f"{frame.filename}:{frame.lineno}:{name}\n")
+        return getattr(self.posterior if name in _POST_FIELDS else self.record, name)
+    raise AttributeError(name)
+
+
+AnalyticFit.__getattr__ = _migration_getattr

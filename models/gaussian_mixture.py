@@ -329,7 +329,7 @@ class GaussianMixture(Model, StartsAtEstimate):
         is a seeded random variable of the initial-point graph, so PyMC and nutpie draw a
         different start for each chain from the chain's seed (and PyMC's own U(-1, 1) jitter,
         far larger than a posterior sd here, must be switched off:
-        :func:`bayescheck.inference.nuts.sample_nuts` does).
+        :func:`bayescheck.inference.checking.sampling.sample_nuts` does).
 
         Parameters
         ----------

@@ -1,6 +1,6 @@
 """``calibrate``: run simulation-based calibration and write ``calibration.json``.
 
-The simulations and the uniformity tests are :func:`bayescheck.inference.sbc.run_sbc`; this module adds
+The simulations and the uniformity tests are :func:`bayescheck.inference.checking.sbc.run_sbc`; this module adds
 the progress bar and the file the report's calibration section is drawn from.
 """
 
@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from bayescheck.inference.calibration import CalibrationResult
-from bayescheck.inference.sbc import check_calibratable as check_arguments
-from bayescheck.inference.sbc import run_sbc
+from bayescheck.inference.checking.calibration import CalibrationResult
+from bayescheck.inference.checking.sbc import check_calibratable as check_arguments
+from bayescheck.inference.checking.sbc import run_sbc
 from bayescheck.models.spec import Spec
 
 from .calibration_report import CALIBRATION_JSON, fingerprints
@@ -58,10 +58,10 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
         Print progress and a time estimate to stderr.
     blank : callable, optional
         A missingness mechanism applied to each simulation (tests and benchmarks; see
-        :func:`bayescheck.inference.sbc.run_sbc`).
+        :func:`bayescheck.inference.checking.sbc.run_sbc`).
     block : int, optional
         Simulations per compiled declaration under NUTS for a model that declares its
-        simulations together (:func:`bayescheck.inference.sbc.run_sbc`); default: all in one.
+        simulations together (:func:`bayescheck.inference.checking.sbc.run_sbc`); default: all in one.
 
     Returns
     -------

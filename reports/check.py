@@ -8,15 +8,15 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from bayescheck.inference.compare import (
+from bayescheck.inference.checking.compare import (
     Comparison,
     EstimateComparison,
     Thresholds,
     compare_estimates_idata,
     compare_idata,
 )
-from bayescheck.inference.dispatch import fit
-from bayescheck.inference.nuts import SampleResult, sample_nuts
+from bayescheck.inference.families.registry import fit
+from bayescheck.inference.checking.sampling import SampleResult, sample_nuts
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.interface import FullDeclaration, StartsAtEstimate
 from bayescheck.models.spec import Spec
@@ -56,7 +56,7 @@ class CheckResult:
         A failing check fails; otherwise an inconclusive one makes the whole inconclusive;
         pass only when every check ran and passed. The checks are the exact comparison, the
         point-estimate comparison (an informational one, see
-        :func:`bayescheck.inference.compare.as_information`, counts only when it fails) and the fit's
+        :func:`bayescheck.inference.checking.compare.as_information`, counts only when it fails) and the fit's
         certificates.
         """
         verdicts = [self.comparison.verdict] if self.comparison is not None else []

@@ -1,35 +1,28 @@
 """``bayescheck predict``: the table of predictions for new rows from a saved fit.
 
-:func:`prediction_table` serves every model: a family's ``predict_<name>``
-(:func:`bayescheck.inference.predictive.predictor`) gives the columns; naive Bayes has its own table
-(:func:`predict_table`): class probabilities, the minimum-risk decision and the expected risk
-of every option for each new row, its fitted engine rebuilt from ``posterior.json``
-(:func:`bayescheck.inference.families.naive_bayes.model_from_posterior`), its loss matrix read from the
-CSV given with ``--loss``.
+:func:`prediction_table` serves every model: the ``predict`` of the model's
+:class:`~bayescheck.inference.families.registry.Family` gives the columns (class
+probabilities, the minimum-risk decision and the expected risk of every option for the
+classifiers; predictive intervals for the regressions; the next outcome for the count
+models); this module reads the loss matrix given with ``--loss`` and makes the table.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bayescheck.data.batch import Batch
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.engines.counts import encode_labels
-from bayescheck.inference.engines.decisions import bayes_decision
-from bayescheck.inference.engines.naive_bayes_stats import NaiveBayesModel
-from bayescheck.inference.families.naive_bayes import UNDEFINED, decision_loss, undefined_rows
-from bayescheck.inference.predictive import decision_columns, predictor
+from bayescheck.inference.families import family
 from bayescheck.models.errors import BayescheckError, DataError
 from bayescheck.models.naive_bayes import NaiveBayes
 from bayescheck.models.registry import MODELS
 from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
 from bayescheck.models.spec import Spec
 
-__all__ = ["predict_table", "prediction_table", "read_loss", "require_predictions"]
+__all__ = ["prediction_table", "read_loss", "require_predictions"]
 
 
 def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
@@ -66,64 +59,10 @@ def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
     return loss, options
 
 
-def predict_table(model: NaiveBayes, nb: NaiveBayesModel, batch: Batch, *,
-                  loss: np.ndarray | None = None, options: tuple | None = None,
-                  warn=None) -> pd.DataFrame:
-    """Class probabilities, decision and expected risk of every option for each row.
-
-    Parameters
-    ----------
-    model : models.NaiveBayes
-    nb : NaiveBayesModel
-        The fitted engine.
-    batch : models.Batch
-        The new rows (the target column, when present, is copied through, not used).
-    loss, options : optional
-        Loss matrix (columns in ``nb.classes`` order) and its option labels; default the
-        spec's ``[decision]``, else zero-one loss over the classes.
-    warn : callable, optional
-        Receives a message for each categorical feature with labels never seen in training
-        (they get the prior's mass when smoothed, probability 0 otherwise).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``row``, the feature columns, ``p_<class>`` per class, ``decision`` and
-        ``risk_<option>`` per option.
-    """
-    classes = nb.classes
-    if loss is None:
-        loss, options = decision_loss(model, classes)
-    X, _ = model.table(batch, with_target=False)
-    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
-    for j in nb.schema.categorical_features:
-        f = nb.schema.feature_names[j]
-        codes = encode_labels(X[f].to_numpy(dtype=object), nb.schema.categories[j])
-        if (codes < 0).any():
-            r = int(np.flatnonzero(codes < 0)[0])
-            how = "gets the prior's mass" if model.smoothing else \
-                "has probability 0 in every class and is left out"
-            warn(f"{batch.name}, column '{f}', row {r + 1}: category {X[f].iloc[r]!r} never "
-                 f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
-    if len(X) == 0:
-        raise DataError("no rows to predict", path=batch.name)
-    for i, why in undefined_rows(nb, X):
-        raise DataError(UNDEFINED.format(why=why), path=batch.name, row=i + 1)
-    proba = nb.predict_proba(X)
-    decision = bayes_decision(proba=proba, loss=loss, options=options)
-    out = pd.DataFrame({"row": np.arange(1, len(X) + 1)})
-    for f in model.features:
-        out[f] = X[f].to_numpy()
-    for name, values in decision_columns(classes, proba, decision).items():
-        out[name] = values
-    return out
-
-
-
 def require_predictions(spec: Spec) -> None:
     """A :class:`BayescheckError` listing the models that predict, unless the spec's does."""
-    if not isinstance(spec.model, NaiveBayes) and predictor(spec.model.name) is None:
-        able = sorted(m for m in MODELS if m == "naive_bayes" or predictor(m) is not None)
+    if family(spec.model.name).predict is None:
+        able = sorted(m for m in MODELS if family(m).predict is not None)
         raise BayescheckError(f"predict needs one of the models {', '.join(able)}; this one "
                               f"is {spec.model.name!r}")
 
@@ -165,46 +104,34 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     """
     name = spec.model.name
     require_predictions(spec)
-    predict = predictor(name)
-    nb = isinstance(spec.model, NaiveBayes)  # decisions under a loss: its own table
+    predict = family(name).predict
     if target is not None and name != "bayesian_network":
         raise BayescheckError(f"--target applies to bayesian_network only, not to {name!r}")
     if posterior.get("model") != name:
         raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec is "
                               f"{name!r}")
-    semi = isinstance(spec.model, SemiNaiveBayes)
-    if loss is not None and not (nb or semi):
+    classifier = isinstance(spec.model, (NaiveBayes, SemiNaiveBayes))  # decisions under a loss
+    if loss is not None and not classifier:
         raise BayescheckError(f"--loss applies to naive_bayes and semi_naive_bayes only, not "
                               f"to {name!r}")
     if source is None:
-        if nb:
+        if classifier:
             raise BayescheckError(f"predict for {name!r} needs --data NEW")
         return pd.DataFrame(predict(spec, posterior, None, level=level, where=where))
-    if nb:
-        from bayescheck.inference.families.naive_bayes import model_from_posterior
+    extra = {}
+    if loss is not None:
+        classes = tuple(posterior.get("parameters", {}).get("classes", ()))
+        extra["loss"] = read_loss(loss, classes)
+    if target is not None:
+        extra["target"] = target
 
-        fitted = model_from_posterior(spec.model, posterior, where=where)
-        matrix = options = None
-        if loss is not None:
-            matrix, options = read_loss(loss, fitted.classes)
+    def one(batch):
+        if len(batch.frame) == 0:
+            raise DataError("no rows to predict", path=batch.name)
+        t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where, **extra))
+        t.insert(0, "row", np.arange(1, len(t) + 1))
+        return t
 
-        def one(batch):
-            return predict_table(spec.model, fitted, batch, loss=matrix, options=options)
-    else:
-        extra = {}
-        if semi and loss is not None:
-            classes = tuple(posterior.get("parameters", {}).get("classes", ()))
-            extra["loss"] = read_loss(loss, classes)
-        if target is not None:
-            extra["target"] = target
-
-        def one(batch):
-            if len(batch.frame) == 0:
-                raise DataError("no rows to predict", path=batch.name)
-            t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where,
-                                     **extra))
-            t.insert(0, "row", np.arange(1, len(t) + 1))
-            return t
     batches = list(source.batches())
     tables = [one(batch) for batch in batches]
     if len(tables) > 1:  # several files: say which file each row comes from

@@ -54,7 +54,7 @@ def _jsonable(value):
 
 def _curves(fit, sample, comparison) -> list[dict]:
     """Analytic density and prior of the worst :data:`MAX_CURVES` marginals over their draws."""
-    from bayescheck.inference.compare import draws_from_idata
+    from bayescheck.inference.checking.compare import draws_from_idata
 
     order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
     verdicts = {p.name: p.verdict for p in comparison.parameters}
@@ -135,7 +135,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
     spec_text : str
         The spec as the user wrote it.
     """
-    from bayescheck.inference.compare import INCONSISTENT_SD
+    from bayescheck.inference.checking.compare import INCONSISTENT_SD
 
     # Here, not at the top: rendering a report (``bayescheck report``) needs neither.
     from .fit_figures import fit_figures

@@ -3,7 +3,7 @@
 import inspect
 
 import pytest
-from bayescheck.inference.dispatch import engine
+from bayescheck.inference.families.registry import engine
 from bayescheck.models.interface import Model
 from bayescheck.models.registry import MODELS, family
 

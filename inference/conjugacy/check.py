@@ -1,6 +1,6 @@
 """Judging NUTS on a user's own PyMC model against the model's exact posterior.
 
-The same cross-check as ``bayescheck check`` (:mod:`bayescheck.inference.compare`): each
+The same cross-check as ``bayescheck check`` (:mod:`bayescheck.inference.checking.compare`): each
 scalar's mean, sd and 5 / 50 / 95 % quantiles from the draws against the exact values, in
 units of their Monte Carlo standard errors, one Bonferroni threshold for the table, the
 sampler's health judged first (a failing r_hat, ESS, divergence count or E-BFMI makes the
@@ -10,7 +10,7 @@ re-declaration.
 
 On request, simulation-based calibration of the recognition itself: parameters and data drawn
 from the model's prior predictive, the exact posterior of each simulated data set, and the
-posterior CDF at the true value tested for uniformity (:mod:`bayescheck.inference.calibration`).
+posterior CDF at the true value tested for uniformity (:mod:`bayescheck.inference.checking.calibration`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from bayescheck.inference.compare import Comparison, Thresholds, compare_idata
+from bayescheck.inference.checking.compare import Comparison, Thresholds, compare_idata
 from bayescheck.models.errors import BayescheckError
 
 from .posterior import ExactPosterior, exact
@@ -36,11 +36,11 @@ class ModelCheck:
     ----------
     exact : ExactPosterior
         The exact posterior the draws were judged against.
-    sample : bayescheck.inference.nuts.SampleResult
+    sample : bayescheck.inference.checking.sampling.SampleResult
         The NUTS run (``sample.idata`` is ``pm.sample``'s DataTree).
-    comparison : bayescheck.inference.compare.Comparison
+    comparison : bayescheck.inference.checking.compare.Comparison
         The table and the sampler's health.
-    calibration : bayescheck.inference.calibration.CalibrationResult or None
+    calibration : bayescheck.inference.checking.calibration.CalibrationResult or None
         Simulation-based calibration, when asked for.
     out : pathlib.Path or None
         Where the files were written.
@@ -107,7 +107,7 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
         where installed).
     simulations : int, optional
         Also run simulation-based calibration with this many simulations (at least 10).
-    thresholds : bayescheck.inference.compare.Thresholds, optional
+    thresholds : bayescheck.inference.checking.compare.Thresholds, optional
         Sampler-health limits and the false-alarm rate.
     posterior : ExactPosterior, optional
         Judge against this exact posterior instead of ``exact(model)`` (tests give a wrong
@@ -125,7 +125,7 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     bayescheck.NotConjugate
         When the model has no exact posterior here (before anything is sampled).
     """
-    from bayescheck.inference.nuts import sample_nuts
+    from bayescheck.inference.checking.sampling import sample_nuts
 
     if simulations is not None and simulations < 10:
         raise BayescheckError(f"simulations must be at least 10, got {simulations}")
@@ -163,7 +163,7 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
     Each simulation draws the latents and the data from ``model``'s prior predictive
     (``pm.sample_prior_predictive``), solves the exact posterior of the simulated data and
     takes every scalar's posterior CDF at its true value; under a right exact posterior those
-    values are uniform, which :func:`bayescheck.inference.calibration.uniformity` tests per
+    values are uniform, which :func:`bayescheck.inference.checking.calibration.uniformity` tests per
     scalar (chi-square on equal bins, Bonferroni over the scalars).
 
     Parameters
@@ -182,10 +182,10 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
 
     Returns
     -------
-    bayescheck.inference.calibration.CalibrationResult
+    bayescheck.inference.checking.calibration.CalibrationResult
     """
     import pymc as pm
-    from bayescheck.inference.calibration import uniformity
+    from bayescheck.inference.checking.calibration import uniformity
 
     first = exact(model)
     free = list(first.graph.free)

@@ -353,7 +353,7 @@ class CategoricalStats:
     Batches over one category set combine by ``+``. A stream whose label set is not declared
     starts from no categories (``counts`` of length 0) and grows it with :meth:`add_labels`;
     the fields are an array and a tuple of labels, so the statistics are checkpointed as they
-    are (:mod:`bayescheck.inference.streaming`).
+    are (:mod:`bayescheck.inference.scale.streaming`).
 
     Parameters
     ----------

@@ -69,7 +69,7 @@ _LOG_2PI = np.log(2.0 * np.pi)
 def load_lapack() -> None:
     """Import :mod:`scipy.linalg`, whose LAPACK the QR calls, so that a BLAS limit covers it.
 
-    A stream limits BLAS to one thread (:func:`bayescheck.inference.streaming.run_stream`, with
+    A stream limits BLAS to one thread (:func:`bayescheck.inference.scale.streaming.run_stream`, with
     threadpoolctl, which limits the libraries loaded at that moment) and then factors its
     first batches on reading threads.
     """

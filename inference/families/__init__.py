@@ -1,5 +1,12 @@
 """One glue module per ``models/<name>.py``, of the same name: spec + data -> engine -> fit.
 
-Model ``name`` is fitted by ``fit_<name>(spec, *, out, resume, progress)`` in the module that
-:data:`bayescheck.models.registry.MODELS` names for it (see :func:`bayescheck.inference.dispatch.engine`).
+Each module ends with its :class:`Family` records (fit, predict, exact draws, whether it runs
+on a cluster); :func:`family` finds one by the spec's ``model`` value and :func:`fit` runs it.
+:func:`exact_posterior` turns a fit's exact posterior into independent draws in a
+``DataTree``.
 """
+
+from .exact import exact_posterior
+from .registry import Family, cluster_models, family, fit
+
+__all__ = ["Family", "cluster_models", "exact_posterior", "family", "fit"]

@@ -10,7 +10,7 @@ conditional
 hierarchical
     point estimates: every weight's posterior mean given the estimates, marked non-zero when
     it is in the relevant set, and sigma2; compared with the hierarchical posterior as
-    information (:func:`bayescheck.inference.compare.as_information`): the two models differ (type-II
+    information (:func:`bayescheck.inference.checking.compare.as_information`): the two models differ (type-II
     maximum likelihood against Gamma hyperpriors), so a difference is reported, not failed;
     only a numerical inconsistency fails;
 both
@@ -30,24 +30,24 @@ from pathlib import Path
 
 import numpy as np
 from bayescheck.data.batch import Batch
-from bayescheck.models.ard import ARD
-from bayescheck.models.design import feature_matrix
-from bayescheck.models.errors import BayescheckError, DataError
-from bayescheck.models.spec import Spec
-
-from ..engines.dist import Dist
-from ..engines.sbl import (
+from bayescheck.inference.engines.dist import Dist
+from bayescheck.inference.engines.sbl import (
     SBLResult,
     ard_optimality,
     ard_posterior,
     fit_sbl,
     resolve_relevance_threshold,
 )
-from ..predictive import interval_columns, posterior_value
-from ..result import AnalyticFit, ExactMarginal, PointEstimate
-from .linear_regression import check_features, row_variances
+from bayescheck.inference.families.linear_regression import check_features, row_variances
+from bayescheck.inference.families.predictive import interval_columns, posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, PointEstimate, Posterior
+from bayescheck.models.ard import ARD
+from bayescheck.models.design import feature_matrix
+from bayescheck.models.errors import BayescheckError, DataError
+from bayescheck.models.spec import Spec
 
-__all__ = ["CERTIFICATE_TOL", "certificate", "estimate", "exact_draws_ard", "fit_ard",
+__all__ = ["FAMILIES", "CERTIFICATE_TOL", "certificate", "estimate", "exact_draws_ard", "fit_ard",
            "predict_ard"]
 
 #: Largest violation of an optimality condition the certificate accepts, on a log scale
@@ -120,7 +120,7 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
 
 def _hierarchical_as_information(fit, comparison, idata, spec):
     """``posterior_checks`` of ARD: the hierarchical comparison is information."""
-    from ..compare import as_information  # scipy.stats: not on the fit path
+    from bayescheck.inference.checking.compare import as_information  # scipy.stats: not on the fit path
 
     return as_information(comparison)
 
@@ -226,12 +226,7 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         certificates.append(cert)
         info["certificate"] = {k: cert[k] for k in ("verdict", "largest_violation", "worst",
                                                      "tolerance")}
-    return AnalyticFit(
-        model=model.name, parameters=parameters, marginals=marginals,
-        log_evidence=log_ev[-1], n_rows=len(y), batches=batches,
-        seconds=time.perf_counter() - started, state=sbl, estimates=estimates, info=info,
-        findings=findings, certificates=certificates,
-        posterior_checks=_hierarchical_as_information if estimates else None)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=marginals, log_evidence=log_ev[-1], estimates=estimates, state=sbl), FitRecord(n_rows=len(y), batches=batches, seconds=time.perf_counter() - started, info=info, findings=findings, certificates=certificates, posterior_checks=_hierarchical_as_information if estimates else None))
 
 
 def predict_ard(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9,
@@ -292,7 +287,7 @@ def exact_draws_ard(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords, attrs : dict
-        As :mod:`bayescheck.inference.exact` expects.
+        As :mod:`bayescheck.inference.families.exact` expects.
 
     Raises
     ------
@@ -323,3 +318,9 @@ def exact_draws_ard(posterior: dict, *, draws: int, chains: int,
              "alpha": np.asarray(alpha), "sigma2": float(sigma2["value"])}
     return ({"w_relevant": (("relevant",), w_rel), "w": (("feature",), w)},
             {"relevant": relevant, "feature": features}, attrs)
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("ard", model=ARD, fit=fit_ard, predict=predict_ard, exact_draws=exact_draws_ard),
+)

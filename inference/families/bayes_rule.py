@@ -7,15 +7,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bayescheck.inference.engines.decisions import bayes_rule
+from bayescheck.inference.families.predictive import posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
 from bayescheck.models.bayes_rule import BayesRule
 from bayescheck.models.errors import SpecError
 from bayescheck.models.spec import Spec
 
-from ..engines.decisions import bayes_rule
-from ..predictive import posterior_value
-from ..result import AnalyticFit, ExactMarginal
-
-__all__ = ["exact_draws_bayes_rule", "fit_bayes_rule"]
+__all__ = ["FAMILIES", "exact_draws_bayes_rule", "fit_bayes_rule"]
 
 
 def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -46,9 +46,7 @@ def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
     }
     oracles = [ExactMarginal(f"posterior[{h}]", "posterior", {"hypothesis": h}, None,
                              exact_mean=p) for h, p in post.items()]
-    return AnalyticFit(model=model.name, parameters=parameters, marginals=oracles,
-                       log_evidence=math.log(r.evidence), n_rows=0,
-                       seconds=time.perf_counter() - started, state=r)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=oracles, log_evidence=math.log(r.evidence), state=r), FitRecord(n_rows=0, seconds=time.perf_counter() - started))
 
 
 def exact_draws_bayes_rule(posterior: dict, *, draws: int, chains: int,
@@ -65,3 +63,9 @@ def exact_draws_bayes_rule(posterior: dict, *, draws: int, chains: int,
     h = rng.choice(len(hypotheses), size=(chains, draws), p=p / p.sum())
     indicator = (h[..., None] == np.arange(len(hypotheses))).astype(float)
     return {"h": ((), h), "posterior": (("hypothesis",), indicator)}, {"hypothesis": hypotheses}
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("bayes_rule", model=BayesRule, fit=fit_bayes_rule, exact_draws=exact_draws_bayes_rule),
+)

@@ -1,6 +1,6 @@
 """Connecting a :class:`bayescheck.models.BayesianNetwork` to the network engine.
 
-The batches stream through :func:`bayescheck.inference.streaming.run_stream` in one pass; the
+The batches stream through :func:`bayescheck.inference.scale.streaming.run_stream` in one pass; the
 checkpointed state is :class:`NetworkTally`: every node's states in the order first seen,
 its count table of the complete rows indexed by them, and the distinct incomplete rows with
 their multiplicities. Each batch's columns are factorised once, straight into codes of the
@@ -16,7 +16,7 @@ queries are answered at those CPTs (plug-in, not the posterior predictive), ther
 ``log_evidence`` and no exact marginal. ``check`` then judges the estimate against NUTS on
 the declaration with the missing cells summed out (:func:`bayescheck.models.bayesian_network.summed_rows`),
 as the mixture's EM estimate is judged: sampler health first, every CPT entry inside the
-posterior's central interval (:func:`bayescheck.inference.compare.compare_estimates`), and no draw of
+posterior's central interval (:func:`bayescheck.inference.checking.compare.compare_estimates`), and no draw of
 higher posterior density than the estimate (:func:`network_posterior_checks`).
 """
 
@@ -31,16 +31,8 @@ from pathlib import Path
 
 import numpy as np
 from bayescheck.data.batch import Batch
-from bayescheck.models.bayesian_network import (
-    COMPLETE_DECLARATION,
-    SUMMED_DECLARATION,
-    BayesianNetwork,
-)
-from bayescheck.models.errors import BayescheckError, DataError, SpecError
-from bayescheck.models.spec import Spec
-
-from ..engines.network_em import EMResult, MissingPatterns, log_objective, network_em
-from ..engines.networks import (
+from bayescheck.inference.engines.network_em import EMResult, MissingPatterns, log_objective, network_em
+from bayescheck.inference.engines.networks import (
     CPTPosterior,
     NetworkCounts,
     NetworkSchema,
@@ -54,11 +46,19 @@ from ..engines.networks import (
     query,
     reorder_tables,
 )
-from ..predictive import posterior_value
-from ..result import AnalyticFit, ExactMarginal, PointEstimate
-from ..streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.inference.families.predictive import posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, PointEstimate, Posterior
+from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.models.bayesian_network import (
+    COMPLETE_DECLARATION,
+    SUMMED_DECLARATION,
+    BayesianNetwork,
+)
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.spec import Spec
 
-__all__ = ["NetworkTally", "absorb_batch", "em_estimates", "exact_draws_bayesian_network",
+__all__ = ["FAMILIES", "NetworkTally", "absorb_batch", "em_estimates", "exact_draws_bayesian_network",
            "fit_bayesian_network", "network_oracles", "network_posterior_checks",
            "network_queries", "network_prior",
            "network_schema", "predict_bayesian_network", "predictive_proba", "tally_counts"]
@@ -355,12 +355,7 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
                       concentration=post.alpha, mean=post.mean, sd=post.sd)
     parameters.update(cpts=cpts, query=queries,
                       independence=_independences(model))
-    return AnalyticFit(
-        model=model.name, parameters=parameters,
-        marginals=network_oracles(model, post, states, queries), log_evidence=log_ml,
-        n_rows=counts.n, batches=batches,
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
-        info={"log_marginal_likelihood": log_ml, "declaration": COMPLETE_DECLARATION})
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=network_oracles(model, post, states, queries), log_evidence=log_ml, state=post), FitRecord(n_rows=counts.n, batches=batches, trajectory=stream.trajectory, seconds=time.perf_counter() - started, info={"log_marginal_likelihood": log_ml, "declaration": COMPLETE_DECLARATION}))
 
 
 def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
@@ -373,7 +368,7 @@ def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords : dict
-        As :mod:`bayescheck.inference.exact` expects.
+        As :mod:`bayescheck.inference.families.exact` expects.
     """
     if "em" in posterior.get("parameters", {}):
         raise BayescheckError("no exact posterior draws: the CPTs were estimated by EM over "
@@ -419,15 +414,9 @@ def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema,
     for q in parameters["query"]:
         q["cross_checked"] = False
         q["plug_in"] = True
-    return AnalyticFit(
-        model=model.name, parameters=parameters, marginals=[], log_evidence=None,
-        n_rows=complete.n + missing.n, batches=batches, trajectory=trajectory,
-        seconds=time.perf_counter() - started, state=em,
-        info={"em_log_likelihood": em.log_likelihood, "n_iter": em.iterations,
-              "converged": em.converged, "declaration": SUMMED_DECLARATION},
-        estimates=em_estimates(model, states, em.cpts),
-        posterior_checks=partial(network_posterior_checks, complete=complete,
-                                 missing=missing, prior=prior))
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[], log_evidence=None, estimates=em_estimates(model, states, em.cpts), state=em), FitRecord(n_rows=complete.n + missing.n, batches=batches, trajectory=trajectory, seconds=time.perf_counter() - started, info={"em_log_likelihood": em.log_likelihood, "n_iter": em.iterations,
+              "converged": em.converged, "declaration": SUMMED_DECLARATION}, posterior_checks=partial(network_posterior_checks, complete=complete,
+                                 missing=missing, prior=prior)))
 
 
 def em_estimates(model: BayesianNetwork, states: dict, cpts) -> list[PointEstimate]:
@@ -472,7 +461,7 @@ def network_posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     inference.compare.EstimateComparison
         ``comparison``, with the row added and the verdict recomputed.
     """
-    from ..compare import EstimateCheck
+    from bayescheck.inference.checking.compare import EstimateCheck
 
     model: BayesianNetwork = spec.model
     draws = [np.asarray(idata.posterior[f"cpt_{n}"].transpose(
@@ -642,3 +631,10 @@ def predict_bayesian_network(spec: Spec, posterior: dict, batch: Batch | None, *
         log_p = log_p_obs
     out["log_p_observed"] = log_p
     return out
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("bayesian_network", model=BayesianNetwork, fit=fit_bayesian_network,
+           predict=predict_bayesian_network, exact_draws=exact_draws_bayesian_network),
+)

@@ -19,12 +19,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from bayescheck.models.beta_bernoulli import BetaBernoulli, DirichletCategorical
-from bayescheck.models.errors import BayescheckError
-from bayescheck.models.spec import Spec
-
-from ..distributed import stream_or_reduce
-from ..engines.counts import (
+from bayescheck.inference.engines.counts import (
     BernoulliStats,
     BetaPrior,
     CategoricalStats,
@@ -32,12 +27,17 @@ from ..engines.counts import (
     bernoulli_beta,
     categorical_dirichlet,
 )
-from ..engines.dist import Dist
-from ..predictive import posterior_value
-from ..result import AnalyticFit, ExactMarginal
-from ..streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.inference.engines.dist import Dist
+from bayescheck.inference.families.predictive import posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
+from bayescheck.inference.scale.distributed import stream_or_reduce
+from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.models.beta_bernoulli import BetaBernoulli, DirichletCategorical
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.spec import Spec
 
-__all__ = ["exact_draws_beta_bernoulli", "exact_draws_dirichlet_categorical",
+__all__ = ["FAMILIES", "exact_draws_beta_bernoulli", "exact_draws_dirichlet_categorical",
            "fit_beta_bernoulli", "fit_dirichlet_categorical", "predict_beta_bernoulli",
            "predict_dirichlet_categorical"]
 
@@ -116,13 +116,7 @@ def fit_beta_bernoulli(spec: Spec, *, out: Path | None = None, resume: bool = Fa
         "successes": post.stats.k, "trials": post.stats.n,
         "prior": {"distribution": "beta", "a": prior.a, "b": prior.b},
     }}
-    return AnalyticFit(
-        model=model.name, parameters=parameters,
-        marginals=[ExactMarginal("p", "p", {}, dist)],
-        priors=[ExactMarginal("p", "p", {}, prior.dist())],
-        log_evidence=post.log_marginal_likelihood(), n_rows=post.stats.n,
-        batches=_records(stream), trajectory=stream.trajectory,
-        seconds=time.perf_counter() - started, state=post)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[ExactMarginal("p", "p", {}, dist)], log_evidence=post.log_marginal_likelihood(), priors=[ExactMarginal("p", "p", {}, prior.dist())], state=post), FitRecord(n_rows=post.stats.n, batches=_records(stream), trajectory=stream.trajectory, seconds=time.perf_counter() - started))
 
 
 def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -167,15 +161,9 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
         "prior": {"distribution": "dirichlet", "alpha": prior.alpha.tolist()},
     }}
     a0 = float(prior.alpha.sum())
-    return AnalyticFit(
-        model=model.name, parameters=parameters,
-        marginals=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, m)
-                   for c, m in zip(cats, post.marginals(), strict=True)],
-        priors=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, Dist("beta", a, a0 - a))
-                for c, a in zip(cats, prior.alpha.tolist(), strict=True)],
-        log_evidence=post.log_marginal_likelihood(), n_rows=post.stats.n,
-        batches=_records(stream), trajectory=stream.trajectory,
-        seconds=time.perf_counter() - started, state=post)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, m)
+                   for c, m in zip(cats, post.marginals(), strict=True)], log_evidence=post.log_marginal_likelihood(), priors=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, Dist("beta", a, a0 - a))
+                for c, a in zip(cats, prior.alpha.tolist(), strict=True)], state=post), FitRecord(n_rows=post.stats.n, batches=_records(stream), trajectory=stream.trajectory, seconds=time.perf_counter() - started))
 
 
 def _posterior(model: DirichletCategorical, cats, counts):
@@ -251,7 +239,7 @@ def exact_draws_beta_bernoulli(posterior: dict, *, draws: int, chains: int,
                                rng: np.random.Generator) -> tuple[dict, dict]:
     """Independent draws of the declaration's ``p`` from its exact posterior Beta(a, b).
 
-    Returns ``({"p": ((), array (chains, draws))}, {})`` (see :mod:`bayescheck.inference.exact`).
+    Returns ``({"p": ((), array (chains, draws))}, {})`` (see :mod:`bayescheck.inference.families.exact`).
     """
     a = float(posterior_value(posterior, "p", "a"))
     b = float(posterior_value(posterior, "p", "b"))
@@ -268,3 +256,14 @@ def exact_draws_dirichlet_categorical(posterior: dict, *, draws: int, chains: in
     categories = list(posterior_value(posterior, "pi", "categories"))
     pi = rng.dirichlet(alpha, size=(chains, draws))
     return {"pi": (("category",), pi)}, {"category": categories}
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("beta_bernoulli", model=BetaBernoulli, fit=fit_beta_bernoulli,
+           predict=predict_beta_bernoulli, exact_draws=exact_draws_beta_bernoulli,
+           on_cluster=True),
+    Family("dirichlet_categorical", model=DirichletCategorical, fit=fit_dirichlet_categorical,
+           predict=predict_dirichlet_categorical, exact_draws=exact_draws_dirichlet_categorical,
+           on_cluster=True),
+)

@@ -14,7 +14,7 @@ estimates compared with the posterior are the coordinates in which MAP-EM is the
 (diag / spherical).
 
 :func:`posterior_checks` adds to the generic point-estimate comparison
-(:func:`bayescheck.inference.compare.compare_estimates`: the estimate inside the posterior's central
+(:func:`bayescheck.inference.checking.compare.compare_estimates`: the estimate inside the posterior's central
 interval) what this family claims besides:
 
 * closeness to the posterior mode: ``|estimate - mode| / sd <= max_mode_sd`` for each
@@ -26,7 +26,7 @@ interval) what this family claims besides:
   and ``max_draws`` draws): every ``|gamma_ik - E[gamma_ik]|`` within
   ``max(resp_atol, max_mode_sd * sd(gamma_ik))``.
 
-Before these, the chains are grouped by the mode they sit in (:func:`bayescheck.inference.modes.chain_modes`:
+Before these, the chains are grouped by the mode they sit in (:func:`bayescheck.inference.checking.modes.chain_modes`:
 per-chain means of every compared parameter, in within-chain sds). When they separate cleanly
 into several modes, the estimate is judged against the chains of the mode it claims (the
 nearest), sampler health included, and the other modes are reported as information, with the
@@ -44,13 +44,8 @@ from pathlib import Path
 import numpy as np
 from bayescheck.data.batch import Batch
 from bayescheck.data.numbers import numeric_columns
-from bayescheck.models.errors import BayescheckError, DataError
-from bayescheck.models.gaussian_mixture import GaussianMixture
-from bayescheck.models.spec import Spec
-
-from ..distributed import ClusterRows, active
-from ..em_checkpoint import EMJournal
-from ..engines.mixture_em import (
+from bayescheck.inference.checking.modes import ChainModes, chain_modes
+from bayescheck.inference.engines.mixture_em import (
     MixturePrior,
     fit_em,
     kmeans,
@@ -58,13 +53,18 @@ from ..engines.mixture_em import (
     match_components,
     mixture_rows,
 )
-from ..engines.mixture_em import responsibilities as em_responsibilities
-from ..modes import ChainModes, chain_modes
-from ..predictive import posterior_value
-from ..result import AnalyticFit, PointEstimate
-from ..streaming import CHECKPOINT_NAME, model_key
+from bayescheck.inference.engines.mixture_em import responsibilities as em_responsibilities
+from bayescheck.inference.families.predictive import posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, FitRecord, PointEstimate, Posterior
+from bayescheck.inference.scale.distributed import ClusterRows, active
+from bayescheck.inference.scale.em_checkpoint import EMJournal
+from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key
+from bayescheck.models.errors import BayescheckError, DataError
+from bayescheck.models.gaussian_mixture import GaussianMixture
+from bayescheck.models.spec import Spec
 
-__all__ = ["chain_log_densities", "estimate", "fit_gaussian_mixture", "marginal_mode",
+__all__ = ["FAMILIES", "chain_log_densities", "estimate", "fit_gaussian_mixture", "marginal_mode",
            "posterior_checks", "predict_gaussian_mixture"]
 
 
@@ -182,12 +182,7 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         "reg_covar": result.reg_covar, "messages": list(result.messages),
         "responsibilities_first_rows": gamma[:20].tolist(),
     }
-    return AnalyticFit(
-        model=model.name, parameters=parameters, marginals=[],
-        n_rows=int(rows.n if X is None else X.shape[0]),
-        seconds=time.perf_counter() - started, state=result,
-        info=info, estimates=_estimates(model, result), posterior_checks=posterior_checks,
-        declaration={"clustering": clustering}, data_matrix=X)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[], estimates=_estimates(model, result), state=result), FitRecord(n_rows=int(rows.n if X is None else X.shape[0]), seconds=time.perf_counter() - started, info=info, data_matrix=X, declaration={"clustering": clustering}, posterior_checks=posterior_checks))
 
 
 def _estimates(model: GaussianMixture, result) -> list[PointEstimate]:
@@ -272,7 +267,7 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     fit : AnalyticFit
         From :func:`fit_gaussian_mixture` (its ``state`` is the aligned EM result).
     comparison : inference.compare.EstimateComparison
-        From :func:`bayescheck.inference.compare.compare_estimates` on ``fit.estimates`` and every chain.
+        From :func:`bayescheck.inference.checking.compare.compare_estimates` on ``fit.estimates`` and every chain.
     idata : xarray.DataTree
         The draws of the declared model (already relabelled by the declaration).
     spec : models.Spec
@@ -296,7 +291,7 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
         ``sampled["mode_distance_sd"]``; one more row, ``responsibilities``, is added; the
         verdict is recomputed; ``modes`` holds :func:`modes_summary`.
     """
-    from ..compare import EstimateCheck, compare_estimates, draws_from_idata
+    from bayescheck.inference.checking.compare import EstimateCheck, compare_estimates, draws_from_idata
 
     X = spec.model.data_matrix(spec.data)
     draws = draws_from_idata(idata, fit.estimates)
@@ -572,3 +567,10 @@ def predict_gaussian_mixture(spec: Spec, posterior: dict, batch: Batch, *, level
     out["component"] = np.asarray(comps, dtype=object)[np.argmax(resp, axis=1)]
     out["log_density"] = log_density
     return out
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("gaussian_mixture", model=GaussianMixture, fit=fit_gaussian_mixture,
+           predict=predict_gaussian_mixture, on_cluster=True),
+)

@@ -9,26 +9,26 @@ from pathlib import Path
 
 import numpy as np
 from bayescheck.data.batch import Batch
-from bayescheck.models.design import feature_matrix
-from bayescheck.models.errors import BayescheckError, NotIdentifiedError
-from bayescheck.models.linear_regression import LinearRegression
-from bayescheck.models.spec import Spec
-
-from ..distributed import active, stream_or_reduce
-from ..engines.dist import Dist
-from ..engines.errors import NotIdentified
-from ..engines.linear_gaussian import (
+from bayescheck.inference.engines.dist import Dist
+from bayescheck.inference.engines.errors import NotIdentified
+from bayescheck.inference.engines.linear_gaussian import (
     GaussianPosterior,
     NormalInverseGammaPosterior,
     RegressionStats,
     load_lapack,
     regression_stats_joint,
 )
-from ..predictive import interval_columns, posterior_value
-from ..result import AnalyticFit, ExactMarginal
-from ..streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.inference.families.predictive import interval_columns, posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
+from bayescheck.inference.scale.distributed import active, stream_or_reduce
+from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.models.design import feature_matrix
+from bayescheck.models.errors import BayescheckError, NotIdentifiedError
+from bayescheck.models.linear_regression import LinearRegression
+from bayescheck.models.spec import Spec
 
-__all__ = ["batch_statistic", "exact_draws_linear_regression", "fit_linear_regression",
+__all__ = ["FAMILIES", "batch_statistic", "exact_draws_linear_regression", "fit_linear_regression",
            "posterior_parameters", "predict_linear_regression", "prior_posterior",
            "row_variances"]
 
@@ -142,13 +142,8 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     gathered = {}
     if roots is not None and stream.records and all(r.name in roots for r in stream.records):
         gathered = {"rows": int(post.n), "batch_roots": [roots[r.name] for r in stream.records]}
-    return AnalyticFit(
-        model=model.name, parameters=parameters, marginals=oracles,
-        log_evidence=post.log_evidence, n_rows=int(post.n),
-        batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                 for r in stream.records],
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=post,
-        declaration=gathered)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=oracles, log_evidence=post.log_evidence, state=post), FitRecord(n_rows=int(post.n), batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                 for r in stream.records], trajectory=stream.trajectory, seconds=time.perf_counter() - started, declaration=gathered))
 
 
 def batch_statistic(model: LinearRegression, batch: Batch) -> RegressionStats:
@@ -265,3 +260,11 @@ def exact_draws_linear_regression(posterior: dict, *, draws: int, chains: int,
     theta = mean + np.sqrt(sigma2)[:, None] * (z @ chol.T)
     return {"theta": (("feature",), theta.reshape(chains, draws, d)),
             "sigma2": ((), sigma2.reshape(chains, draws))}, coords
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("linear_regression", model=LinearRegression, fit=fit_linear_regression,
+           predict=predict_linear_regression, exact_draws=exact_draws_linear_regression,
+           on_cluster=True, gathers_declaration=True),
+)

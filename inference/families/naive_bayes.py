@@ -2,7 +2,7 @@
 
 The engine is fed over a stream; the spec's query rows get minimum-risk decisions.
 
-The batches go through :func:`bayescheck.inference.streaming.run_stream`; the checkpointed state is the
+The batches go through :func:`bayescheck.inference.scale.streaming.run_stream`; the checkpointed state is the
 engine's :class:`~bayescheck.inference.engines.naive_bayes_stats.NaiveBayesStats` itself (its schema,
 classes and categories, is rebuilt from the spec and a pass over the labels, and a checkpoint
 written for another schema is refused on resume).
@@ -24,20 +24,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from bayescheck.data.batch import Batch
 from bayescheck.data.labels import string_labels
-from bayescheck.models.errors import DataError, SpecError
-from bayescheck.models.naive_bayes import LabelSets, NaiveBayes
-from bayescheck.models.spec import Spec
-
-from ..distributed import (
-    active,
-    partition_files,
-    reduce_partitions,
-    stream_or_reduce,
-    uncovered_files,
-)
-from ..engines.counts import encode_labels
-from ..engines.decisions import bayes_decision, zero_one_loss
-from ..engines.naive_bayes_stats import (
+from bayescheck.inference.engines.counts import encode_labels
+from bayescheck.inference.engines.decisions import bayes_decision, zero_one_loss
+from bayescheck.inference.engines.naive_bayes_stats import (
     CATEGORICAL,
     NaiveBayesModel,
     NaiveBayesSchema,
@@ -47,14 +36,25 @@ from ..engines.naive_bayes_stats import (
     naive_bayes_stats,
     normal_normal_inverse_gamma,
 )
-from ..engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
-from ..predictive import posterior_value
-from ..result import AnalyticFit, ExactMarginal
+from bayescheck.inference.engines.naive_bayes_stats import fit_naive_bayes as naive_bayes_from_stats
+from bayescheck.inference.families.predictive import decision_columns, posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
+from bayescheck.inference.scale.distributed import (
+    active,
+    partition_files,
+    reduce_partitions,
+    stream_or_reduce,
+    uncovered_files,
+)
+from bayescheck.models.errors import DataError, SpecError
+from bayescheck.models.naive_bayes import LabelSets, NaiveBayes
+from bayescheck.models.spec import Spec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-from ..streaming import (
+from bayescheck.inference.scale.streaming import (
     CHECKPOINT_NAME,
     SchemaChanged,
     checkpoint_description,
@@ -64,12 +64,14 @@ from ..streaming import (
 )
 
 __all__ = [
+    "FAMILIES",
     "UNDEFINED",
     "exact_draws_naive_bayes",
     "decision_loss",
     "fit_naive_bayes",
     "fitted_model",
     "model_from_posterior",
+    "predict_naive_bayes",
     "undefined_rows",
 ]
 
@@ -455,12 +457,8 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
         "query": queries,
         "statistics": _statistics_json(stats),
     }
-    return AnalyticFit(
-        model=model.name, parameters=parameters, marginals=_oracles(model, nb, queries),
-        log_evidence=None, n_rows=stats.n,
-        batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                 for r in stream.records],
-        trajectory=stream.trajectory, seconds=time.perf_counter() - started, state=nb)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=_oracles(model, nb, queries), log_evidence=None, state=nb), FitRecord(n_rows=stats.n, batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                 for r in stream.records], trajectory=stream.trajectory, seconds=time.perf_counter() - started))
 
 
 # ---- the fitted model again, for prediction ------------------------------------------------
@@ -509,7 +507,7 @@ def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords : dict
-        As :mod:`bayescheck.inference.exact` expects.
+        As :mod:`bayescheck.inference.families.exact` expects.
     """
     st = posterior_value(posterior, "statistics")
     settings = posterior_value(posterior, "settings")
@@ -540,3 +538,63 @@ def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
         variables.update(mu=(dims, mu), sigma2=(dims, sigma2))
         coords["gaussian_feature"] = gaussians
     return variables, coords
+
+
+def predict_naive_bayes(spec: Spec, posterior: dict, batch: Batch | None, *,
+                        level: float = 0.9, where: str = "posterior.json",
+                        loss: tuple | None = None, warn=None) -> dict[str, np.ndarray]:
+    """Class probabilities, minimum-risk decision and the risk of every option per new row.
+
+    The fitted engine is rebuilt from ``posterior.json`` (:func:`model_from_posterior`); the
+    probabilities are its posterior predictive P(class | row). ``level`` is unused (no
+    intervals).
+
+    Parameters
+    ----------
+    loss : (numpy.ndarray, tuple), optional
+        A loss matrix with its columns in the fit's class order and its option labels
+        (``--loss``); default the spec's ``[decision]``, else zero-one loss over the classes.
+    warn : callable, optional
+        Receives a message for each categorical feature with labels never seen in training
+        (they get the prior's mass when smoothed, probability 0 otherwise); default: printed
+        to stderr.
+
+    Returns
+    -------
+    dict
+        The feature columns, ``p_<class>`` per class, ``decision`` and ``risk_<option>`` per
+        option.
+    """
+    import sys
+
+    model: NaiveBayes = spec.model
+    if batch is None:
+        raise SpecError("predict for 'naive_bayes' needs --data NEW", path=where)
+    nb = model_from_posterior(model, posterior, where=where)
+    matrix, options = loss if loss is not None else decision_loss(model, nb.classes)
+    X, _ = model.table(batch, with_target=False)
+    warn = warn or (lambda msg: print(f"bayescheck: warning: {msg}", file=sys.stderr))
+    for j in nb.schema.categorical_features:
+        f = nb.schema.feature_names[j]
+        codes = encode_labels(X[f].to_numpy(dtype=object), nb.schema.categories[j])
+        if (codes < 0).any():
+            r = int(np.flatnonzero(codes < 0)[0])
+            how = "gets the prior's mass" if model.smoothing else \
+                "has probability 0 in every class and is left out"
+            warn(f"{batch.name}, column '{f}', row {r + 1}: category {X[f].iloc[r]!r} never "
+                 f"seen in training; it {how} ({int((codes < 0).sum())} row(s))")
+    if len(X) == 0:
+        raise DataError("no rows to predict", path=batch.name)
+    for i, why in undefined_rows(nb, X):
+        raise DataError(UNDEFINED.format(why=why), path=batch.name, row=i + 1)
+    proba = nb.predict_proba(X)
+    decision = bayes_decision(proba=proba, loss=matrix, options=options)
+    return {**{f: X[f].to_numpy() for f in model.features},
+            **decision_columns(nb.classes, proba, decision)}
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("naive_bayes", model=NaiveBayes, fit=fit_naive_bayes, predict=predict_naive_bayes,
+           exact_draws=exact_draws_naive_bayes, on_cluster=True),
+)

@@ -19,16 +19,11 @@ from pathlib import Path
 import numpy as np
 from bayescheck.data.batch import Batch
 from bayescheck.data.labels import string_labels
-from bayescheck.models.bayesian_network import BayesianNetwork
-from bayescheck.models.errors import BayescheckError, DataError, SpecError
-from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
-from bayescheck.models.spec import Spec
-
-from ..engines.counts import encode_labels
-from ..engines.decisions import bayes_decision
-from ..engines.dist import Dist
-from ..engines.networks import NetworkCounts, cpt_posterior, log_marginal_likelihood
-from ..engines.one_dependence import (
+from bayescheck.inference.engines.counts import encode_labels
+from bayescheck.inference.engines.decisions import bayes_decision
+from bayescheck.inference.engines.dist import Dist
+from bayescheck.inference.engines.networks import NetworkCounts, cpt_posterior, log_marginal_likelihood
+from bayescheck.inference.engines.one_dependence import (
     PairCounts,
     aode_log_scores,
     conditional_mutual_information,
@@ -37,13 +32,23 @@ from ..engines.one_dependence import (
     pair_counts,
     spode_parents,
 )
-from ..predictive import decision_columns, posterior_value
-from ..result import AnalyticFit, ExactMarginal
-from ..streaming import CHECKPOINT_NAME, model_key, run_stream
-from .bayesian_network import network_oracles, network_prior, network_queries, network_schema
-from .naive_bayes import decision_loss
+from bayescheck.inference.families.bayesian_network import (
+    network_oracles,
+    network_prior,
+    network_queries,
+    network_schema,
+)
+from bayescheck.inference.families.naive_bayes import decision_loss
+from bayescheck.inference.families.predictive import decision_columns, posterior_value
+from bayescheck.inference.families.registry import Family
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
+from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
+from bayescheck.models.bayesian_network import BayesianNetwork
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
+from bayescheck.models.spec import Spec
 
-__all__ = ["SemiNaiveStreamState", "choose_super_parent", "class_log_scores",
+__all__ = ["FAMILIES", "SemiNaiveStreamState", "choose_super_parent", "class_log_scores",
            "exact_draws_semi_naive_bayes", "fit_semi_naive_bayes", "network_counts_from_pairs",
            "predict_semi_naive_bayes"]
 
@@ -283,12 +288,8 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
         parameters["network"] = network
     if model.kind == "aode":
         marginals = _aode_oracles(model, total, classes, categories, queries)
-    return AnalyticFit(model=model.name, parameters=parameters, marginals=marginals,
-                       log_evidence=log_ml, n_rows=total.n,
-                       batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                                for r in stream.records],
-                       trajectory=stream.trajectory, seconds=time.perf_counter() - started,
-                       state=total)
+    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=marginals, log_evidence=log_ml, state=total), FitRecord(n_rows=total.n, batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                                for r in stream.records], trajectory=stream.trajectory, seconds=time.perf_counter() - started))
 
 
 def class_log_scores(model: SemiNaiveBayes, counts: PairCounts, parents: tuple[int, ...] | None,
@@ -402,7 +403,7 @@ def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
     Returns
     -------
     variables, coords : dict
-        As :mod:`bayescheck.inference.exact` expects.
+        As :mod:`bayescheck.inference.families.exact` expects.
     """
     classes = list(posterior_value(posterior, "classes"))
     categories = {f: list(v) for f, v in posterior_value(posterior, "categories").items()}
@@ -449,3 +450,10 @@ def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
         coords[f"{node}__parents"] = list(cpt["rows"])
         coords[f"{node}__state"] = list(cpt["states"])
     return variables, coords
+
+
+#: What inference offers for the model(s) of this module (:mod:`.registry`).
+FAMILIES = (
+    Family("semi_naive_bayes", model=SemiNaiveBayes, fit=fit_semi_naive_bayes,
+           predict=predict_semi_naive_bayes, exact_draws=exact_draws_semi_naive_bayes),
+)

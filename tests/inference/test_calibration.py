@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from bayescheck.inference.calibration import default_bins, uniformity
+from bayescheck.inference.checking.calibration import default_bins, uniformity
 from scipy import stats
 
 

@@ -4,7 +4,7 @@ support claims are checked both ways, and an unhealthy sampler gives no verdict.
 
 import numpy as np
 import pytest
-from bayescheck.inference.compare import Thresholds, compare_estimates
+from bayescheck.inference.checking.compare import Thresholds, compare_estimates
 from bayescheck.inference.result import PointEstimate
 
 
@@ -88,7 +88,7 @@ def test_bad_arguments():
 def test_informational_comparison_reports_differences_without_failing():
     """A kept weight whose posterior interval contains 0 and an estimate 3 sds off are
     differences between two models: "differs", reasons kept, no say in the overall verdict."""
-    from bayescheck.inference.compare import as_information
+    from bayescheck.inference.checking.compare import as_information
 
     draws = {"a": _draws(0.1, 0.2), "b": _draws(0.0, 1.0, seed=1)}
     result = compare_estimates([_est("a", 0.1, nonzero=True), _est("b", 3.0)], draws)
@@ -103,7 +103,7 @@ def test_informational_comparison_reports_differences_without_failing():
 
 @pytest.mark.parametrize("value", [20.0, float("nan")])
 def test_informational_comparison_fails_on_an_inconsistent_estimate(value):
-    from bayescheck.inference.compare import INCONSISTENT_SD, as_information
+    from bayescheck.inference.checking.compare import INCONSISTENT_SD, as_information
 
     draws = {"a": _draws(0.0, 1.0), "b": _draws(2.0, 0.5, seed=1)}
     info = as_information(compare_estimates([_est("a", value), _est("b", 2.0)], draws))
@@ -114,7 +114,7 @@ def test_informational_comparison_fails_on_an_inconsistent_estimate(value):
 
 
 def test_informational_comparison_with_an_unhealthy_sampler_has_no_say():
-    from bayescheck.inference.compare import as_information
+    from bayescheck.inference.checking.compare import as_information
 
     draws = {"a": _draws(0.0, 1.0)}
     draws["a"][3] += 5.0  # one chain elsewhere

@@ -18,7 +18,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from bayescheck.inference import distributed as dist  # noqa: E402
-from bayescheck.inference.dispatch import fit  # noqa: E402
+from bayescheck.inference.families.registry import fit  # noqa: E402
 from bayescheck.inference.engines.mixture_em import kmeans, seed_centres  # noqa: E402
 from bayescheck.models.errors import BayescheckError, DataError  # noqa: E402
 from bayescheck.models.spec import load_spec  # noqa: E402
@@ -232,7 +232,7 @@ def test_cluster_rows_seed_and_cluster_like_the_matrix(address):
         def files(self):
             return list(range(len(frames)))
 
-    import bayescheck.inference.distributed as module
+    import bayescheck.inference.scale.distributed as module
 
     original = module._read
     module._read = lambda i: type("B", (), {"name": f"part{i}", "fingerprint": str(i),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bayescheck.inference.compare import compare_draws, familywise_z
+from bayescheck.inference.checking.compare import compare_draws, familywise_z
 from bayescheck.inference.result import ExactMarginal
 from scipy import stats
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from bayescheck.inference.modes import chain_modes
+from bayescheck.inference.checking.modes import chain_modes
 
 RNG = np.random.default_rng(7)
 

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from bayescheck.inference.nuts import sample_nuts
+from bayescheck.inference.checking.sampling import sample_nuts
 
 pytestmark = pytest.mark.nuts
 

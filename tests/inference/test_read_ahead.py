@@ -7,8 +7,8 @@ import bayescheck.inference.families.linear_regression as lr_family
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.dispatch import fit
-from bayescheck.inference.streaming import _in_order, load_checkpoint, model_key
+from bayescheck.inference.families.registry import fit
+from bayescheck.inference.scale.streaming import _in_order, load_checkpoint, model_key
 from bayescheck.models import DataError, SpecError, load_spec
 
 SPEC = """model = "linear_regression"
@@ -205,7 +205,7 @@ def test_an_interrupt_with_read_ahead_saves_the_batches_absorbed(tmp_path, monke
     ("BAYESCHECK_READ_AHEAD", "3", 3), ("BAYESCHECK_READ_AHEAD", " ", 2),
     ("BAYESCHECK_CHECKPOINT_SECONDS", "0.5", 0.5), ("BAYESCHECK_CHECKPOINT_SECONDS", "0", 0.0)])
 def test_environment_settings_are_read(monkeypatch, name, raw, wanted):
-    from bayescheck.inference.streaming import READ_AHEAD, checkpoint_interval, read_ahead
+    from bayescheck.inference.scale.streaming import READ_AHEAD, checkpoint_interval, read_ahead
 
     assert READ_AHEAD == 2  # the default the blank value falls back to
     monkeypatch.setenv(name, raw)
@@ -218,7 +218,7 @@ def test_environment_settings_are_read(monkeypatch, name, raw, wanted):
     ("BAYESCHECK_READ_AHEAD", "two"), ("BAYESCHECK_CHECKPOINT_SECONDS", "-0.1"),
     ("BAYESCHECK_CHECKPOINT_SECONDS", "nan"), ("BAYESCHECK_CHECKPOINT_SECONDS", "soon")])
 def test_a_bad_environment_setting_is_refused_by_name(monkeypatch, name, raw):
-    from bayescheck.inference.streaming import checkpoint_interval, read_ahead
+    from bayescheck.inference.scale.streaming import checkpoint_interval, read_ahead
 
     monkeypatch.setenv(name, raw)
     read = read_ahead if name == "BAYESCHECK_READ_AHEAD" else checkpoint_interval
@@ -230,7 +230,7 @@ def test_the_prior_is_built_while_the_threads_read(tmp_path, monkeypatch):
     """Given as a function, the stream's initial state is built once the reading threads
     run, and finished statistics (more than READ_AHEAD) wait for it: the state's build
     sees batches reduced meanwhile. The result equals the one with the state given."""
-    from bayescheck.inference.streaming import run_stream
+    from bayescheck.inference.scale.streaming import run_stream
 
     spec_path = make_stream(tmp_path, "parquet", n_batches=7)
     spec = load_spec(spec_path)

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.dispatch import fit
-from bayescheck.inference.streaming import CHECKPOINT_NAME
+from bayescheck.inference.families.registry import fit
+from bayescheck.inference.scale.streaming import CHECKPOINT_NAME
 from bayescheck.models import DataError, SpecError, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def test_natural_order_of_batches(tmp_path):
 def test_checkpoint_of_the_xtx_layout_is_refused(tmp_path, monkeypatch):
     """A version-1 checkpoint (linear-Gaussian states holding X'X) is refused with a clear
     error on resume, not misread; the same file at the current version loads."""
-    import bayescheck.inference.streaming as streaming
+    import bayescheck.inference.scale.streaming as streaming
     from bayescheck.inference.engines.linear_gaussian import GaussianPosterior
 
     state = GaussianPosterior.flat(2, noise_var=1.0)
@@ -177,7 +177,7 @@ def test_checkpoint_of_the_xtx_layout_is_refused(tmp_path, monkeypatch):
 
 
 def _count_saves(monkeypatch):
-    import bayescheck.inference.streaming as streaming
+    import bayescheck.inference.scale.streaming as streaming
     saves = []
     real = streaming.save_checkpoint
 
@@ -233,7 +233,7 @@ def test_checkpoints_sharing_encoded_records_load_the_same_trajectory(tmp_path):
     """A stream passes one list of encoded trajectory records to every checkpoint (each
     record encoded once); what loads back is the trajectory, as when every checkpoint
     encodes it whole, NaN included; a record left out of the list would be seen."""
-    import bayescheck.inference.streaming as streaming
+    import bayescheck.inference.scale.streaming as streaming
     from bayescheck.inference.engines.linear_gaussian import GaussianPosterior
 
     state = GaussianPosterior.flat(2, noise_var=1.0)

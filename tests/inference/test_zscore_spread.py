@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from bayescheck.inference.compare import compare_draws
+from bayescheck.inference.checking.compare import compare_draws
 from bayescheck.inference.result import ExactMarginal
 from scipy import stats
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.dispatch import fit
+from bayescheck.inference.families.registry import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import BayesianNetwork, NetworkProblem, NetworkQuery
 from bayescheck.models.errors import SpecError
@@ -242,7 +242,7 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     assert resumed.parameters["em"]["incomplete_rows"] == \
         em["incomplete_rows"] + int(holed.iloc[:20].isna().any(axis=1).sum())
     # an EM estimate has no exact posterior to draw from
-    from bayescheck.inference.exact import exact_posterior
+    from bayescheck.inference.families.exact import exact_posterior
     from bayescheck.models.errors import BayescheckError
     with pytest.raises(BayescheckError, match="estimated by EM"):
         exact_posterior("bayesian_network", one.to_json(), draws=10, chains=1)

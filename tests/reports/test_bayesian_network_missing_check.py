@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.dispatch import fit
+from bayescheck.inference.families.registry import fit
 from bayescheck.inference.engines.network_em import log_objective
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import MAX_SUMMED, SUMMED_DECLARATION, summed_rows
@@ -176,7 +176,7 @@ def asia_missing(tmp_path_factory):
 
 
 def _judge(spec, check, estimates_cpts):
-    from bayescheck.inference.compare import compare_estimates_idata
+    from bayescheck.inference.checking.compare import compare_estimates_idata
     from bayescheck.inference.families.bayesian_network import em_estimates
 
     states = {n: tuple(c["states"]) for n, c in check.fit.parameters["cpts"].items()}

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.dispatch import fit
+from bayescheck.inference.families.registry import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import BayesianNetwork, summed_rows
 from bayescheck.models.errors import BayescheckError
@@ -147,9 +147,9 @@ def test_nuts_calibration_with_missing_cells_passes_and_filled_in_cells_fail(tmp
 def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, block):
     """``block``: one declaration per slice of simulations, each of its own rows, with the
     data sets and NUTS seeds of the single declaration (sampling replaced by a recorder)."""
-    import bayescheck.inference.nuts
-    import bayescheck.inference.sbc
-    from bayescheck.inference.sbc import run_sbc
+    import bayescheck.inference.checking.sampling
+    import bayescheck.inference.checking.sbc
+    from bayescheck.inference.checking.sbc import run_sbc
 
     declared, sampled = [], []
     original = BayesianNetwork.declare_simulations
@@ -166,8 +166,8 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
         return Sample()
 
     monkeypatch.setattr(BayesianNetwork, "declare_simulations", spy)
-    monkeypatch.setattr(bayescheck.inference.nuts, "sample_nuts", record)
-    monkeypatch.setattr(bayescheck.inference.sbc, "_ranks", lambda idata, quantities, truth, draws:
+    monkeypatch.setattr(bayescheck.inference.checking.sampling, "sample_nuts", record)
+    monkeypatch.setattr(bayescheck.inference.checking.sbc, "_ranks", lambda idata, quantities, truth, draws:
                         {m.name: 0 for m in quantities})
     spec = holed_spec(tmp_path, 20, 0.3)
     run_sbc(spec, simulations=10, seed=2, engine="nuts", draws=9, block=block)
@@ -190,7 +190,7 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
 def test_block_is_refused_where_it_would_do_nothing(tmp_path, examples_dir):
     """Not silently ignored: the analytic engine, and a model whose NUTS simulations are
     declared one at a time."""
-    from bayescheck.inference.sbc import run_sbc
+    from bayescheck.inference.checking.sbc import run_sbc
 
     spec = holed_spec(tmp_path, 20, 0.3)
     with pytest.raises(BayescheckError, match="not to bayesian_network with the analytic"):

@@ -4,7 +4,7 @@
 import io
 from pathlib import Path
 
-from bayescheck.inference.nuts import show_progress_bar
+from bayescheck.inference.checking.sampling import show_progress_bar
 from bayescheck.reports.cli import main
 from bayescheck.reports.writers import rows_and_batches
 

@@ -42,7 +42,7 @@ def test_rows_without_a_support_claim_carry_no_support_columns():
     """EstimateCheck.row() (estimates.csv, summary.json, the report) leaves out the support
     columns for a row that claims no support, keeps them for one that does; the table renders
     both kinds together (ARD's hierarchical mode: weights and sigma2)."""
-    from bayescheck.inference.compare import EstimateCheck
+    from bayescheck.inference.checking.compare import EstimateCheck
 
     def check(name, nonzero):
         return EstimateCheck(name=name, estimate=1.0, nonzero=nonzero,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bayescheck.inference.dispatch import fit
-from bayescheck.inference.result import AnalyticFit
+from bayescheck.inference.families.registry import fit
+from bayescheck.inference.result import AnalyticFit, FitRecord, Posterior
 from bayescheck.models import load_spec
 from bayescheck.models.registry import MODELS
 from bayescheck.reports import fit_plots
@@ -63,7 +63,7 @@ def test_posterior_document_keeps_notes_before_fit_and_none_when_empty():
     assert "notes" not in result.to_json()
     result, spec = _fit("beta_bernoulli/coin.toml")
     assert "notes" not in posterior_document(result, spec)
-    assert fit_notes(AnalyticFit(model="synthetic", parameters={}, marginals=[]), spec) == []
+    assert fit_notes(AnalyticFit(Posterior(model="synthetic", parameters={}, marginals=[])), spec) == []
 
 
 def _ard_fit(n_features: int, relevant: list[int]) -> AnalyticFit:
@@ -71,15 +71,12 @@ def _ard_fit(n_features: int, relevant: list[int]) -> AnalyticFit:
     mean = np.zeros(n_features)
     mean[relevant] = np.arange(1, len(relevant) + 1)
     kept = [features[i] for i in relevant]
-    return AnalyticFit(
-        model="ard", marginals=[], n_rows=200,
-        parameters={"w": {"features": features, "mean": mean.tolist(),
+    return AnalyticFit(Posterior(model="ard", parameters={"w": {"features": features, "mean": mean.tolist(),
                           "sd": [0.5 if i in relevant else 0.0 for i in range(n_features)],
                           "relevant": kept,
                           "pruned": [f for f in features if f not in kept]},
-                    "sigma2": {"value": 0.25, "estimated": True}},
-        info={"method": "fast", "n_iter": 3, "converged": True,
-              "log_evidence_per_iteration": [-10.0, -9.0, -8.5, -8.4]})
+                    "sigma2": {"value": 0.25, "estimated": True}}, marginals=[]), FitRecord(n_rows=200, info={"method": "fast", "n_iter": 3, "converged": True,
+              "log_evidence_per_iteration": [-10.0, -9.0, -8.5, -8.4]}))
 
 
 def test_ard_weights_figure_draws_every_weight_up_to_the_limit_then_the_relevant_ones():

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import xarray as xr
-from bayescheck.inference.compare import compare_estimates_idata
-from bayescheck.inference.dispatch import fit
+from bayescheck.inference.checking.compare import compare_estimates_idata
+from bayescheck.inference.families.registry import fit
 from bayescheck.inference.families.gaussian_mixture import posterior_checks
-from bayescheck.inference.nuts import SampleResult
+from bayescheck.inference.checking.sampling import SampleResult
 from bayescheck.models import load_spec
 from bayescheck.reports.cli import main
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.compare import Thresholds, compare_idata
-from bayescheck.inference.dispatch import fit
-from bayescheck.inference.nuts import SampleResult
-from bayescheck.inference.result import AnalyticFit, ExactMarginal
+from bayescheck.inference.checking.compare import Thresholds, compare_idata
+from bayescheck.inference.families.registry import fit
+from bayescheck.inference.checking.sampling import SampleResult
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
 from bayescheck.models import load_spec
 from bayescheck.reports.check import CheckResult
 from bayescheck.reports.cli import main
@@ -121,7 +121,7 @@ def large(tmp_path_factory):
     import xarray as xr
 
     idata = xr.open_datatree(dst / "posterior.nc", engine="h5netcdf")
-    fitted = AnalyticFit(model="synthetic", parameters={}, marginals=marginals)
+    fitted = AnalyticFit(Posterior(model="synthetic", parameters={}, marginals=marginals))
     comparison = compare_idata(marginals, idata)
     spec = load_spec(EXAMPLES / "beta_bernoulli" / "coin.toml")
     check = CheckResult(fitted, SampleResult(idata, 1.0, 0.5, "nutpie"), comparison, dst, {})

@@ -11,7 +11,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import pytest
-from bayescheck.inference.compare import Thresholds
+from bayescheck.inference.checking.compare import Thresholds
 from bayescheck.inference.conjugacy.check import calibrate_model
 
 import bayescheck

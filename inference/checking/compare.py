@@ -48,7 +48,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .result import ExactMarginal, PointEstimate
+from bayescheck.inference.result import ExactMarginal, PointEstimate
 
 __all__ = [
     "Comparison",

@@ -1,30 +1,20 @@
-"""Predictions from a saved fit: ``predict_<name>`` found by convention, and what they share.
+"""What the families' predictions share.
 
-Model ``name`` predicts with ``predict_<name>(spec, posterior, batch, *, level, where)`` in
-``inference/families/<module>.py`` when the family defines it (as ``fit_<name>``): the fitted
-numbers come from ``posterior.json`` (``posterior``, read from ``where``), the new rows from
-``batch`` (None for models without covariates), and the result is an ordered mapping of
-column name -> array, one entry per new row (or per outcome). ``reports`` makes the table.
+A model predicts with the ``predict`` of its
+:class:`~bayescheck.inference.families.registry.Family` record,
+``predict(spec, posterior, batch, *, level, where)``: the fitted numbers come from
+``posterior.json`` (``posterior``, read from ``where``), the new rows from ``batch`` (None for
+models without covariates), and the result is an ordered mapping of column name -> array, one
+entry per new row (or per outcome). ``reports`` makes the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib import import_module
-
 import numpy as np
+from bayescheck.inference.engines.dist import Dist
 from bayescheck.models.errors import BayescheckError
-from bayescheck.models.registry import module_of
 
-from .engines.dist import Dist
-
-__all__ = ["decision_columns", "interval_columns", "posterior_value", "predictor"]
-
-
-def predictor(model: str) -> Callable | None:
-    """``inference.families.<module>.predict_<model>``, or None when the family has none."""
-    module = import_module(f"{__package__}.families.{module_of(model)}")
-    return getattr(module, f"predict_{model}", None)
+__all__ = ["decision_columns", "interval_columns", "posterior_value"]
 
 
 def posterior_value(posterior: dict, *keys: str, where: str = "posterior.json"):

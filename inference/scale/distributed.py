@@ -27,7 +27,7 @@ end and when the run stops on an error, the same checkpoint the stream writes (t
 state with the merged statistic applied, and the file, fingerprint and rows of every
 partition it covers). ``--resume`` verifies the covered files' fingerprints on the workers
 and computes only the others; a checkpoint of either kind resumes in either place. EM
-keeps its iterations instead (:mod:`bayescheck.inference.em_checkpoint`). Dask is an optional dependency
+keeps its iterations instead (:mod:`bayescheck.inference.scale.em_checkpoint`). Dask is an optional dependency
 (``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
 """
 
@@ -46,7 +46,7 @@ from bayescheck.data.fingerprints import fingerprint
 from bayescheck.data.remote import data_file, is_url
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
-from .streaming import (
+from bayescheck.inference.scale.streaming import (
     BatchRecord,
     StreamResult,
     checkpoint_interval,
@@ -54,13 +54,9 @@ from .streaming import (
     save_checkpoint,
 )
 
-__all__ = ["DISTRIBUTED_MODELS", "ClusterRows", "active",
+__all__ = ["ClusterRows", "active",
            "checkpointed_reduce", "cluster", "partition_files", "reduce_partitions",
            "stream_or_reduce", "uncovered_files"]
-
-#: Models whose fit runs on a cluster.
-DISTRIBUTED_MODELS = ("linear_regression", "beta_bernoulli", "dirichlet_categorical",
-                      "naive_bayes", "gaussian_mixture")
 
 _CLIENT: contextvars.ContextVar = contextvars.ContextVar("bayescheck_dask_client", default=None)
 
@@ -236,7 +232,7 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
     Returns
     -------
     (stats, records)
-        The merged statistic and each file's :class:`~bayescheck.inference.streaming.BatchRecord`.
+        The merged statistic and each file's :class:`~bayescheck.inference.scale.streaming.BatchRecord`.
 
     Raises
     ------
@@ -310,10 +306,10 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
     """The statistic of every file on the workers, merged on the client as each finishes.
 
     The client merges each partition's statistic into the running one in the order the
-    partitions finish and writes :func:`~bayescheck.inference.streaming.save_checkpoint`'s checkpoint
+    partitions finish and writes :func:`~bayescheck.inference.scale.streaming.save_checkpoint`'s checkpoint
     (``apply(state, merged)``, the records of the partitions it covers, the trajectory
     loaded) every ``checkpoint_seconds`` (default
-    :func:`~bayescheck.inference.streaming.checkpoint_interval`), at the end and when the run stops on
+    :func:`~bayescheck.inference.scale.streaming.checkpoint_interval`), at the end and when the run stops on
     an error or an interrupt. The order of merging changes only floating-point rounding
     (counts add exactly).
 
@@ -330,7 +326,7 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
         Start from the checkpoint: its covered files are verified on the workers (same
         content, still matched) and not computed again.
     model_key : str
-        :func:`bayescheck.inference.streaming.model_key` of the spec.
+        :func:`bayescheck.inference.scale.streaming.model_key` of the spec.
     checkpoint_seconds : float, optional
         Seconds between checkpoints (0: after every partition).
 
@@ -402,7 +398,7 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
                      model_key: str = "") -> StreamResult:
     """A family's pass over its data: on the cluster of :func:`cluster`, else the stream.
 
-    In-process, ``stream(absorb, statistic)`` runs :func:`bayescheck.inference.streaming.run_stream`
+    In-process, ``stream(absorb, statistic)`` runs :func:`bayescheck.inference.scale.streaming.run_stream`
     with ``absorb(state, stat) = apply(state, stat)`` and ``statistic`` (which the stream
     computes on its read-ahead threads, in file order); on a cluster the statistics of
     the files are merged by :func:`reduce_partitions` (a tree on the workers) and applied
@@ -463,7 +459,7 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
 
 
 def _load_rows(name: str, read_rows: Callable[[Batch], np.ndarray]):
-    from .engines.mixture_em import MatrixRows
+    from bayescheck.inference.engines.mixture_em import MatrixRows
 
     batch = _read(name)
     return MatrixRows(read_rows(batch), name=batch.name, fingerprint=batch.fingerprint)
@@ -509,7 +505,7 @@ def _locate(d2, u):
 
 
 def _lloyd(rows, centres):
-    from .engines.mixture_em import lloyd_sums
+    from bayescheck.inference.engines.mixture_em import lloyd_sums
 
     return lloyd_sums(rows.X, centres)
 
@@ -555,7 +551,7 @@ class ClusterRows:
 
     def statistics(self, state, moments: str, hard: bool):
         """E-step statistics of all rows: per partition on the workers, merged in a tree."""
-        from .engines.mixture_em import combine_statistics
+        from bayescheck.inference.engines.mixture_em import combine_statistics
 
         futures = self._submit(_statistics, state, moments, hard)
         return _gather(self.client, _tree(self.client, futures, combine_statistics))
@@ -621,7 +617,7 @@ class ClusterRows:
 
     def kmeans(self, K: int, iterations: int = 50) -> np.ndarray:
         """The centres of :func:`~bayescheck.inference.engines.mixture_em.kmeans`, over the partitions."""
-        from .engines.mixture_em import lloyd_centres, order_centres
+        from bayescheck.inference.engines.mixture_em import lloyd_centres, order_centres
 
         centres = self.seed_centres(K)
         for _ in range(iterations):

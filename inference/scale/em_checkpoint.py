@@ -28,8 +28,8 @@ import numpy as np
 from bayescheck.data.remote import is_url
 from bayescheck.models.errors import DataError, SpecError
 
-from .engines.mixture_em import EMState
-from .streaming import (
+from bayescheck.inference.engines.mixture_em import EMState
+from bayescheck.inference.scale.streaming import (
     BatchRecord,
     check_digest,
     checkpoint_interval,
@@ -66,14 +66,14 @@ class EMJournal:
     path : pathlib.Path
         The checkpoint file.
     model_key : str
-        :func:`bayescheck.inference.streaming.model_key` of the spec.
+        :func:`bayescheck.inference.scale.streaming.model_key` of the spec.
     records : list of inference.streaming.BatchRecord
         The files whose rows the fit uses, in order, with their fingerprints.
     resume : bool
         :meth:`load` returns the saved progress (else None: a fresh fit).
     seconds : float, optional
         Seconds between checkpoints within a run (default
-        :func:`bayescheck.inference.streaming.checkpoint_interval`).
+        :func:`bayescheck.inference.scale.streaming.checkpoint_interval`).
     """
 
     def __init__(self, path: Path, model_key: str, records: list[BatchRecord], *,

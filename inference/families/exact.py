@@ -1,7 +1,8 @@
 """The exact posterior of a fit as ArviZ input: independent draws in a ``posterior`` group.
 
-A family whose posterior is a known joint distribution defines
-``exact_draws_<name>(posterior, *, draws, chains, rng)`` in its module, returning
+A family whose posterior is a known joint distribution has an ``exact_draws`` in its
+:class:`~bayescheck.inference.families.registry.Family` record,
+``exact_draws(posterior, *, draws, chains, rng)``, returning
 ``({variable: (dims, array)}, coords)`` with the PyMC declaration's names, dims (after
 ``("chain", "draw")``) and coordinates, all read from ``posterior.json``, and optionally a
 third item, attributes of the ``posterior`` group saying what the draws are conditional on
@@ -13,11 +14,9 @@ xarray is imported here only when a tree is made.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 import numpy as np
+from bayescheck.inference.families.registry import family
 from bayescheck.models.errors import BayescheckError
-from bayescheck.models.registry import module_of
 
 __all__ = ["exact_posterior"]
 
@@ -44,8 +43,7 @@ def exact_posterior(model: str, posterior: dict, *, draws: int = 1000, chains: i
     """
     import xarray as xr
 
-    family = import_module(f"{__package__}.families.{module_of(model)}")
-    sample = getattr(family, f"exact_draws_{model}", None)
+    sample = family(model).exact_draws
     if sample is None:
         raise BayescheckError(f"no exact posterior draws for model {model!r}")
     if posterior.get("model") != model:

@@ -3,7 +3,7 @@
 Parameters and data are drawn from the declared model (``pm.sample_prior_predictive``) on the
 spec's own design (its features, its number of rows); each simulated data set is fitted by
 the analytic engine (default) or by NUTS, and the posterior CDF at the true value, or the
-rank of the truth among NUTS draws, is tested for uniformity (:mod:`bayescheck.inference.calibration`).
+rank of the truth among NUTS draws, is tested for uniformity (:mod:`bayescheck.inference.checking.calibration`).
 
 A model takes part by implementing :class:`bayescheck.models.interface.Calibratable`:
 ``simulated_frame(frame, observed)`` writes one simulation's observed values into a copy of
@@ -17,7 +17,7 @@ A model that also implements :class:`bayescheck.models.interface.DeclaresSimulat
 Bayesian network) is simulated from its ``prior_declaration`` and, under NUTS, declared once
 for every simulation (``declare_simulations``: the data in ``pm.Data``, swapped with
 ``pm.set_data``), so the log density is compiled once: nutpie's compiled model is given each
-simulation's data with its ``with_data`` (:func:`bayescheck.inference.nuts.compiled_for_nutpie`).
+simulation's data with its ``with_data`` (:func:`bayescheck.inference.checking.sampling.compiled_for_nutpie`).
 Its data may have missing cells: the simulations keep them missing, the analytic engine (EM,
 point estimates) has no posterior to rank the truth in, and NUTS on the declaration with the
 missing cells summed out is what is calibrated, for every quantity EM estimates. Tests and
@@ -39,9 +39,9 @@ from bayescheck.models.errors import BayescheckError
 from bayescheck.models.interface import Calibratable, DeclaresSimulations
 from bayescheck.models.spec import Spec
 
-from .calibration import CalibrationResult, default_bins, uniformity
-from .dispatch import fit
-from .result import AnalyticFit
+from bayescheck.inference.checking.calibration import CalibrationResult, default_bins, uniformity
+from bayescheck.inference.families.registry import fit
+from bayescheck.inference.result import AnalyticFit
 
 __all__ = ["SBCRun", "check_calibratable", "run_sbc"]
 
@@ -236,7 +236,7 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, tune, 
         return u, None
     import pymc as pm
 
-    from .nuts import sample_nuts
+    from bayescheck.inference.checking.sampling import sample_nuts
 
     if isinstance(engine_model, DeclaresSimulations):
         # one declaration (one compile) for every simulation of a block, its data swapped in
@@ -272,7 +272,7 @@ def _pymc_log(level: int):
 
 def _ranks(idata, quantities, truth: dict[str, float], draws: int) -> dict[str, int]:
     """Rank of each true value among ``draws`` NUTS draws thinned to be nearly independent."""
-    from .compare import draws_from_idata
+    from bayescheck.inference.checking.compare import draws_from_idata
 
     ranks = {}
     for name, x in draws_from_idata(idata, quantities).items():
