@@ -53,7 +53,7 @@ def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
     inference.AnalyticFit
         ``parameters`` (what ``posterior.json`` holds), the exact marginals, the evidence.
     """
-    from bayescheck.inference.families.registry import fit as dispatch_fit
+    from bayescheck.inference.families import fit as dispatch_fit
 
     return dispatch_fit(_spec(spec), out=out, resume=resume, progress=progress)
 

@@ -15,7 +15,7 @@ from bayescheck.inference.checking.compare import (
     compare_estimates_idata,
     compare_idata,
 )
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.checking.sampling import SampleResult, sample_nuts
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.interface import FullDeclaration, StartsAtEstimate

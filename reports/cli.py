@@ -188,7 +188,7 @@ def _cmd_fit(args) -> int:
 
 def _fit_into(spec, out: Path, args) -> None:
     """``bayescheck fit``'s work, once the output folder is held."""
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
 
     from .fit_summary import marginals_heading, missing_moments, posterior_document
     from .writers import first_non_finite, rows_and_batches, write_json

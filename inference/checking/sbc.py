@@ -40,7 +40,7 @@ from bayescheck.models.interface import Calibratable, DeclaresSimulations
 from bayescheck.models.spec import Spec
 
 from bayescheck.inference.checking.calibration import CalibrationResult, default_bins, uniformity
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.result import AnalyticFit
 
 __all__ = ["SBCRun", "check_calibratable", "run_sbc"]

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from bayescheck.data.remote import RemoteFile, is_url
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models.errors import DataError
 from bayescheck.models.spec import load_spec
 from bayescheck.reports.cli import main

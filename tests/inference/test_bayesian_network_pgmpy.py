@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 import pytest
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 
 pgmpy = pytest.importorskip("pgmpy")

@@ -21,7 +21,7 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 from bayescheck.inference import distributed as dist  # noqa: E402
-from bayescheck.inference.families.registry import fit  # noqa: E402
+from bayescheck.inference.families import fit  # noqa: E402
 from bayescheck.inference.families.linear_regression import batch_statistic, prior_posterior  # noqa: E402
 from bayescheck.inference.scale.streaming import (  # noqa: E402
     CHECKPOINT_NAME,

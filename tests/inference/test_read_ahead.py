@@ -7,7 +7,7 @@ import bayescheck.inference.families.linear_regression as lr_family
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.scale.streaming import _in_order, load_checkpoint, model_key
 from bayescheck.models import DataError, SpecError, load_spec
 

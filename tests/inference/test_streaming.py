@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.scale.streaming import CHECKPOINT_NAME
 from bayescheck.models import DataError, SpecError, load_spec
 

@@ -99,7 +99,7 @@ def test_check_reads_the_files_once_with_the_same_declaration(tmp_path, monkeypa
     """fit(declaration=True), as check calls it, gathers the declaration's batch roots on its
     own pass; declare then reads no file and declares exactly (bit for bit) the statistics
     it declares when it reads the files itself. Without them (a plain fit) it reads."""
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
     from bayescheck.models import load_spec
 
     monkeypatch.setenv("BAYESCHECK_READ_AHEAD", ahead)

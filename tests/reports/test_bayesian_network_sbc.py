@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import BayesianNetwork, summed_rows
 from bayescheck.models.errors import BayescheckError

@@ -131,7 +131,7 @@ def ard_example():
     model: alpha and sigma2 held at the type-II ML estimates."""
     from pathlib import Path
 
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
 
     spec = load_spec(Path(__file__).parents[2] / "examples" / "ard" / "design.toml")
     return spec, spec.model.calibration_model(fit(spec))
@@ -151,7 +151,7 @@ def test_ard_conditional_engine_passes_noise_sd_off_fails(ard_example, tmp_path)
 
 
 def test_ard_held_fit_is_the_exact_conditional_posterior(ard_example):
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
     from bayescheck.inference.engines.sbl import ard_posterior
 
     spec, held = ard_example
@@ -243,7 +243,7 @@ def die_spec(tmp_path):
 
 @pytest.mark.slow
 def test_dirichlet_without_declared_categories_holds_the_seen_ones(die_spec, tmp_path):
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
 
     held = die_spec.model.calibration_model(fit(die_spec))
     assert held.categories == ("a", "b", "c")
@@ -266,7 +266,7 @@ def test_naive_bayes_correct_passes_prior_mismatch_fails(example, mismatch, simu
     (so it keeps 300: a margin over the 0.01 threshold that a change of seed keeps)."""
     from pathlib import Path
 
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
 
     spec = load_spec(Path(__file__).parents[2] / "examples" / "naive_bayes" /
                      f"{example}.toml")
@@ -356,7 +356,7 @@ def test_bayesian_network_correct_passes_prior_mismatch_fails(tmp_path):
     """Every CPT entry's exact Beta marginal against the prior-predictive truth, states held
     at the data's (a simulation may miss one), queries dropped; a prior of 2 where the
     declaration has 1 fails."""
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
 
     (tmp_path / "n.csv").write_text("a,b,c\nx,u,p\nx,v,p\ny,w,q\ny,v,p\nx,u,q\ny,u,q\n")
     (tmp_path / "n.toml").write_text(NETWORK_SPEC)

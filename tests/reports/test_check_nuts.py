@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.inference.checking.compare import compare_idata
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.reports.check import run_check
 from bayescheck.reports.cli import main

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import bayescheck.reports.check as check_module
 import pytest
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.reports.check import RETRY_SEED_OFFSET, run_check
 from bayescheck.reports.cli import main

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from bayescheck.inference.checking.compare import compare_idata
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.reports.check import run_check
 from bayescheck.reports.cli import main

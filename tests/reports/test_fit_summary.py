@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.result import AnalyticFit, FitRecord, Posterior
 from bayescheck.models import load_spec
 from bayescheck.models.registry import MODELS

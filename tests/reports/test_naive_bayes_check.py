@@ -65,7 +65,7 @@ def test_forgetting_the_laplace_correction_fails(tennis):
     """The plain-frequency scores (about 0.0206 and 0.0053) as the oracle of the smoothed
     model's posterior predictive: the sampled means disagree."""
     unsmoothed = load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml")
-    from bayescheck.inference.families.registry import fit
+    from bayescheck.inference.families import fit
 
     ml = fit(unsmoothed).parameters["query"][0]["scores"]
     wrong = [replace(m, exact_mean=ml[m.coords["class"]]) if m.var == "score" else m

@@ -5,7 +5,7 @@ structures, none for AODE."""
 from pathlib import Path
 
 import pytest
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.reports.fit_figures import fit_figures
 from bayescheck.reports.fit_plots import fit_figure, layered_layout

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.inference.checking.compare import Thresholds, compare_idata
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.checking.sampling import SampleResult
 from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
 from bayescheck.models import load_spec

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bayescheck.inference.checking.compare import compare_idata
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "semi_naive_bayes"

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.inference.checking.compare import as_information, compare_draws, compare_estimates
-from bayescheck.inference.families.registry import fit
+from bayescheck.inference.families import fit
 from bayescheck.inference.families.ard import CERTIFICATE_TOL, certificate
 from bayescheck.inference.result import ExactMarginal, PointEstimate
 from bayescheck.models import load_spec
