@@ -151,7 +151,8 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
         "starts": starts,
         "start_gap": objectives[0] - objectives[1] if len(objectives) > 1 else None,
         "kept": [{"feature": features[i], "alpha": float(sbl.alpha[i]),
-                  "alpha_opt": float(opt.alpha_opt[i]), "violation": float(opt.violation[i])}
+                  "alpha_opt": float(opt.alpha_opt[i]), "q2_over_s": float(opt.ratio[i]),
+                  "violation": float(opt.violation[i])}
                  for i in np.flatnonzero(kept)],
         # pruned weights closest to being kept first (all-zero columns, ratio NaN, last)
         "pruned": [{"feature": features[i], "q2_over_s": float(opt.ratio[i]),
@@ -276,6 +277,11 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         certificates.append(cert)
         info["certificate"] = {k: cert[k] for k in ("verdict", "scope", "largest_violation",
                                                      "worst", "tolerance", "start_gap")}
+        if threshold != "ric":
+            ric = max(2.0 * np.log(len(features)), 1.0)
+            info["kept_below_ric"] = {
+                "threshold": float(ric),
+                "features": [k["feature"] for k in cert["kept"] if k["q2_over_s"] <= ric]}
     return AnalyticFit(
         model=model.name, parameters=parameters, marginals=marginals,
         log_evidence=log_ev[-1], n_rows=len(y), batches=batches,
