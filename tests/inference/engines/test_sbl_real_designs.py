@@ -11,7 +11,12 @@ import warnings
 
 import numpy as np
 import pytest
-from bayescheck.inference.engines.sbl import ard_log_evidence, ard_optimality, fit_sbl
+from bayescheck.inference.engines.sbl import (
+    FULL_START_MAX_COLUMNS,
+    ard_log_evidence,
+    ard_optimality,
+    fit_sbl,
+)
 
 sm = pytest.importorskip("statsmodels.api")
 
@@ -84,3 +89,14 @@ def test_starts_are_one_when_asked_or_when_columns_reach_rows():
     assert [s.start for s in wide.starts] == ["empty"]
     with pytest.raises(ValueError, match="starts must be one of"):
         fit_sbl(X, y, starts="both")
+
+
+def test_one_start_above_the_column_limit():
+    """The second start's EM steps cost O(M^3) each: not run on more columns than the limit."""
+    rng = np.random.default_rng(0)
+    for m, starts in ((FULL_START_MAX_COLUMNS, 2), (FULL_START_MAX_COLUMNS + 1, 1)):
+        X = rng.normal(size=(m + 20, m))
+        y = X[:, :3] @ np.array([2.0, -1.0, 1.5]) + 0.5 * rng.normal(size=m + 20)
+        res = fit_sbl(X, y, relevance_threshold="ric")
+        assert len(res.starts) == starts
+        assert {0, 1, 2} <= set(res.relevant)
