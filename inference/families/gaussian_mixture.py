@@ -51,12 +51,14 @@ from bayescheck.models.spec import Spec
 from ..distributed import ClusterRows, active
 from ..em_checkpoint import EMJournal
 from ..engines.mixture_em import (
+    NEAR_SINGULAR_RATIO,
     MixturePrior,
     fit_em,
     kmeans,
     log_posterior,
     match_components,
     mixture_rows,
+    near_singular_components,
 )
 from ..engines.mixture_em import responsibilities as em_responsibilities
 from ..modes import ChainModes, chain_modes
@@ -129,8 +131,10 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     ``variances``) at the estimate, and under ``"fit"``: ``log_likelihood`` (the total over
     the data at the estimate), ``objective`` (log-likelihood plus log prior for MAP),
     ``n_iter``, ``converged``, ``restart_log_likelihoods`` (each start's final
-    log-likelihood), the objective per iteration of the best start and the responsibilities
-    of the first rows.
+    log-likelihood), the objective per iteration of the best start, the responsibilities
+    of the first rows and ``near_singular_components``
+    (:func:`~bayescheck.inference.engines.mixture_em.near_singular_components`: components
+    whose variance in some direction is below a thousandth of the whole mixture's there).
     """
     model: GaussianMixture = spec.model
     started = time.perf_counter()
@@ -180,6 +184,10 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         "restart_objectives": result.restart_objectives.tolist(),
         "best_restart": result.best_restart, "history": result.history.tolist(),
         "reg_covar": result.reg_covar, "messages": list(result.messages),
+        "near_singular_components": [] if model.known_sd is not None else
+        near_singular_components(result.weights, result.means, result.covariances,
+                                 rows.n if X is None else X.shape[0]),
+        "near_singular_ratio": NEAR_SINGULAR_RATIO,
         "responsibilities_first_rows": gamma[:20].tolist(),
     }
     return AnalyticFit(
