@@ -483,6 +483,16 @@ def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
                   "far_chain": p.far_chain, "far_distance_sd": p.far_distance_sd,
                   "draws": p.draws, "suggested_draws": p.suggested_draws} for p in slow]
     message = _modes_message(modes, groups, healthy=diagnostics is None or diagnostics.healthy)
+    claimed = groups[modes.claimed]
+    if claimed["above_em"]:
+        model = spec.model
+        message.append(
+            f"Draws of the chains around the estimate reach a log posterior density "
+            f"{claimed['log_density_max']:+.1f} above EM's: EM stopped at a lower mode than "
+            f"one these chains visit (the best of {model.n_init} start(s); final objectives "
+            f"{', '.join(f'{v:.1f}' for v in fit.state.restart_objectives)}). More starts "
+            f"([fit] n_init) may find the higher one; until then the estimate is judged "
+            f"against a posterior that also holds a better mode.")
     if diagnostics is not None and not diagnostics.healthy:
         message += _remedies(slow_rows, diagnostics, spec, fit)
     return {"split": modes.split, "clean": modes.clean, "same_sd": modes.same_sd,

@@ -153,3 +153,21 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     assert "separate modes" in text  # chain 2, moved away, is information
     assert f"{slow[0]['name']} (r_hat" in text and "chain 1 is furthest" in text
     assert "What can change it: more draws (--draws" in text and "fewer components" in text
+
+
+def test_draws_above_the_em_objective_say_em_stopped_at_a_lower_mode(blobs_check):
+    """When the chains around the estimate hold draws of higher posterior density than EM's
+    objective (EM stopped at a lower mode), the words say so and name [fit] n_init; on the
+    real fit (its objective the highest) they do not."""
+    _, out = blobs_check
+    spec = load_spec(EXAMPLES / "blobs.toml")
+    right = fit(spec)
+    idata = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
+    ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
+    assert not ok.modes["groups"][0]["above_em"]
+    assert not any("EM stopped at a lower mode" in m for m in ok.modes["message"])
+    lower = replace(right, state=right.state._replace(objective=right.state.objective - 50.0))
+    low = posterior_checks(lower, compare_estimates_idata(lower.estimates, idata), idata, spec)
+    assert low.modes["groups"][0]["above_em"]
+    (said,) = [m for m in low.modes["message"] if "EM stopped at a lower mode" in m]
+    assert "[fit] n_init" in said and "the best of 5 start(s)" in said
