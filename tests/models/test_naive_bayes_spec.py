@@ -361,6 +361,7 @@ def test_single_category_feature_is_declared_as_a_point_mass(tmp_path):
     spec = load_spec(_tennis_spec(tmp_path, constant=True)[2])
     model = spec.model.declare(spec.data)
     point = model.initial_point()
-    assert point["p_site_simplex__"].shape == (2, 0)  # no free parameter
-    assert point["p_outlook_simplex__"].shape == (2, 2)
+    assert not any(k.startswith("p_site") for k in point)  # no free parameter ...
+    assert point["p_outlook_stick_logodds__"].shape == (2, 2)
+    np.testing.assert_array_equal(model["p_site"].eval(), np.ones((2, 1)))  # ... the constant 1
     assert model.coords["site_category"] == ("A",)
