@@ -16,8 +16,8 @@ The log likelihood of the rows is ``sum_v sum_j sum_k counts_v[j, k] log theta_v
 the same log density, at a gradient cost of the CPT entries used instead of the rows x
 nodes. The row-by-row declaration (observed ``x_<node>``) is the one simulations are drawn
 from (:meth:`BayesianNetwork.prior_declaration`). Both declare each CPT row's Dirichlet by
-stick-breaking (:func:`bayescheck.models.counts.dirichlet_table`; ``cpt_<node>`` is then a
-deterministic of the free ``cpt_<node>_stick``); with missing cells it is PyMC's
+stick-breaking (:func:`bayescheck.models.counts.dirichlet_tables`; ``cpt_<node>`` is then a
+deterministic of the free ``stick_fractions``); with missing cells it is PyMC's
 ``pm.Dirichlet``.
 
 A query ``P(target | evidence)`` for a new case is ``E[P(t, e | theta)] / E[P(e | theta)]``.
@@ -45,7 +45,7 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.labels import batch_rows, category_codes, category_codes_as
 from bayescheck.data.sources import DataSource
 
-from .counts import COUNTS_DATA, counts_potential, dirichlet_table, table_counts, used_cells
+from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
@@ -859,31 +859,32 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             return pm.Data(name, values) if shared else values
 
         with pm.Model(coords=coords) as model:
-            theta, x = {}, {}
-            # Parents first, each node's CPT row indexed by its parents' variables (their
-            # observed codes in a fit; their draws in a prior-predictive simulation, so
-            # that simulated rows are consistent for calibration).
-            for v in self.topological_order():
-                n = self.nodes[v]
-                q = len(coords[f"{n}__parents"])
-                alpha = np.full((q, card[v]), self.prior_alpha(v, states))
-                dims = (f"{n}__parents", f"{n}__state")
-                # stick-breaking where the data enter by rows or counts (structural zeros
-                # mix slowly in PyMC's log-ratio coordinates); the summed-out declaration
-                # keeps those coordinates, where EM's estimate is the declared mode
-                theta[v] = (pm.Dirichlet(f"cpt_{n}", a=alpha, dims=dims) if summed is not None
-                            else dirichlet_table(f"cpt_{n}", alpha, dims=dims))
-                if rows is None:
-                    continue
-                row = 0
-                for p in parents[v]:
-                    row = row * card[p] + x[p]
-                x[v] = pm.Categorical(f"x_{n}", p=theta[v][row],
-                                      observed=data(f"codes_{n}", rows[:, v]))
+            tables = [(f"cpt_{n}", np.full((len(coords[f"{n}__parents"]), card[v]),
+                                            self.prior_alpha(v, states)),
+                       (f"{n}__parents", f"{n}__state")) for v, n in enumerate(self.nodes)]
+            # stick-breaking where the data enter by rows or counts (structural zeros mix
+            # slowly in PyMC's log-ratio coordinates); the summed-out declaration keeps those
+            # coordinates, where EM's estimate is the declared mode
+            if summed is None:
+                declared = dirichlet_tables(tables)
+                theta = dict(enumerate(declared.tables))
+            else:
+                theta = {v: pm.Dirichlet(name, a=alpha, dims=dims)
+                         for v, (name, alpha, dims) in enumerate(tables)}
+            if rows is not None:
+                # Parents first, each node's CPT row indexed by its parents' variables (their
+                # observed codes in a fit; their draws in a prior-predictive simulation, so
+                # that simulated rows are consistent for calibration).
+                x = {}
+                for v in self.topological_order():
+                    row = 0
+                    for p in parents[v]:
+                        row = row * card[p] + x[p]
+                    x[v] = pm.Categorical(f"x_{self.nodes[v]}", p=theta[v][row],
+                                          observed=data(f"codes_{self.nodes[v]}", rows[:, v]))
             if counted is not None:
                 used, counts = counted
-                counts_potential([theta[v] for v in range(len(card))], counts, used=used,
-                                 shared=shared)
+                counts_potential(declared.log_cells, counts, used=used, shared=shared)
             if summed is not None:
                 logs = pt.concatenate([pt.log(theta[v]).ravel() for v in range(len(card))]
                                       + [pt.zeros(1)])  # then the padding's log 1

@@ -8,11 +8,10 @@ Declared that way, as one ``pm.Potential``, the log density is the same function
 parameters (no constant is even dropped), and a gradient costs the number of cells used, not
 the number of rows.
 
-Only the cells some row uses enter the sum (a cell no row uses adds ``0 log theta``, and
-would give ``nan`` where ``theta`` underflows to 0).
+Only the cells some row uses enter the sum (a cell no row uses adds ``0 log theta``).
 
 The tables' rows are declared Dirichlet through their stick-breaking Betas
-(:func:`dirichlet_table`): the same prior, in coordinates where a Dirichlet posterior is a
+(:func:`dirichlet_tables`): the same prior, in coordinates where a Dirichlet posterior is a
 product of independent Betas. PyMC's own Dirichlet samples in centred log-ratio coordinates,
 where a cell no row uses, in a table row that many rows use (a structural zero: posterior
 ``Beta(1, n)``, its log skewed over several units), is coupled to every other cell of its
@@ -22,10 +21,11 @@ row, and NUTS mixes slowly (measured in benchmarks/REAL_DATA.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["COUNTS_DATA", "COUNTS_POTENTIAL", "counts_potential", "dirichlet_table",
+__all__ = ["COUNTS_DATA", "COUNTS_POTENTIAL", "counts_potential", "DirichletTables", "dirichlet_tables",
            "table_counts", "used_cells"]
 
 #: The name of the potential holding ``sum n_cell log theta_cell``.
@@ -58,17 +58,17 @@ def used_cells(counts: Sequence[np.ndarray]) -> np.ndarray:
     return np.flatnonzero(np.sum([np.asarray(c, np.float64).ravel() for c in counts], axis=0))
 
 
-def counts_potential(tables: Sequence, counts: np.ndarray, *, used: np.ndarray | None = None,
+def counts_potential(log_cells, counts: np.ndarray, *, used: np.ndarray | None = None,
                      shared: bool = False):
     """Add ``sum_cells counts * log theta`` to the current PyMC model as one potential.
 
     Parameters
     ----------
-    tables : sequence of pytensor tensors
-        The probability tables (each row on the simplex), flattened and concatenated in this
-        order to match ``counts``.
+    log_cells : pytensor tensor, shape (cells,)
+        ``log theta`` of every cell of the tables, flattened and concatenated
+        (:attr:`DirichletTables.log_cells`).
     counts : numpy.ndarray, shape (cells,)
-        The count of every cell of the concatenated tables.
+        The count of every cell, in the same order.
     used : numpy.ndarray of int, optional
         The cells that enter the sum (default: those with a non-zero count). A declaration
         whose counts are swapped later gives the union of every data set's cells
@@ -86,36 +86,72 @@ def counts_potential(tables: Sequence, counts: np.ndarray, *, used: np.ndarray |
     counts = np.asarray(counts, np.float64).ravel()
     used = np.flatnonzero(counts) if used is None else np.asarray(used, np.int64)
     values = pm.Data(COUNTS_DATA, counts[used]) if shared else counts[used]
-    theta = pt.concatenate([pt.as_tensor(t).ravel() for t in tables])
-    return pm.Potential(COUNTS_POTENTIAL, pt.dot(values, pt.log(theta[used])))
+    return pm.Potential(COUNTS_POTENTIAL, pt.dot(values, log_cells[used]))
 
 
-def dirichlet_table(name: str, alpha: np.ndarray, *, dims=None):
-    """A table whose rows are ``Dirichlet(alpha[j])``, declared by stick-breaking.
+@dataclass
+class DirichletTables:
+    """Tables of Dirichlet rows declared by stick-breaking (:func:`dirichlet_tables`).
+
+    Attributes
+    ----------
+    tables : list
+        Each table, the deterministic of its name, shaped as its concentrations.
+    log_cells : pytensor tensor, shape (cells,)
+        ``log theta`` of every cell, the tables flattened row-major and concatenated in
+        order: the layout of :func:`counts_potential`'s ``counts``.
+    """
+
+    tables: list
+    log_cells: object
+
+
+def dirichlet_tables(tables: Sequence[tuple[str, np.ndarray, tuple | None]]
+                     ) -> DirichletTables:
+    """Tables whose rows are ``Dirichlet(alpha[j])``, declared by stick-breaking.
 
     For a row of ``r`` states, ``v_k ~ Beta(alpha_k, sum_{j > k} alpha_j)`` for ``k < r - 1``
-    (the free variable ``<name>_stick``, shape ``(rows, r - 1)``) and ``theta_k = v_k
-    prod_{j < k} (1 - v_j)``, ``theta_{r-1} = prod_{j < r-1} (1 - v_j)``: the Dirichlet
-    distribution exactly (Connor and Mosimann 1969; its density in ``theta`` is the
-    Dirichlet's, see ``tests/models/test_count_declarations.py``). The table is the
-    deterministic ``name``. With one state the rows are the constant 1 (no free variable).
+    and ``theta_k = v_k prod_{j < k} (1 - v_j)``, ``theta_{r-1} = prod_{j < r-1} (1 - v_j)``:
+    the Dirichlet distribution exactly (its density in ``theta`` is the Dirichlet's, see
+    ``tests/models/test_count_declarations.py``). Every fraction of every table is one free
+    variable, ``stick_fractions`` (the log density is then a few operations whatever the
+    number of tables: compiling one declaration per table costs minutes for an AODE), and
+    ``log theta`` is taken as ``log v_k + sum_{j < k} log(1 - v_j)``. A row of one state is
+    the constant 1.
 
     Parameters
     ----------
-    name : str
-    alpha : numpy.ndarray, shape (rows, r)
-        Positive concentrations.
-    dims : tuple of str, optional
-        The table's dims.
+    tables : sequence of (name, alpha, dims)
+        Each table's name (its deterministic), positive concentrations (shape ``(..., r)``,
+        one Dirichlet per row) and dims (or None).
     """
     import pymc as pm
     import pytensor.tensor as pt
 
-    alpha = np.asarray(alpha, np.float64)
-    if alpha.shape[-1] == 1:
-        return pm.Deterministic(name, pt.ones(alpha.shape), dims=dims)
-    after = np.cumsum(alpha[..., ::-1], axis=-1)[..., ::-1][..., 1:]  # sum_{j > k} alpha_j
-    v = pm.Beta(f"{name}_stick", alpha=alpha[..., :-1], beta=after)
-    ones = pt.ones_like(v[..., :1])
-    left = pt.concatenate([ones, pt.cumprod(1 - v, axis=-1)], axis=-1)  # prod_{j < k}
-    return pm.Deterministic(name, left * pt.concatenate([v, ones], axis=-1), dims=dims)
+    a_parts, b_parts, v_index, start, end, slices = [], [], [], [], [], []
+    sticks = cells = 0
+    for _, alpha, _ in tables:
+        alpha = np.asarray(alpha, np.float64)
+        r = alpha.shape[-1]
+        rows = alpha.reshape(-1, r)
+        after = np.cumsum(rows[:, ::-1], axis=1)[:, ::-1][:, 1:]  # sum_{j > k} alpha_j
+        a_parts.append(rows[:, :-1].ravel())
+        b_parts.append(after.ravel())
+        first = sticks + (r - 1) * np.arange(len(rows))  # each row's first fraction
+        k = np.arange(r)
+        # the fraction of state k (the last state has none: the index of the padding 0)
+        v_index.append(np.where(k[None, :] < r - 1, first[:, None] + k[None, :], -1).ravel())
+        start.append(np.repeat(first, r))
+        end.append((first[:, None] + k[None, :]).ravel())
+        slices.append((cells, cells + rows.size, alpha.shape))
+        sticks += rows[:, :-1].size
+        cells += rows.size
+    v = (pm.Beta("stick_fractions", alpha=np.concatenate(a_parts),
+                 beta=np.concatenate(b_parts)) if sticks else pt.zeros(0))
+    log_v = pt.concatenate([pt.log(v), pt.zeros(1)])  # then the padding (index -1)
+    before = pt.concatenate([pt.zeros(1), pt.cumsum(pt.log1p(-v))])  # sum_{m < i} log(1 - v_m)
+    v_index, start, end = (np.concatenate(x) for x in (v_index, start, end))
+    log_cells = log_v[v_index] + before[end] - before[start]
+    out = [pm.Deterministic(name, pt.exp(log_cells[lo:hi]).reshape(shape), dims=dims)
+           for (name, _, dims), (lo, hi, shape) in zip(tables, slices, strict=True)]
+    return DirichletTables(out, log_cells)

@@ -15,7 +15,7 @@ potential holds ``sum_c n_c log w_c + sum_f sum_{c, k} n_{c, f, k} log pi[c, f, 
 log likelihood of the rows above, summed (:func:`bayescheck.models.counts.counts_potential`);
 Gaussian features stay row by row, given each row's observed class. The rows are declared one
 by one only to be simulated from (:meth:`NaiveBayes.prior_declaration`). The Dirichlets are
-declared by stick-breaking (:func:`bayescheck.models.counts.dirichlet_table`).
+declared by stick-breaking (:func:`bayescheck.models.counts.dirichlet_tables`).
 
 The parameter posteriors are independent, so for a query row x the posterior mean of the joint
 score ``s_c(x) = w_c prod_j p(x_j | c, theta)`` is the product of the posterior means (the
@@ -43,7 +43,7 @@ from bayescheck.data.numbers import MAX_MAGNITUDE, numeric_columns
 from bayescheck.data.sources import DataSource
 
 from . import validation
-from .counts import COUNTS_DATA, counts_potential, dirichlet_table, table_counts, used_cells
+from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
@@ -436,7 +436,11 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
             if not shared:
                 coords["row"] = np.arange(len(data.classes))
         with pm.Model(coords=coords) as model:
-            w = dirichlet_table("class_weight", np.full(K, alpha), dims="class")
+            declared = dirichlet_tables(
+                [("class_weight", np.full(K, alpha), "class")]
+                + [(f"p_{f}", np.full((K, len(categories[f])), alpha),
+                    ("class", f"{f}_category")) for f in self.categorical])
+            w, *pis = declared.tables
             if rows:
                 # The features are indexed by the class variable, not by the observed codes,
                 # so that prior-predictive draws (calibration) are generated class first;
@@ -445,13 +449,9 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
             else:
                 y_class = (pm.Data("gaussian_class", data.classes) if shared and self.gaussians
                            else data.classes)
-            tables = [w]
             log_score = pt.broadcast_to(pt.log(w)[None, :], (len(Q), K))
-            for f in self.categorical:
+            for f, pi in zip(self.categorical, pis, strict=True):
                 cats = categories[f]
-                pi = dirichlet_table(f"p_{f}", np.full((K, len(cats)), alpha),
-                                     dims=("class", f"{f}_category"))
-                tables.append(pi)
                 if rows:
                     pm.Categorical(f"x_{f}", p=pi[y_class], observed=data.codes[f])
                 if len(Q):
@@ -460,7 +460,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
                     log_score = log_score + pt.log(pi[:, qc]).T
             if not rows:
                 used, counts = counted or (None, self._counts(data))
-                counts_potential(tables, counts, used=used, shared=shared)
+                counts_potential(declared.log_cells, counts, used=used, shared=shared)
             if self.gaussians:
                 sigma2 = pm.InverseGamma("sigma2", alpha=self.a0, beta=self.b0,
                                          dims=("class", "gaussian_feature"))

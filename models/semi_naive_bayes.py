@@ -29,7 +29,7 @@ from bayescheck.data.labels import string_labels
 from bayescheck.data.sources import DataSource
 
 from .bayesian_network import BayesianNetwork, NetworkQuery
-from .counts import counts_potential, dirichlet_table, table_counts
+from .counts import counts_potential, dirichlet_tables, table_counts
 from .errors import BayescheckError, SpecError
 from .interface import Model
 from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
@@ -195,35 +195,36 @@ class SemiNaiveBayes(Model):
         for s in supers:
             coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
         with pm.Model(coords=coords) as model:
-            terms: dict[str, list] = {q["name"]: [] for q in checked}
-            tables, counts = [], []
+            tables, counts, which = [], [], []  # which: (super-parent, feature or None)
             for s in supers:
                 i = self.features.index(s)
                 Ni = len(categories[s])
                 cell = y * Ni + X[:, i]
-                joint = dirichlet_table(f"joint_{s}", np.full(K * Ni, a), dims=f"{s}__joint")
-                tables.append(joint)
+                tables.append((f"joint_{s}", np.full(K * Ni, a), f"{s}__joint"))
                 counts.append(np.bincount(cell, minlength=K * Ni).astype(np.float64))
-                conds = {}
+                which.append((s, None))
                 for j, f in enumerate(self.features):
-                    if j == i:
-                        continue
-                    shape = (K * Ni, len(categories[f]))
-                    conds[j] = dirichlet_table(f"cond_{s}_{f}", np.full(shape, a),
-                                               dims=(f"{s}__joint", f"{f}__category"))
-                    tables.append(conds[j])
-                    counts.append(table_counts(cell, X[:, j], shape).ravel())
-                for q in checked:
-                    if s not in q["super_parents"]:
-                        continue
-                    xq = [categories[f].index(str(q["values"][f])) for f in self.features]
-                    rows = np.arange(K) * Ni + xq[i]
-                    term = joint[rows]
-                    for j, cond in conds.items():
-                        term = term * cond[rows, xq[j]]
-                    terms[q["name"]].append(term)
+                    if j != i:
+                        shape = (K * Ni, len(categories[f]))
+                        tables.append((f"cond_{s}_{f}", np.full(shape, a),
+                                       (f"{s}__joint", f"{f}__category")))
+                        counts.append(table_counts(cell, X[:, j], shape).ravel())
+                        which.append((s, j))
+            terms: dict[str, list] = {q["name"]: [] for q in checked}
             if tables:
-                counts_potential(tables, np.concatenate(counts))
+                declared = dirichlet_tables(tables)
+                counts_potential(declared.log_cells, np.concatenate(counts))
+                table = dict(zip(which, declared.tables, strict=True))
+                for q in checked:
+                    xq = [categories[f].index(str(q["values"][f])) for f in self.features]
+                    for s in q["super_parents"]:
+                        i = self.features.index(s)
+                        rows = np.arange(K) * len(categories[s]) + xq[i]
+                        term = table[(s, None)][rows]
+                        for j in range(len(self.features)):
+                            if j != i:
+                                term = term * table[(s, j)][rows, xq[j]]
+                        terms[q["name"]].append(term)
             if checked:
                 pm.Deterministic("score", pt.stack([sum(terms[q["name"]]) / len(terms[q["name"]])
                                                     for q in checked]),

@@ -19,7 +19,7 @@ from bayescheck.data.sources import DataSource
 from bayescheck.inference.dispatch import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import BayesianNetwork
-from bayescheck.models.counts import dirichlet_table
+from bayescheck.models.counts import dirichlet_tables
 from bayescheck.models.naive_bayes import NaiveBayes
 
 pytestmark = [pytest.mark.slow,  # compiles log densities with PyTensor
@@ -49,30 +49,41 @@ def is_constant(d: np.ndarray, scale: float) -> bool:
     return float(np.ptp(d)) <= RTOL * scale
 
 
-def test_stick_breaking_table_has_the_dirichlet_density():
+def test_stick_breaking_tables_have_the_dirichlet_density():
     """Change of variables: the Betas' density over |d theta / d v| is Dirichlet(alpha)'s,
-    row by row, at random points; with the concentrations reversed it is not."""
+    row by row, at random points, for every table of one declaration (a row of one state is
+    the constant 1); ``log_cells`` is the log of the tables; with the concentrations reversed
+    the density is not the Dirichlet's."""
     import pymc as pm
     from scipy import stats
 
     alpha = np.array([[0.7, 2.0, 1.3, 3.1], [1.0, 1.0, 1.0, 1.0]])
+    weights = np.array([0.5, 4.0])
     with pm.Model() as model:
-        dirichlet_table("t", alpha)
-    stick = model["t_stick"]
-    theta_of = model.compile_fn(model["t"], inputs=[stick], point_fn=False)
+        declared = dirichlet_tables([("t", alpha, None), ("one", np.ones((3, 1)), None),
+                                     ("w", weights, None)])
+    stick = model["stick_fractions"]
+    assert [v.name for v in model.free_RVs] == ["stick_fractions"]
+    values = model.compile_fn([model["t"], model["one"], model["w"], declared.log_cells],
+                              inputs=[stick], point_fn=False)
     rng = np.random.default_rng(4)
     for _ in range(5):
-        v = rng.uniform(0.02, 0.98, size=(2, 3))
-        beta_logp = pm.logp(stick, v).eval().sum(axis=-1)
-        theta = theta_of(v)
-        np.testing.assert_allclose(theta.sum(axis=-1), 1.0, rtol=1e-14)
-        left = np.concatenate([np.ones((2, 1)), np.cumprod(1 - v, axis=-1)[:, :-1]], axis=-1)
-        log_jacobian = np.log(left).sum(axis=-1)  # triangular: diagonal prod_{j<k} (1 - v_j)
-        for j in range(2):
-            expected = stats.dirichlet.logpdf(theta[j], alpha[j])
-            assert beta_logp[j] - log_jacobian[j] == pytest.approx(expected, rel=1e-12)
-        wrong = stats.dirichlet.logpdf(theta[0], alpha[0, ::-1])
-        assert abs(beta_logp[0] - log_jacobian[0] - wrong) > 1e-3
+        v = rng.uniform(0.02, 0.98, size=2 * 3 + 1)
+        beta_logp = pm.logp(stick, v).eval()
+        t, one, w, log_cells = values(v)
+        np.testing.assert_array_equal(one, np.ones((3, 1)))
+        np.testing.assert_allclose(log_cells, np.log(np.concatenate(
+            [t.ravel(), one.ravel(), w])), rtol=1e-13, atol=1e-14)
+        for j, row in enumerate(v[:6].reshape(2, 3)):
+            # d theta_{<r-1} / d v is triangular, diagonal prod_{j<k} (1 - v_j)
+            log_jacobian = np.log(np.cumprod(1 - row)[:-1]).sum()
+            expected = stats.dirichlet.logpdf(t[j], alpha[j])
+            got = beta_logp[3 * j:3 * j + 3].sum() - log_jacobian
+            assert got == pytest.approx(expected, rel=1e-12)
+        assert beta_logp[6] == pytest.approx(stats.dirichlet.logpdf(w, weights), rel=1e-12)
+        assert t.sum(axis=1) == pytest.approx([1.0, 1.0], rel=1e-14)
+        wrong = stats.dirichlet.logpdf(t[0], alpha[0, ::-1])
+        assert abs(beta_logp[:3].sum() - np.log(np.cumprod(1 - v[:3])[:-1]).sum() - wrong) > 1e-3
 
 
 def network_frame(rows: int, seed: int = 1) -> tuple[BayesianNetwork, pd.DataFrame]:
@@ -217,18 +228,23 @@ def aode_rows(model, source, fit_result):
     X = np.column_stack([np.searchsorted(categories[f], frame[f].astype(str).to_numpy())
                          for f in model.features])
     K = len(classes)
+    tables, observed = [], []
     with pm.Model() as rows:
         for s in model.aode_super_parents(fit_result):
             i = model.features.index(s)
             Ni = len(categories[s])
             cell = y * Ni + X[:, i]
-            joint = dirichlet_table(f"joint_{s}", np.full(K * Ni, model.concentration))
-            pm.Categorical(f"obs_joint_{s}", p=joint, observed=cell)
+            tables.append((f"joint_{s}", np.full(K * Ni, model.concentration), None))
+            observed.append((cell, None))
             for j, f in enumerate(model.features):
                 if j != i:
-                    cond = dirichlet_table(f"cond_{s}_{f}", np.full(
-                        (K * Ni, len(categories[f])), model.concentration))
-                    pm.Categorical(f"obs_{s}_{f}", p=cond[cell], observed=X[:, j])
+                    tables.append((f"cond_{s}_{f}", np.full(
+                        (K * Ni, len(categories[f])), model.concentration), None))
+                    observed.append((X[:, j], cell))
+        for (name, _, _), table, (values, given) in zip(
+                tables, dirichlet_tables(tables).tables, observed, strict=True):
+            pm.Categorical(f"obs_{name}", p=table if given is None else table[given],
+                           observed=values)
     return rows
 
 
