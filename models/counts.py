@@ -25,11 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["COUNTS_DATA", "COUNTS_POTENTIAL", "counts_potential", "DirichletTables", "dirichlet_tables",
-           "table_counts", "used_cells"]
+__all__ = ["COUNTS_DATA", "COUNTS_POTENTIAL", "STICK_FRACTIONS", "DirichletTables",
+           "counts_potential", "dirichlet_tables", "table_counts", "used_cells"]
 
 #: The name of the potential holding ``sum n_cell log theta_cell``.
 COUNTS_POTENTIAL = "log_p_counts"
+
+#: The free variable holding every stick-breaking fraction of a declaration's tables: a
+#: parametrisation of the Dirichlets, not a parameter of the model (the tables are).
+STICK_FRACTIONS = "stick_fractions"
 
 #: The name of the ``pm.Data`` holding the counts of a declaration whose data are swapped
 #: (calibration: one declaration for every simulated data set).
@@ -146,7 +150,7 @@ def dirichlet_tables(tables: Sequence[tuple[str, np.ndarray, tuple | None]]
         slices.append((cells, cells + rows.size, alpha.shape))
         sticks += rows[:, :-1].size
         cells += rows.size
-    v = (pm.Beta("stick_fractions", alpha=np.concatenate(a_parts),
+    v = (pm.Beta(STICK_FRACTIONS, alpha=np.concatenate(a_parts),
                  beta=np.concatenate(b_parts)) if sticks else pt.zeros(0))
     log_v = pt.concatenate([pt.log(v), pt.zeros(1)])  # then the padding (index -1)
     before = pt.concatenate([pt.zeros(1), pt.cumsum(pt.log1p(-v))])  # sum_{m < i} log(1 - v_m)
