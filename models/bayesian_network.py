@@ -719,8 +719,9 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         """The PyMC model of every row of ``source`` (see the module docstring).
 
         Variables: ``cpt_<node>`` (dims ``<node>__parents``, ``<node>__state``); with complete
-        data the potential ``log_p_counts`` (:data:`COMPLETE_DECLARATION`, the counts of
-        :meth:`cell_counts`); with missing cells instead the potential
+        data a deterministic of the free ``stick_fractions`` (stick-breaking) and the
+        potential ``log_p_counts`` (:data:`COMPLETE_DECLARATION`, the counts of
+        :meth:`cell_counts`); with missing cells ``pm.Dirichlet`` and instead the potential
         ``log_p_observed_cells`` (:data:`SUMMED_DECLARATION`, built by :func:`summed_rows`);
         and per query with an enumerable hidden part ``joint_<query>`` (dims
         ``<query>__target``) and, when it has evidence, ``evidence_<query>``. No variable is
