@@ -342,7 +342,8 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         """The PyMC model on every row of ``source`` (see the module docstring).
 
         Variables: ``class_weight`` (dims ``class``), ``p_<feature>`` (``class``,
-        ``<feature>_category``) per categorical feature, ``mu`` and ``sigma2``
+        ``<feature>_category``) per categorical feature (deterministics of the free
+        ``stick_fractions``, their Dirichlets by stick-breaking), ``mu`` and ``sigma2``
         (``class``, ``gaussian_feature``) and the deterministics ``score`` and ``log_score``
         (``query``, ``class``) for the query rows whose categories were seen in training.
 
