@@ -119,7 +119,7 @@ def dirichlet_tables(tables: Sequence[tuple[str, np.ndarray, tuple | None]]
     the Dirichlet distribution exactly (its density in ``theta`` is the Dirichlet's, see
     ``tests/models/test_count_declarations.py``). Every fraction of every table is one free
     variable, ``stick_fractions`` (the log density is then a few operations whatever the
-    number of tables: compiling one declaration per table costs minutes for an AODE), and
+    number of tables; a variable per table grows the compiled graph with them), and
     ``log theta`` is taken as ``log v_k + sum_{j < k} log(1 - v_j)``. A row of one state is
     the constant 1.
 
