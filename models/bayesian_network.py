@@ -1,6 +1,6 @@
 """Discrete Bayesian networks: a DAG over the data's columns, one CPT per node.
 
-The Bayesian model declared for the NUTS cross-check (complete data)::
+The Bayesian model of the NUTS cross-check (complete data)::
 
     theta_v[j] ~ Dirichlet(alpha_v[j])          one row per configuration j of pa(v)
     x_nv ~ Categorical(theta_v[pa_n(v)])        every node of every row, given its parents
@@ -9,6 +9,16 @@ with ``alpha_v[j, k] = concentration`` (1 = Laplace), or the BDeu prior
 ``equivalent_sample_size / (q_v r_v)``. The rows are independent a posteriori:
 ``theta_v[j] | data ~ Dirichlet(alpha_v[j] + counts_v[j])``, so every CPT entry has an exact
 Beta marginal.
+
+The log likelihood of the rows is ``sum_v sum_j sum_k counts_v[j, k] log theta_v[j, k]``
+(``counts_v[j, k]``: the rows with node v in state k and its parents in configuration j), so
+``check`` declares it through the counts, as one potential (:data:`COMPLETE_DECLARATION`):
+the same log density, at a gradient cost of the CPT entries used instead of the rows x
+nodes. The row-by-row declaration (observed ``x_<node>``) is the one simulations are drawn
+from (:meth:`BayesianNetwork.prior_declaration`). Both declare each CPT row's Dirichlet by
+stick-breaking (:func:`bayescheck.models.counts.dirichlet_tables`; ``cpt_<node>`` is then a
+deterministic of the free ``stick_fractions``); with missing cells it is PyMC's
+``pm.Dirichlet``.
 
 A query ``P(target | evidence)`` for a new case is ``E[P(t, e | theta)] / E[P(e | theta)]``.
 ``P(t, e | theta)`` is a sum of products holding one CPT entry per node, never two entries of
@@ -35,6 +45,7 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.labels import batch_rows, category_codes, category_codes_as
 from bayescheck.data.sources import DataSource
 
+from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
@@ -61,8 +72,12 @@ MAX_SUMMED = 4096
 MAX_COMPLETED = 1 << 18
 
 #: The declaration used with complete data (said in ``check``'s summary and report).
-COMPLETE_DECLARATION = ("complete data: theta_v[j] ~ Dirichlet(alpha_v[j]); x_<node> ~ "
-                        "Categorical(theta_v[parents' values]) observed for every row")
+COMPLETE_DECLARATION = (
+    "complete data, through the counts: theta_v[j] ~ Dirichlet(alpha_v[j]); a Potential "
+    "holds sum over nodes v, parent configurations j and states k of counts_v[j, k] log "
+    "theta_v[j, k], counts_v[j, k] the rows with v in state k and its parents in "
+    "configuration j: the log likelihood of x_<node> ~ Categorical(theta_v[parents' "
+    "values]) for every row, summed")
 
 #: The declaration used when cells are missing (said in ``check``'s summary and report).
 SUMMED_DECLARATION = (
@@ -704,10 +719,13 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         """The PyMC model of every row of ``source`` (see the module docstring).
 
         Variables: ``cpt_<node>`` (dims ``<node>__parents``, ``<node>__state``); with complete
-        data the observed ``x_<node>``; with missing cells instead the potential
+        data a deterministic of the free ``stick_fractions`` (stick-breaking) and the
+        potential ``log_p_counts`` (:data:`COMPLETE_DECLARATION`, the counts of
+        :meth:`cell_counts`); with missing cells ``pm.Dirichlet`` and instead the potential
         ``log_p_observed_cells`` (:data:`SUMMED_DECLARATION`, built by :func:`summed_rows`);
         and per query with an enumerable hidden part ``joint_<query>`` (dims
-        ``<query>__target``) and, when it has evidence, ``evidence_<query>``.
+        ``<query>__target``) and, when it has evidence, ``evidence_<query>``. No variable is
+        observed: the row-by-row declaration is :meth:`prior_declaration`.
 
         Raises
         ------
@@ -717,13 +735,31 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             (naming the first row of the pattern and its nodes).
         """
         states, codes, parts, names = self._read_codes(source)
-        summed = None
-        if (codes < 0).any():
-            try:
-                summed = summed_rows(codes, [len(states[n]) for n in self.nodes], self.parents)
-            except TooManyConfigurations as exc:
-                raise self._too_many(exc, parts, names) from None
-        return self._declare(states, codes, summed)
+        if not (codes < 0).any():
+            counts = self.cell_counts(codes, states)
+            return self._declare(states, counted=(np.flatnonzero(counts), counts))
+        try:
+            summed = summed_rows(codes, [len(states[n]) for n in self.nodes], self.parents)
+        except TooManyConfigurations as exc:
+            raise self._too_many(exc, parts, names) from None
+        return self._declare(states, summed=summed)
+
+    def cell_counts(self, codes: np.ndarray, states: dict[str, tuple[str, ...]]) -> np.ndarray:
+        """How many of the complete rows ``codes`` use each CPT entry, flat.
+
+        Every node's ``(q_v, r_v)`` table of counts (rows: parent configurations in
+        :meth:`config_labels` order; columns: states), flattened row-major and concatenated
+        in node order: the order of the ``cpt_<node>`` tables of the declaration.
+        """
+        card = [len(states[n]) for n in self.nodes]
+        out = []
+        for v, pa in enumerate(self.parents):
+            row = np.zeros(len(codes), np.int64)
+            for p in pa:
+                row = row * card[p] + codes[:, p]
+            out.append(table_counts(row, codes[:, v],
+                                    (math.prod(card[p] for p in pa), card[v])).ravel())
+        return np.concatenate(out)
 
     def prior_declaration(self, source: DataSource):
         """The complete-data declaration of ``source``'s rows, to simulate from.
@@ -733,16 +769,17 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         node of every row; :meth:`simulated_frame` then empties the cells empty in the data.
         """
         states, codes, _, _ = self._read_codes(source)
-        return self._declare(states, np.where(codes < 0, 0, codes), None)
+        return self._declare(states, rows=np.where(codes < 0, 0, codes))
 
     def declare_simulations(self, sources: Sequence[DataSource]):
         """One declaration for every simulated data set, their data in ``pm.Data``.
 
-        When every data set is complete and of the same length, the complete-data
-        declaration with each node's codes in ``codes_<node>``; otherwise the missing cells
-        summed out (:data:`SUMMED_DECLARATION`) over the union of the data sets' distinct
-        rows, with the multiplicities in ``complete_counts`` and ``counts_<g>`` (a row absent
-        from a data set counts 0, :meth:`SummedRows.recount`). The states are held
+        When every data set is complete, the declaration through the counts
+        (:data:`COMPLETE_DECLARATION`) over the CPT entries any data set uses, each data
+        set's counts in ``cell_counts``; otherwise the missing cells summed out
+        (:data:`SUMMED_DECLARATION`) over the union of the data sets' distinct rows, with the
+        multiplicities in ``complete_counts`` and ``counts_<g>`` (a row absent from a data
+        set counts 0, :meth:`SummedRows.recount`). The states are held
         (:meth:`calibration_model`).
 
         Returns
@@ -760,9 +797,11 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         states = self.states(sources[0])
         codes = [self._read_codes(src)[1] for src in sources]
         nodes = self.nodes
-        if all((c >= 0).all() for c in codes) and len({len(c) for c in codes}) == 1:
-            model = self._declare(states, codes[0], None, shared=True)
-            return model, [{f"codes_{n}": c[:, v] for v, n in enumerate(nodes)} for c in codes]
+        if all((c >= 0).all() for c in codes):
+            counts = [self.cell_counts(c, states) for c in codes]
+            used = used_cells(counts)
+            model = self._declare(states, counted=(used, counts[0]), shared=True)
+            return model, [{COUNTS_DATA: c[used]} for c in counts]
         try:
             summed = summed_rows(np.concatenate(codes), [len(states[n]) for n in nodes],
                                  self.parents)
@@ -772,7 +811,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
                             f"{', '.join(nodes[v] for v in exc.nodes)}); use fewer rows, "
                             f"fewer missing cells or fewer simulations",
                             path=sources[0].label) from None
-        model = self._declare(states, None, summed, shared=True)
+        model = self._declare(states, summed=summed, shared=True)
         updates = []
         for c in codes:
             complete, groups = summed.recount(c)
@@ -789,11 +828,15 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             names.append(b.name)
         return states, np.concatenate(parts), parts, names
 
-    def _declare(self, states, codes, summed: SummedRows | None, *, shared: bool = False):
-        """The PyMC model of ``codes``, or of the rows ``summed`` describes.
+    def _declare(self, states, *, rows: np.ndarray | None = None,
+                 counted: tuple[np.ndarray, np.ndarray] | None = None,
+                 summed: SummedRows | None = None, shared: bool = False):
+        """The PyMC model of the data given one way (exactly one of the three).
 
-        Observed ``x_<node>`` when ``summed`` is None, else the potential of
-        :data:`SUMMED_DECLARATION`; ``shared``: the data in ``pm.Data`` containers.
+        ``rows`` (rows, nodes) codes: observed ``x_<node>``. ``counted``: ``(used, counts)``,
+        the CPT entries entering the sum and every entry's count (:meth:`cell_counts`), the
+        potential of :data:`COMPLETE_DECLARATION`. ``summed``: the potential of
+        :data:`SUMMED_DECLARATION`. ``shared``: the data in ``pm.Data`` containers.
         """
         import pymc as pm
         import pytensor.tensor as pt
@@ -817,23 +860,32 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             return pm.Data(name, values) if shared else values
 
         with pm.Model(coords=coords) as model:
-            theta, x = {}, {}
-            # Parents first, each node's CPT row indexed by its parents' variables (their
-            # observed codes in a fit; their draws in a prior-predictive simulation, so
-            # that simulated rows are consistent for calibration).
-            for v in self.topological_order():
-                n = self.nodes[v]
-                q = len(coords[f"{n}__parents"])
-                theta[v] = pm.Dirichlet(f"cpt_{n}", a=np.full((q, card[v]),
-                                                                self.prior_alpha(v, states)),
-                                        dims=(f"{n}__parents", f"{n}__state"))
-                if summed is not None:
-                    continue
-                row = 0
-                for p in parents[v]:
-                    row = row * card[p] + x[p]
-                x[v] = pm.Categorical(f"x_{n}", p=theta[v][row],
-                                      observed=data(f"codes_{n}", codes[:, v]))
+            tables = [(f"cpt_{n}", np.full((len(coords[f"{n}__parents"]), card[v]),
+                                            self.prior_alpha(v, states)),
+                       (f"{n}__parents", f"{n}__state")) for v, n in enumerate(self.nodes)]
+            # stick-breaking where the data enter by rows or counts (structural zeros mix
+            # slowly in PyMC's log-ratio coordinates); the summed-out declaration keeps those
+            # coordinates, where EM's estimate is the declared mode
+            if summed is None:
+                declared = dirichlet_tables(tables)
+                theta = dict(enumerate(declared.tables))
+            else:
+                theta = {v: pm.Dirichlet(name, a=alpha, dims=dims)
+                         for v, (name, alpha, dims) in enumerate(tables)}
+            if rows is not None:
+                # Parents first, each node's CPT row indexed by its parents' variables (their
+                # observed codes in a fit; their draws in a prior-predictive simulation, so
+                # that simulated rows are consistent for calibration).
+                x = {}
+                for v in self.topological_order():
+                    row = 0
+                    for p in parents[v]:
+                        row = row * card[p] + x[p]
+                    x[v] = pm.Categorical(f"x_{self.nodes[v]}", p=theta[v][row],
+                                          observed=data(f"codes_{self.nodes[v]}", rows[:, v]))
+            if counted is not None:
+                used, counts = counted
+                counts_potential(declared.log_cells, counts, used=used, shared=shared)
             if summed is not None:
                 logs = pt.concatenate([pt.log(theta[v]).ravel() for v in range(len(card))]
                                       + [pt.zeros(1)])  # then the padding's log 1

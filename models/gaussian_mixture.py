@@ -1,9 +1,9 @@
 """Gaussian mixture: x_i ~ sum_k pi_k N(mu_k, Sigma_k), the assignments z_i marginalised.
 
 ``model = "gaussian_mixture"``. The analytic side is EM (maximum likelihood, or MAP-EM when
-``[prior]`` gives priors) in :mod:`bayescheck.inference.engines.mixture_em`; this module reads the spec,
-validates the data and declares the same model in PyMC, with the same priors as MAP-EM, so that
-the EM-MAP estimate is the mode of the declared posterior.
+``[prior]`` gives priors) in :mod:`bayescheck.inference.engines.mixture_em`; this module reads
+the spec, validates the data and declares the same model in PyMC, with the same priors as
+MAP-EM, so that the EM-MAP estimate is the mode of the declared posterior.
 
 The parameterisation of that mode
 ---------------------------------
@@ -20,27 +20,43 @@ The declaration
 * ``weights ~ Dirichlet(concentration)`` (absent with ``equal_weights``: held at 1/K).
 * ``diag``: ``variances[k, d] ~ InverseGamma(ig_shape, ig_scale[d])``;
   ``spherical``: ``variances[k] ~ InverseGamma(ig_shape, ig_scale)``.
-* ``full`` / ``tied``: each covariance ``Sigma = L L'`` is sampled through its Cholesky factor
-  (log-diagonal and free lower triangle, unconstrained), with a potential holding the
-  inverse-Wishart log density of ``Sigma`` plus the log Jacobian of
-  ``(log diag L, offdiag L) -> Sigma``, ``D log 2 + sum_i (D - i + 2) log L_ii``
-  (Muirhead 1982, thm 2.1.9, times the exp of the diagonal), so the draws of ``Sigma`` have
-  the density ``InvWishart(Sigma) x likelihood``. ``covariances`` is a deterministic.
-* ``means[k] | Sigma_k ~ N(mean, Sigma_k / kappa)`` (``known_sd``: ``N(mean, sd^2 I / kappa)``).
+* ``full`` / ``tied``: declared in whitened, standardised coordinates anchored at the EM
+  estimate (:func:`whitening`). With ``s`` and ``L L'`` the mean and covariance of the
+  estimated mixture as a whole (the data's own at a maximum-likelihood estimate), the data
+  enter as ``y = L^-1 (x - s)``, where they have mean 0 and covariance I. Each precision
+  ``Lambda_k = Sigma_k^-1`` in ``y`` is sampled through its Cholesky factor ``U_k`` (log-diagonal
+  and free lower triangle), with a potential holding the inverse-Wishart prior of ``Sigma_k``
+  carried into ``y`` (``InvWishart(nu0, A Psi0 A')``, ``A = L^-1``) written as the Wishart
+  density of ``Lambda_k`` plus the log Jacobian of ``(log diag U, offdiag U) -> Lambda``,
+  ``D log 2 + sum_i (D - i + 2) log U_ii`` (Muirhead 1982, thm 2.1.9, times the exp of the
+  diagonal). The means are non-centred: ``mu_k = a_k + U_k^-T z_k / sqrt(n_k + kappa)`` in
+  ``y``, with ``a_k`` the EM mean and ``n_k`` the EM count of component k, so that given its
+  covariance each ``z_k`` is about standard normal a posteriori; the Jacobian ``|U_k|^-1``
+  cancels the normaliser ``|U_k|`` of the normal prior ``N(mean, Sigma_k / kappa)``.
+  ``means`` and ``covariances`` are deterministics, back in the data's coordinates
+  (``x = L y + s``). These coordinates change nothing in the posterior (an affine change,
+  its Jacobian accounted for); they make NUTS's diagonal mass matrix fit it:
+  ``benchmarks/bench_mixture_geometry.py`` measures them against the plain Cholesky factor
+  of the precision with centred means, an LKJ factorisation, ordered means and a start away
+  from the estimate (``benchmarks/REAL_DATA.md``).
+* otherwise ``means[k] | variances ~ N(mean, variances_k / kappa)`` (``known_sd``:
+  ``N(mean, sd^2 I / kappa)``).
 * The likelihood ``sum_i logsumexp_k (log pi_k + log N(x_i | mu_k, Sigma_k))`` is a potential:
   the assignments are summed out, nothing discrete is sampled.
 
-Label switching: in one dimension the means are declared with an ordered transform
-(``mu_1 < ... < mu_K``; PyMC restricts the support without renormalising, so the density
-is the unconstrained one on the ordered region and its mode is the EM-MAP with the components
-sorted by mean). In several dimensions the draws are relabelled inside the model, as
-deterministics: per draw, the permutation of the components (among all K!, K <= 6) whose means
-are closest (sum of squared distances) to a reference: the EM means of the fit passed to
-:meth:`GaussianMixture.declare`, which the EM glue has itself aligned with :func:`relabel_draws`
-to the deterministic k-means centres of the data
-(:func:`bayescheck.inference.engines.mixture_em.kmeans`). Both sides then name the components the same
-way. The same k-means clustering, computed by the glue and handed over in the fit (models do
-not import the engines), gives the sampler its starting point.
+Label switching: the draws are relabelled inside the model, as deterministics: per draw, the
+permutation of the components (among all K!, K <= 6) whose means are closest (sum of squared
+distances) to a reference: the EM means of the fit passed to :meth:`GaussianMixture.declare`,
+which the EM glue has itself aligned with :func:`relabel_draws` to the deterministic k-means
+centres of the data (:func:`bayescheck.inference.engines.mixture_em.kmeans`). Both sides then
+name the components the same way. In one dimension that permutation is the ordering by mean
+(the EM components are sorted by mean there), so the relabelled posterior is the posterior
+restricted to ``mu_1 < ... < mu_K``, and the draws are sorted directly. The means themselves
+are not ordered: an ordered transform's boundary (two means equal) gave NUTS divergent
+transitions on the worked example. PyMC's default starting point is the same k-means
+clustering, computed by the glue and handed over in the fit (models do not import the
+engines); ``check`` starts each chain at the EM estimate instead
+(:meth:`GaussianMixture.initial_values`).
 
 A proper posterior needs proper priors: ``kappa > 0`` and, unless ``known_sd`` is given, a
 covariance prior (``iw_*`` or ``ig_*``). A mixture with a flat prior on a mean or a
@@ -52,7 +68,7 @@ does not need them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -67,7 +83,8 @@ from .interface import Model, StartsAtEstimate
 from .resources import require_memory, square_matrices
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["COVARIANCE_KINDS", "GaussianMixture", "gaussian_mixture_spec", "relabel_draws"]
+__all__ = ["COVARIANCE_KINDS", "GaussianMixture", "Whitening", "gaussian_mixture_spec",
+           "precision_factor", "relabel_draws", "whitening"]
 
 #: Covariance structures (as in scikit-learn): those the engine implements, whose own list is
 #: ``inference.engines.mixture_em.COVARIANCE_KINDS`` (models do not import engines; a test
@@ -292,9 +309,10 @@ class GaussianMixture(Model, StartsAtEstimate):
             The data.
         fit : inference.AnalyticFit
             The EM fit of this model on ``source``: its ``declaration["clustering"]`` (the
-            deterministic k-means of the data, computed by the engine) starts the sampler,
-            and its EM means (``state.means``) are the reference the draws are relabelled
-            to.
+            deterministic k-means of the data, computed by the engine) is PyMC's default
+            starting point, its EM means (``state.means``) are the reference the draws are
+            relabelled to, and its estimate anchors the coordinates of ``full`` / ``tied``
+            (:func:`whitening`).
 
         Raises
         ------
@@ -309,21 +327,25 @@ class GaussianMixture(Model, StartsAtEstimate):
                             path=getattr(source, "label", None))
         X = self.data_matrix(source)
         self.require_proper(getattr(source, "label", None))
-        reference = None
-        if getattr(fit, "state", None) is not None:
-            reference = np.asarray(fit.state.means, dtype=np.float64)
-        return self.pymc_model(X, clustering, reference=reference)
+        reference = estimate = None
+        state = getattr(fit, "state", None)
+        if state is not None:
+            reference = np.asarray(state.means, dtype=np.float64)
+            estimate = (state.weights, state.means, state.covariances)
+        return self.pymc_model(X, clustering, reference=reference, estimate=estimate)
 
     def initial_values(self, fit, jitter_sd: float = START_JITTER_SD) -> dict:
         """Where each chain starts: the EM estimate with a small jitter, per chain.
 
         The values are those of the sampled variables of :meth:`pymc_model` (the
-        declaration's parameterisation: the Cholesky factor of each precision, log-diagonal
-        and lower triangle, for ``full`` / ``tied``; the variances; the weights; the means, in
-        the EM components' order, which is the relabelling reference when the fit is passed
-        to :meth:`declare`). Each coordinate is moved by ``jitter_sd`` times a rough posterior
-        sd computed from the estimate (component k holds ``n_k = weight_k n`` rows): a mean
-        by ``sd_kd / sqrt(n_k + kappa)``, a log-diagonal entry of the precision factor by
+        declaration's coordinates, in the EM components' order, which is the relabelling
+        reference when the fit is passed to :meth:`declare`): for ``full`` / ``tied`` the
+        Cholesky factor of each precision in the whitened coordinates (log-diagonal and
+        lower triangle) and the standardised means ``z`` (0 at the estimate); otherwise the
+        variances and the means; the weights. Each coordinate is moved by ``jitter_sd`` times
+        a rough posterior sd computed from the estimate (component k holds
+        ``n_k = weight_k n`` rows): ``z`` by 1 (its scale, by construction), a mean by
+        ``sd_kd / sqrt(n_k + kappa)``, a log-diagonal entry of the precision factor by
         ``1 / sqrt(2 n_k)``, an off-diagonal one by ``|U_ii| / sqrt(n_k)``, a log weight by
         ``1 / sqrt(n_k)`` (then renormalised), a log variance by ``sqrt(2 / n_k)``. The jitter
         is a seeded random variable of the initial-point graph, so PyMC and nutpie draw a
@@ -346,7 +368,6 @@ class GaussianMixture(Model, StartsAtEstimate):
             ``pm.sample(initvals=...)``.
         """
         import pytensor.tensor as pt
-        from scipy.linalg import solve_triangular
 
         state = fit.state
         w = np.asarray(state.weights, dtype=np.float64)
@@ -355,7 +376,7 @@ class GaussianMixture(Model, StartsAtEstimate):
         K, D = mu.shape
         n = max(int(fit.n_rows), 1)
         n_k = np.maximum(w * n, 1.0)
-        raw = "_raw" if D > 1 and K > 1 else ""
+        raw = "_raw" if K > 1 else ""
 
         def jitter(value, scale):
             value = np.asarray(value, dtype=np.float64)
@@ -366,31 +387,15 @@ class GaussianMixture(Model, StartsAtEstimate):
             return value + jitter_sd * np.broadcast_to(scale, value.shape) * eps
 
         out = {}
-        sd = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
-        mean_scale = sd / np.sqrt(n_k + self.kappa)[:, None]
-        if D == 1:
-            out["means_ordered"] = pt.sort(jitter(mu[:, 0], mean_scale[:, 0])) \
-                if jitter_sd > 0 else np.sort(mu[:, 0])
-        else:
-            out["means" + raw] = jitter(mu, mean_scale)
+        kind = self.kind
         if not self.equal_weights:
             logw = jitter(np.log(w), 1.0 / np.sqrt(n_k))
             out["weights" + raw] = pt.special.softmax(logw) if jitter_sd > 0 else w
-        kind = self.kind
-        if kind in ("diag", "spherical"):
-            var = np.diagonal(cov, axis1=1, axis2=2)
-            var = var if kind == "diag" else var[:, 0]
-            scale = np.sqrt(2.0 / n_k)
-            logv = jitter(np.log(var), scale[:, None] if kind == "diag" else scale)
-            out["variances" + raw] = pt.exp(logv) if jitter_sd > 0 else var
-        elif kind in ("full", "tied"):
+        if kind in ("full", "tied"):
+            geo = whitening(w, mu, cov, n, self.kappa)
+            out["means_z" + raw] = jitter(np.zeros((K, D)), 1.0)
             covs, counts = (cov, n_k) if kind == "full" else (cov[:1], np.array([float(n)]))
-            eye = np.eye(D)
-            U = []
-            for S in covs:  # precision Lambda = S^-1 = U U', U lower, without forming S^-1
-                L_inv = solve_triangular(np.linalg.cholesky(S), eye, lower=True)
-                U.append(np.linalg.cholesky(L_inv.T @ L_inv))
-            U = np.array(U)
+            U = np.array([precision_factor(geo.whiten_covariance(S)) for S in covs])
             diag = np.diagonal(U, axis1=1, axis2=2)
             out["prec_chol_log_diag" + raw] = jitter(np.log(diag),
                                                      1.0 / np.sqrt(2.0 * counts)[:, None])
@@ -398,17 +403,26 @@ class GaussianMixture(Model, StartsAtEstimate):
                 tri = np.tril_indices(D, -1)
                 out["prec_chol_offdiag" + raw] = jitter(
                     U[:, tri[0], tri[1]], np.abs(diag[:, tri[0]]) / np.sqrt(counts)[:, None])
+            return out
+        sd = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+        out["means" + raw] = jitter(mu, sd / np.sqrt(n_k + self.kappa)[:, None])
+        if kind in ("diag", "spherical"):
+            var = np.diagonal(cov, axis1=1, axis2=2)
+            var = var if kind == "diag" else var[:, 0]
+            scale = np.sqrt(2.0 / n_k)
+            logv = jitter(np.log(var), scale[:, None] if kind == "diag" else scale)
+            out["variances" + raw] = pt.exp(logv) if jitter_sd > 0 else var
         return out
 
     def pymc_model(self, X: np.ndarray, clustering: tuple[np.ndarray, np.ndarray],
-                   reference: np.ndarray | None = None):
+                   reference: np.ndarray | None = None, estimate: tuple | None = None):
         """The PyMC declaration on data ``X`` (n, D); see the module docstring.
 
-        In one dimension the means are ordered. In several, the sampled variables carry the
-        suffix ``_raw`` and the deterministics ``weights``, ``means``, ``covariances`` /
-        ``variances`` are the same draws relabelled: per draw, the permutation of the
-        components (among all K!) whose means are closest to ``reference`` (default the
-        k-means centres).
+        With more than one component the sampled variables carry the suffix ``_raw`` and
+        the deterministics ``weights``, ``means``, ``covariances`` / ``variances`` are the
+        same draws relabelled: per draw, the ordering of the components whose means are
+        closest to ``reference`` (default the k-means centres); in one dimension that is the
+        ordering by mean.
 
         Parameters
         ----------
@@ -416,16 +430,20 @@ class GaussianMixture(Model, StartsAtEstimate):
             The data, shape ``(n, D)``.
         clustering : tuple of numpy.ndarray
             ``(centres, labels)``: the k-means of ``X``
-            (:func:`bayescheck.inference.engines.mixture_em.kmeans`), shapes ``(K, D)`` and ``(n,)``; the
-            sampler starts from its clusters.
+            (:func:`bayescheck.inference.engines.mixture_em.kmeans`), shapes ``(K, D)`` and
+            ``(n,)``; PyMC's default initial point is its clusters.
         reference : numpy.ndarray, optional
             Means ``(K, D)`` the draws are relabelled to.
+        estimate : tuple of numpy.ndarray, optional
+            ``(weights, means, covariances)`` in the declared order (the EM estimate): for
+            ``full`` / ``tied`` the coordinates are whitened by its mixture's moments and the
+            means standardised around its means (:func:`whitening`); default the k-means
+            clusters. It changes the coordinates only, never the posterior.
         """
         import itertools
 
         import pymc as pm
         import pytensor.tensor as pt
-        from pytensor.tensor.linalg import solve_triangular
 
         X = np.asarray(X, dtype=np.float64)
         n, D = X.shape
@@ -435,13 +453,13 @@ class GaussianMixture(Model, StartsAtEstimate):
         if reference is None:
             reference = centres
         reference = np.asarray(reference, dtype=np.float64).reshape(K, D)
-        relabel = D > 1 and K > 1
-        if relabel and math.factorial(K) > MAX_PERMUTATIONS:
+        relabel = K > 1
+        if D > 1 and math.factorial(K) > MAX_PERMUTATIONS:
             raise SpecError(f"relabelling the draws tries all K! orderings of the components; "
                             f"K = {K} gives {math.factorial(K)}, more than {MAX_PERMUTATIONS}",
                             key="n_components")
         raw = "_raw" if relabel else ""
-        # starting point: the k-means clusters
+        # PyMC's default starting point: the k-means clusters
         spread = np.array([np.cov(X[labels == k].T, ddof=0).reshape(D, D)
                            if np.sum(labels == k) > D else np.cov(X.T, ddof=0).reshape(D, D)
                            for k in range(K)])
@@ -449,125 +467,232 @@ class GaussianMixture(Model, StartsAtEstimate):
         counts = np.bincount(labels, minlength=K) + 1.0
         coords = {"component": [str(k) for k in range(K)], "feature": list(self.features),
                   "feature_": list(self.features)}
+        m0 = self.prior_mean
         with pm.Model(coords=coords) as model:
-            # ---- covariances: Cholesky factors, or per-dimension variances
             out = {}
-            if kind == "known":
-                var = np.full((K, D), self.known_sd ** 2)
-                chols = [self.known_sd * np.eye(D)] * K
-            elif kind in ("diag", "spherical"):
-                dims = ("component", "feature") if kind == "diag" else ("component",)
-                v0 = np.diagonal(spread, axis1=1, axis2=2)
-                variances = pm.InverseGamma("variances" + raw, alpha=self.ig_shape,
-                                            beta=self.ig_scale, dims=dims,
-                                            initval=v0 if kind == "diag" else v0.mean(axis=1))
-                out["variances"] = (variances, dims)
-                var = variances if kind == "diag" else pt.repeat(variances[:, None], D, axis=1)
-                chols = None
-            else:
-                # Sampled through the Cholesky factor U of the precision Lambda = Sigma^-1 =
-                # U U' (log-diagonal and free lower triangle): the likelihood then needs only
-                # products, no solves. Sigma ~ InvWishart(nu0, Psi0) is the same statement as
-                # Lambda ~ Wishart(nu0, Psi0^-1), density |Lambda|^((nu0-D-1)/2)
-                # exp(-tr(Psi0 Lambda)/2); the log Jacobian of (log diag U, offdiag U) ->
-                # Lambda is D log 2 + sum_i (D - i + 2) log U_ii (1-based i).
-                n_cov = 1 if kind == "tied" else K
-                tri = np.tril_indices(D, -1)
-                S0 = spread if kind == "full" else np.mean(spread, axis=0, keepdims=True)
-                U0 = np.linalg.cholesky(np.linalg.inv(S0))
-                log_diag = pm.Flat("prec_chol_log_diag" + raw, shape=(n_cov, D),
-                                   initval=np.log(np.diagonal(U0, axis1=1, axis2=2)))
-                if D > 1:
-                    off = pm.Flat("prec_chol_offdiag" + raw, shape=(n_cov, len(tri[0])),
-                                  initval=U0[:, tri[0], tri[1]])
-                psi_chol = np.linalg.cholesky(np.asarray(self.iw_scale, dtype=np.float64))
-                jac = D - np.arange(D) + 1.0
-                prec_chols, logp_cov = [], 0.0
-                for c in range(n_cov):
-                    U = pt.diag(pt.exp(log_diag[c]))
-                    if D > 1:
-                        U = pt.set_subtensor(U[tri], off[c])
-                    prec_chols.append(U)
-                    logp_cov += ((self.iw_dof - D - 1.0) * pt.sum(log_diag[c])
-                                 - 0.5 * pt.sum((psi_chol.T @ U) ** 2)
-                                 + pt.sum(jac * log_diag[c]))
-                pm.Potential("covariance_prior", logp_cov)
-                if kind == "tied":
-                    prec_chols = prec_chols * K
-                # Sigma_k = W W' with W = U^-T (a triangular solve against the identity),
-                # only for the draws, not in the gradient.
-                eye = np.eye(D)
-                covs = pt.stack([(lambda W: W @ W.T)(solve_triangular(U.T, eye, lower=False))
-                                 for U in prec_chols])
-                cdims = ("component", "feature", "feature_")
-                if relabel:
-                    out["covariances"] = (covs, cdims)
-                else:
-                    pm.Deterministic("covariances", covs, dims=cdims)
-                var = None
-                chols = None
-            # ---- means | Sigma ~ N(m0, Sigma / kappa)
-            m0 = self.prior_mean
-            sqrt_k = math.sqrt(self.kappa)
-            if D == 1:
-                from pymc.distributions.transforms import ordered
-
-                if kind in ("full", "tied"):
-                    sd = pt.stack([1.0 / U[0, 0] for U in prec_chols])
-                elif chols is None:
-                    sd = pt.sqrt(var[:, 0])
-                else:
-                    sd = np.full(K, self.known_sd)
-                init = np.sort(reference[:, 0])
-                if K > 1 and np.any(np.diff(init) <= 0):
-                    init = init + np.arange(K) * 1e-3 * (np.std(X) + 1.0)
-                mu = pm.Normal("means_ordered", mu=m0[0], sigma=sd / sqrt_k, shape=K,
-                               transform=ordered, initval=init)
-                means = pm.Deterministic("means", mu[:, None], dims=("component", "feature"))
-            elif kind in ("full", "tied"):
-                means = pm.Flat("means" + raw, dims=("component", "feature"), initval=centres)
-                pm.Potential("means_prior", sum(
-                    -0.5 * self.kappa * pt.sum(pt.dot(U.T, means[k] - m0) ** 2)
-                    + pt.sum(pt.log(pt.diag(U))) for k, U in enumerate(prec_chols)))
-            else:
-                sd = pt.sqrt(var) if chols is None else self.known_sd
-                means = pm.Normal("means" + raw, mu=m0, sigma=sd / sqrt_k,
-                                  dims=("component", "feature"), initval=centres)
-            # ---- weights
-            if self.equal_weights:
-                log_w = np.full(K, -math.log(K))
-            else:
+            weights = None
+            if not self.equal_weights:
                 weights = pm.Dirichlet("weights" + raw, a=np.full(K, self.concentration),
                                        dims="component", initval=counts / counts.sum())
                 out["weights"] = (weights, ("component",))
-                log_w = pt.log(weights)
-            # ---- likelihood, the assignments summed out
-            Xc = pt.as_tensor_variable(X)
-            terms = []
-            for k in range(K):
-                diff = Xc - means[k]
-                if kind in ("full", "tied"):
-                    quad = pt.sum(pt.dot(diff, prec_chols[k]) ** 2, axis=1)
-                    half_logdet = -pt.sum(pt.log(pt.diag(prec_chols[k])))
-                elif kind == "known":
-                    quad = pt.sum(diff ** 2, axis=1) / self.known_sd ** 2
-                    half_logdet = D * math.log(self.known_sd)
+            if kind in ("full", "tied"):
+                if estimate is None:
+                    estimate = (counts / counts.sum(), centres, spread)
+                geo = whitening(*estimate, n, self.kappa)
+                means, covs, log_lik = self._full_declaration(
+                    geo, X, spread, centres, weights, raw)
+                out["covariances"] = (covs, ("component", "feature", "feature_"))
+            else:
+                # ---- variances (diag / spherical) or the known sd; means | variances normal
+                if kind == "known":
+                    var = np.full((K, D), self.known_sd ** 2)
                 else:
-                    quad = pt.sum(diff ** 2 / var[k], axis=1)
-                    half_logdet = 0.5 * pt.sum(pt.log(var[k]))
-                terms.append(log_w[k] - 0.5 * quad - half_logdet
-                             - 0.5 * D * math.log(2 * math.pi))
-            logp = pt.stack(terms, axis=1)
-            pm.Potential("log_likelihood", pt.sum(pm.math.logsumexp(logp, axis=1)))
-            # ---- relabelled draws (several dimensions)
-            if relabel:
+                    dims = ("component", "feature") if kind == "diag" else ("component",)
+                    v0 = np.diagonal(spread, axis1=1, axis2=2)
+                    variances = pm.InverseGamma(
+                        "variances" + raw, alpha=self.ig_shape, beta=self.ig_scale, dims=dims,
+                        initval=v0 if kind == "diag" else v0.mean(axis=1))
+                    out["variances"] = (variances, dims)
+                    var = (variances if kind == "diag"
+                           else pt.repeat(variances[:, None], D, axis=1))
+                sd = pt.sqrt(var) if kind != "known" else self.known_sd
+                means = pm.Normal("means" + raw, mu=m0, sigma=sd / math.sqrt(self.kappa),
+                                  dims=("component", "feature"), initval=centres)
+                log_w = (np.full(K, -math.log(K)) if weights is None else pt.log(weights))
+                Xc = pt.as_tensor_variable(X)
+                terms = []
+                for k in range(K):
+                    diff = Xc - means[k]
+                    if kind == "known":
+                        quad = pt.sum(diff ** 2, axis=1) / self.known_sd ** 2
+                        half_logdet = D * math.log(self.known_sd)
+                    else:
+                        quad = pt.sum(diff ** 2 / var[k], axis=1)
+                        half_logdet = 0.5 * pt.sum(pt.log(var[k]))
+                    terms.append(log_w[k] - 0.5 * quad - half_logdet
+                                 - 0.5 * D * math.log(2 * math.pi))
+                log_lik = pt.sum(pm.math.logsumexp(pt.stack(terms, axis=1), axis=1))
+            pm.Potential("log_likelihood", log_lik)
+            # ---- the draws relabelled to the reference (sorted by mean in one dimension)
+            if not relabel:  # one component: name what is not yet named
+                out["means"] = (means, ("component", "feature"))
+                for name, (value, dims) in out.items():
+                    if name not in model.named_vars:
+                        pm.Deterministic(name, value, dims=dims)
+                return model
+            if D == 1:
+                perm = pt.argsort(means[:, 0])
+            else:
                 perms = np.array(list(itertools.permutations(range(K))), dtype=np.int64)
                 cost = pt.sum((means[perms] - reference[None]) ** 2, axis=(1, 2))
                 perm = pt.as_tensor_variable(perms)[pt.argmin(cost)]
-                pm.Deterministic("means", means[perm], dims=("component", "feature"))
-                for name, (value, dims) in out.items():
-                    pm.Deterministic(name, value[perm], dims=dims)
+            pm.Deterministic("means", means[perm], dims=("component", "feature"))
+            for name, (value, dims) in out.items():
+                pm.Deterministic(name, value[perm], dims=dims)
         return model
+
+    def _full_declaration(self, geo: Whitening, X, spread, centres, weights, raw: str):
+        """Full / tied covariances and the means, in whitened, standardised coordinates.
+
+        Declared inside the caller's model. Returns the means ``(K, D)`` and covariances
+        ``(K, D, D)`` in the data's coordinates and the log-likelihood, all symbolic.
+        """
+        import pymc as pm
+        import pytensor.tensor as pt
+        from pytensor.tensor.linalg import solve_triangular
+
+        n, D = X.shape
+        K = self.n_components
+        kind = self.kind
+        Y = geo.whiten(X)
+        m0 = geo.whiten(self.prior_mean[None])[0]
+        # Sigma ~ InvWishart(nu0, Psi0) in x is InvWishart(nu0, A Psi0 A') in y = A (x - s),
+        # and chol(A Psi0 A') = A chol(Psi0): a product of lower-triangular factors.
+        psi_chol = geo.whiten_factor(np.linalg.cholesky(np.asarray(self.iw_scale, float)))
+        # Sampled through the Cholesky factor U of each whitened precision Lambda = U U'
+        # (log-diagonal and free lower triangle): the likelihood then needs only products.
+        # Sigma ~ InvWishart(nu0, Psi) is Lambda ~ Wishart(nu0, Psi^-1), density
+        # |Lambda|^((nu0-D-1)/2) exp(-tr(Psi Lambda)/2); the log Jacobian of
+        # (log diag U, offdiag U) -> Lambda is D log 2 + sum_i (D - i + 2) log U_ii (1-based).
+        n_cov = 1 if kind == "tied" else K
+        tri = np.tril_indices(D, -1)
+        S0 = spread if kind == "full" else np.mean(spread, axis=0, keepdims=True)
+        U0 = np.array([precision_factor(geo.whiten_covariance(S)) for S in S0])
+        log_diag = pm.Flat("prec_chol_log_diag" + raw, shape=(n_cov, D),
+                           initval=np.log(np.diagonal(U0, axis1=1, axis2=2)))
+        if D > 1:
+            off = pm.Flat("prec_chol_offdiag" + raw, shape=(n_cov, len(tri[0])),
+                          initval=U0[:, tri[0], tri[1]])
+        jac = D - np.arange(D) + 1.0
+        factors, logp_cov = [], 0.0
+        for c in range(n_cov):
+            U = pt.diag(pt.exp(log_diag[c]))
+            if D > 1:
+                U = pt.set_subtensor(U[tri], off[c])
+            factors.append(U)
+            logp_cov += ((self.iw_dof - D - 1.0) * pt.sum(log_diag[c])
+                         - 0.5 * pt.sum((psi_chol.T @ U) ** 2)
+                         + pt.sum(jac * log_diag[c]))
+        pm.Potential("covariance_prior", logp_cov)
+        if kind == "tied":
+            factors = factors * K
+        # means_k = a_k + U_k^-T z_k / c_k: given Sigma_k, z_k is about standard normal a
+        # posteriori. The Jacobian |U_k|^-1 cancels the |U_k| of the normal prior's
+        # normaliser, so the prior of the means is its exponent alone.
+        z0 = np.array([geo.scale[k] * (U0[0 if kind == "tied" else k].T
+                                       @ (geo.whiten(centres[k][None])[0] - geo.centres[k]))
+                       for k in range(K)])
+        z = pm.Flat("means_z" + raw, shape=(K, D), initval=z0)
+        mu = pt.stack([geo.centres[k] + solve_triangular(factors[k].T, z[k], lower=False)
+                       / geo.scale[k] for k in range(K)])
+        pm.Potential("means_prior", sum(
+            -0.5 * self.kappa * pt.sum(pt.dot(factors[k].T, mu[k] - m0) ** 2)
+            for k in range(K)))
+        log_w = np.full(K, -math.log(K)) if weights is None else pt.log(weights)
+        terms = []
+        for k in range(K):
+            quad = pt.sum(pt.dot(Y - mu[k], factors[k]) ** 2, axis=1)
+            terms.append(log_w[k] - 0.5 * quad + pt.sum(pt.log(pt.diag(factors[k])))
+                         - 0.5 * D * math.log(2 * math.pi))
+        log_lik = (pt.sum(pm.math.logsumexp(pt.stack(terms, axis=1), axis=1))
+                   - n * geo.log_det)  # the whitening's Jacobian, a constant
+        # back to the data's coordinates: x = L y + s, Sigma = (L U^-T)(L U^-T)'
+        eye = np.eye(D)
+        covs = pt.stack([(lambda W: W @ W.T)(geo.L @ solve_triangular(U.T, eye, lower=False))
+                         for U in factors])
+        return mu @ geo.L.T + geo.shift, covs, log_lik
+
+
+def precision_factor(S: np.ndarray) -> np.ndarray:
+    """The lower Cholesky factor ``U`` of ``S^-1 = U U'``, without forming ``S^-1`` by inversion.
+
+    ``S = L L'`` gives ``S^-1 = L^-T L^-1``; ``L^-1`` comes from a triangular solve.
+    """
+    from scipy.linalg import solve_triangular
+
+    L_inv = solve_triangular(np.linalg.cholesky(S), np.eye(S.shape[0]), lower=True)
+    return np.linalg.cholesky(L_inv.T @ L_inv)
+
+
+@dataclass(frozen=True, eq=False)
+class Whitening:
+    """The coordinates in which a full / tied mixture is declared (see :func:`whitening`).
+
+    Attributes
+    ----------
+    shift : numpy.ndarray
+        ``s``, shape (D,): the mixture's mean.
+    L : numpy.ndarray
+        Lower Cholesky factor of the mixture's covariance, (D, D); ``y = L^-1 (x - s)``.
+    centres : numpy.ndarray
+        ``a_k``, (K, D): the anchor's means in ``y``.
+    scale : numpy.ndarray
+        ``c_k = sqrt(n_k + kappa)``, (K,), with ``n_k = max(weight_k n, 1)``.
+    log_det : float
+        ``log |L|``: the log Jacobian of ``x -> y`` is ``-log_det`` per row.
+    """
+
+    shift: np.ndarray
+    L: np.ndarray
+    centres: np.ndarray
+    scale: np.ndarray
+    log_det: float
+
+    def whiten(self, X: np.ndarray) -> np.ndarray:
+        """``L^-1 (x - s)`` for each row of ``X`` (n, D)."""
+        from scipy.linalg import solve_triangular
+
+        return solve_triangular(self.L, (np.asarray(X, float) - self.shift).T, lower=True).T
+
+    def whiten_factor(self, F: np.ndarray) -> np.ndarray:
+        """``L^-1 F``: for a lower-triangular ``F``, the Cholesky factor of ``A F F' A'``."""
+        from scipy.linalg import solve_triangular
+
+        return solve_triangular(self.L, F, lower=True)
+
+    def whiten_covariance(self, S: np.ndarray) -> np.ndarray:
+        """``L^-1 S L^-T``, for a symmetric ``S``."""
+        from scipy.linalg import solve_triangular
+
+        half = solve_triangular(self.L, S, lower=True)
+        out = solve_triangular(self.L, half.T, lower=True)
+        return 0.5 * (out + out.T)
+
+
+def whitening(weights, means, covariances, n: int, kappa: float) -> Whitening:
+    """Whitened, standardised coordinates anchored at an estimate of the mixture.
+
+    ``y = L^-1 (x - s)`` with ``s`` and ``L L'`` the mean and covariance of the estimated
+    mixture as a whole (``sum_k w_k mu_k`` and ``sum_k w_k (Sigma_k + (mu_k - s)(mu_k - s)')``,
+    the data's own moments at a maximum-likelihood estimate), so the data have mean 0 and
+    covariance I in ``y``; the means are then declared as ``a_k + U_k^-T z_k / c_k``, with
+    ``a_k`` the anchor's means in ``y`` and ``c_k = sqrt(n_k + kappa)``. Any anchor gives the
+    same posterior (an affine change of coordinates, its Jacobian accounted for); a good one
+    makes every coordinate's posterior about as wide as every other's.
+
+    Parameters
+    ----------
+    weights, means, covariances : array_like
+        The anchor, shapes (K,), (K, D), (K, D, D).
+    n : int
+        Rows of data.
+    kappa : float
+        The means' prior weight.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    mu = np.asarray(means, dtype=np.float64)
+    covs = np.asarray(covariances, dtype=np.float64)
+    shift = w @ mu
+    centred = mu - shift
+    T = np.einsum("k,kij->ij", w, covs) + np.einsum("k,ki,kj->ij", w, centred, centred)
+    try:
+        L = np.linalg.cholesky(T)
+    except np.linalg.LinAlgError:  # a degenerate anchor: scale the features only
+        L = np.diag(np.sqrt(np.maximum(np.diagonal(T), np.finfo(np.float64).tiny)))
+    geo = Whitening(shift=shift, L=L, centres=np.zeros_like(mu),
+                    scale=np.sqrt(np.maximum(w * n, 1.0) + kappa),
+                    log_det=float(np.sum(np.log(np.diagonal(L)))))
+    return replace(geo, centres=geo.whiten(mu))
 
 
 def relabel_draws(means: np.ndarray, reference: np.ndarray) -> np.ndarray:

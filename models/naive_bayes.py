@@ -10,6 +10,13 @@ The Bayesian model declared for the NUTS cross-check (``smoothing = true``):
     mu[c, g] | sigma2 ~ Normal(mu0, sigma2 / kappa0)
     x_ng ~ Normal(mu[y_n, g], sigma2[y_n, g])
 
+The classes and the categorical features enter the declaration through their counts: one
+potential holds ``sum_c n_c log w_c + sum_f sum_{c, k} n_{c, f, k} log pi[c, f, k]``, the
+log likelihood of the rows above, summed (:func:`bayescheck.models.counts.counts_potential`);
+Gaussian features stay row by row, given each row's observed class. The rows are declared one
+by one only to be simulated from (:meth:`NaiveBayes.prior_declaration`). The Dirichlets are
+declared by stick-breaking (:func:`bayescheck.models.counts.dirichlet_tables`).
+
 The parameter posteriors are independent, so for a query row x the posterior mean of the joint
 score ``s_c(x) = w_c prod_j p(x_j | c, theta)`` is the product of the posterior means (the
 Laplace-smoothed probabilities and the Student-t predictive densities): the analytic
@@ -23,6 +30,7 @@ query are the same category).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -35,8 +43,9 @@ from bayescheck.data.numbers import MAX_MAGNITUDE, numeric_columns
 from bayescheck.data.sources import DataSource
 
 from . import validation
+from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
-from .interface import Calibratable, Model
+from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
 
 if TYPE_CHECKING:
@@ -105,7 +114,7 @@ def classifier_labels(source: DataSource, target: str, features: list[str] | tup
 
 
 @dataclass(frozen=True, eq=False)
-class NaiveBayes(Model, Calibratable):
+class NaiveBayes(Model, Calibratable, DeclaresSimulations):
     """A naive Bayes classifier: columns, feature kinds, priors, queries and the loss matrix.
 
     Parameters
@@ -333,19 +342,89 @@ class NaiveBayes(Model, Calibratable):
         """The PyMC model on every row of ``source`` (see the module docstring).
 
         Variables: ``class_weight`` (dims ``class``), ``p_<feature>`` (``class``,
-        ``<feature>_category``) per categorical feature, ``mu`` and ``sigma2``
+        ``<feature>_category``) per categorical feature (deterministics of the free
+        ``stick_fractions``, their Dirichlets by stick-breaking), ``mu`` and ``sigma2``
         (``class``, ``gaussian_feature``) and the deterministics ``score`` and ``log_score``
         (``query``, ``class``) for the query rows whose categories were seen in training.
+
+        The classes and the categorical features enter through their counts: the potential
+        ``log_p_counts`` holds ``sum_c n_c log w_c + sum_f sum_{c, k} n_{c, f, k} log
+        pi[c, f, k]``, the log likelihood of ``y_n ~ Categorical(w)`` and ``x_nf ~
+        Categorical(pi[y_n, f])`` summed over the rows. Gaussian features stay row by row,
+        observed ``x_gaussian`` (dims ``row``, ``gaussian_feature``) given each row's class.
+        The row-by-row declaration of everything is :meth:`prior_declaration`.
         """
-        import pandas as pd
+        return self._declare(self._read(source), rows=False)
+
+    def prior_declaration(self, source: DataSource):
+        """The row-by-row declaration of ``source``, to simulate from.
+
+        Observed ``y`` (classes), ``x_<feature>`` per categorical feature and ``x_gaussian``,
+        each feature drawn given the class variable, so ``pm.sample_prior_predictive`` draws
+        whole rows (:meth:`simulated_frame` reads them).
+        """
+        return self._declare(self._read(source), rows=True)
+
+    def declare_simulations(self, sources: Sequence[DataSource]):
+        """One declaration for every simulated data set, their data in ``pm.Data``.
+
+        The declaration of :meth:`declare` with the counts of the cells any data set uses in
+        ``cell_counts``, and, with Gaussian features, each row's class in ``gaussian_class``
+        and the values in ``gaussian_values``. Needs the label sets held
+        (:meth:`calibration_model`).
+
+        Returns
+        -------
+        model : pymc.Model
+        updates : list of dict
+            Per data set, ``{name: values}`` for ``model.set_data``.
+        """
+        read = [self._read(src) for src in sources]
+        counts = [self._counts(r) for r in read]
+        used = used_cells(counts)
+        model = self._declare(read[0], rows=False, counted=(used, counts[0]), shared=True)
+        updates = []
+        for r, c in zip(read, counts, strict=True):
+            update = {COUNTS_DATA: c[used]}
+            if self.gaussians:
+                update.update(gaussian_class=r.classes, gaussian_values=r.gaussian)
+            updates.append(update)
+        return model, updates
+
+    def _read(self, source: DataSource) -> _Rows:
+        """The label sets and every row's codes (classes, categorical features) and values."""
+        classes, categories = self.labels(source)
+        parts = [self.columns(b) for b in source.batches()]
+        y = np.concatenate([p[1] for p in parts])
+        codes = {f: np.searchsorted(np.asarray(categories[f], dtype=object),
+                                    np.concatenate([p[0][f] for p in parts])).astype(np.int64)
+                 for f in self.categorical}
+        gaussian = (np.column_stack([np.concatenate([p[0][f] for p in parts])
+                                     for f in self.gaussians]).astype(np.float64)
+                    if self.gaussians else np.zeros((len(y), 0)))
+        yc = np.searchsorted(np.asarray(classes, dtype=object), y).astype(np.int64)
+        return _Rows(classes, categories, yc, codes, gaussian)
+
+    def _counts(self, rows: _Rows) -> np.ndarray:
+        """The class counts, then each categorical feature's (class, category) counts, flat."""
+        K = len(rows.labels)
+        parts = [np.bincount(rows.classes, minlength=K).astype(np.float64)]
+        for f in self.categorical:
+            parts.append(table_counts(rows.classes, rows.codes[f],
+                                      (K, len(rows.categories[f]))).ravel())
+        return np.concatenate(parts)
+
+    def _declare(self, data: _Rows, *, rows: bool,
+                 counted: tuple[np.ndarray, np.ndarray] | None = None, shared: bool = False):
+        """Row by row (``rows``), or the classes and categorical features through their counts.
+
+        ``counted``: ``(used, counts)`` (default: :meth:`_counts` of ``data``, the cells
+        used); ``shared``: the data in ``pm.Data`` (:meth:`declare_simulations`).
+        """
         import pymc as pm
         import pytensor.tensor as pt
 
-        classes, categories = self.labels(source)
-        parts = [self.table(b) for b in source.batches()]
-        X = pd.concat([p[0] for p in parts], ignore_index=True)
-        y = np.concatenate([p[1] for p in parts])
-        yc = np.searchsorted(np.asarray(classes, dtype=object), y).astype(np.int64)
+        classes, categories = data.labels, data.categories
         K = len(classes)
         alpha = self.concentration
         checked = self.checked_queries(categories)
@@ -355,33 +434,45 @@ class NaiveBayes(Model, Calibratable):
             coords[f"{f}_category"] = list(categories[f])
         if self.gaussians:
             coords["gaussian_feature"] = list(self.gaussians)
+            if not shared:
+                coords["row"] = np.arange(len(data.classes))
         with pm.Model(coords=coords) as model:
-            w = pm.Dirichlet("class_weight", a=np.full(K, alpha), dims="class")
-            # The features are indexed by the class variable, not by the observed codes, so
-            # that prior-predictive draws (calibration) are generated class first; under
-            # conditioning the variable is the observed codes.
-            y_class = pm.Categorical("y", p=w, observed=yc)
+            declared = dirichlet_tables(
+                [("class_weight", np.full(K, alpha), "class")]
+                + [(f"p_{f}", np.full((K, len(categories[f])), alpha),
+                    ("class", f"{f}_category")) for f in self.categorical])
+            w, *pis = declared.tables
+            if rows:
+                # The features are indexed by the class variable, not by the observed codes,
+                # so that prior-predictive draws (calibration) are generated class first;
+                # under conditioning the variable is the observed codes.
+                y_class = pm.Categorical("y", p=w, observed=data.classes)
+            else:
+                y_class = (pm.Data("gaussian_class", data.classes) if shared and self.gaussians
+                           else data.classes)
             log_score = pt.broadcast_to(pt.log(w)[None, :], (len(Q), K))
-            for f in self.categorical:
+            for f, pi in zip(self.categorical, pis, strict=True):
                 cats = categories[f]
-                pi = pm.Dirichlet(f"p_{f}", a=np.full((K, len(cats)), alpha),
-                                  dims=("class", f"{f}_category"))
-                codes = np.searchsorted(np.asarray(cats, dtype=object),
-                                        X[f].to_numpy(dtype=object))
-                pm.Categorical(f"x_{f}", p=pi[y_class], observed=codes)
+                if rows:
+                    pm.Categorical(f"x_{f}", p=pi[y_class], observed=data.codes[f])
                 if len(Q):
                     qc = np.searchsorted(np.asarray(cats, dtype=object),
                                          Q[f].to_numpy(dtype=object))
                     log_score = log_score + pt.log(pi[:, qc]).T
+            if not rows:
+                used, counts = counted or (None, self._counts(data))
+                counts_potential(declared.log_cells, counts, used=used, shared=shared)
             if self.gaussians:
-                G = X[self.gaussians].to_numpy(dtype=np.float64)
                 sigma2 = pm.InverseGamma("sigma2", alpha=self.a0, beta=self.b0,
                                          dims=("class", "gaussian_feature"))
                 mu = pm.Normal("mu", mu=self.mu0, sigma=pt.sqrt(sigma2 / self.kappa0),
                                dims=("class", "gaussian_feature"))
-                model.add_coord("row", np.arange(len(G)))
-                pm.Normal("x_gaussian", mu=mu[y_class], sigma=pt.sqrt(sigma2[y_class]),
-                          observed=G, dims=("row", "gaussian_feature"))
+                if shared:
+                    pm.Normal("x_gaussian", mu=mu[y_class], sigma=pt.sqrt(sigma2[y_class]),
+                              observed=pm.Data("gaussian_values", data.gaussian))
+                else:
+                    pm.Normal("x_gaussian", mu=mu[y_class], sigma=pt.sqrt(sigma2[y_class]),
+                              observed=data.gaussian, dims=("row", "gaussian_feature"))
                 if len(Q):
                     xq = Q[self.gaussians].to_numpy(dtype=np.float64)  # (q, g)
                     d = xq[:, None, :] - mu[None, :, :]  # (q, K, g)
@@ -392,6 +483,17 @@ class NaiveBayes(Model, Calibratable):
                 pm.Deterministic("score", pt.exp(log_score), dims=("query", "class"))
                 pm.Deterministic("log_score", log_score, dims=("query", "class"))
         return model
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """A data set read for a declaration: label sets, class codes, feature codes and values."""
+
+    labels: tuple[str, ...]
+    categories: dict[str, tuple[str, ...]]
+    classes: np.ndarray
+    codes: dict[str, np.ndarray]
+    gaussian: np.ndarray
 
 
 # ---- spec ------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ SPODE and TAN are Bayesian networks (class -> every feature, plus the extra edge
 independent Dirichlet(``concentration``) CPT rows; the declaration for ``check`` is that
 network's (:class:`bayescheck.models.bayesian_network.BayesianNetwork`), with one query per query row
 (target = the class, evidence = the row), so NUTS checks every CPT entry and the exact
-posterior mean of each class's joint score ``P(c, x | theta)``.
+posterior mean of each class's joint score ``P(c, x | theta)``. Every declaration takes the
+rows through the counts of the tables' cells (:mod:`bayescheck.models.counts`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from bayescheck.data.labels import string_labels
 from bayescheck.data.sources import DataSource
 
 from .bayesian_network import BayesianNetwork, NetworkQuery
+from .counts import counts_potential, dirichlet_tables, table_counts
 from .errors import BayescheckError, SpecError
 from .interface import Model
 from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
@@ -145,10 +147,16 @@ class SemiNaiveBayes(Model):
     def declare(self, source: DataSource, fit=None):
         """The PyMC model of the fit (needs the fit's structure and label sets).
 
-        SPODE / TAN: the Bayesian network of :meth:`network`. AODE: one SPODE per
-        super-parent used by a checked query, each with its own parameters and the same
-        rows (a product of independent SPODE posteriors), and the deterministic ``score``
-        (dims ``query``, ``class``): the average of the query's SPODE joint scores.
+        SPODE / TAN: the Bayesian network of :meth:`network` (declared through its counts).
+        AODE: one SPODE per super-parent used by a checked query, each with its own
+        parameters and the same rows (a product of independent SPODE posteriors), and the
+        deterministic ``score`` (dims ``query``, ``class``): the average of the query's SPODE
+        joint scores. Each SPODE ``s`` has ``joint_<s>`` (the cells (class, x_s)) and
+        ``cond_<s>_<f>`` (x_f given the cell); its rows enter through the counts, one
+        potential ``log_p_counts`` for all: ``sum n_cell log joint_s[cell] + sum_f sum
+        n_{cell, k} log cond_{s, f}[cell, k]``, the log likelihood of ``cell_n ~
+        Categorical(joint_s)`` and ``x_nf ~ Categorical(cond_{s, f}[cell_n])`` summed over
+        the rows.
         """
         if fit is None:
             raise BayescheckError("the semi-naive declaration needs the fit (structure and "
@@ -187,30 +195,36 @@ class SemiNaiveBayes(Model):
         for s in supers:
             coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
         with pm.Model(coords=coords) as model:
-            terms: dict[str, list] = {q["name"]: [] for q in checked}
+            tables, counts, which = [], [], []  # which: (super-parent, feature or None)
             for s in supers:
                 i = self.features.index(s)
                 Ni = len(categories[s])
                 cell = y * Ni + X[:, i]
-                joint = pm.Dirichlet(f"joint_{s}", a=np.full(K * Ni, a), dims=f"{s}__joint")
-                pm.Categorical(f"obs_joint_{s}", p=joint, observed=cell)
-                conds = {}
+                tables.append((f"joint_{s}", np.full(K * Ni, a), f"{s}__joint"))
+                counts.append(np.bincount(cell, minlength=K * Ni).astype(np.float64))
+                which.append((s, None))
                 for j, f in enumerate(self.features):
-                    if j == i:
-                        continue
-                    conds[j] = pm.Dirichlet(f"cond_{s}_{f}", a=np.full((K * Ni,
-                                                                      len(categories[f])), a),
-                                            dims=(f"{s}__joint", f"{f}__category"))
-                    pm.Categorical(f"obs_{s}_{f}", p=conds[j][cell], observed=X[:, j])
+                    if j != i:
+                        shape = (K * Ni, len(categories[f]))
+                        tables.append((f"cond_{s}_{f}", np.full(shape, a),
+                                       (f"{s}__joint", f"{f}__category")))
+                        counts.append(table_counts(cell, X[:, j], shape).ravel())
+                        which.append((s, j))
+            terms: dict[str, list] = {q["name"]: [] for q in checked}
+            if tables:
+                declared = dirichlet_tables(tables)
+                counts_potential(declared.log_cells, np.concatenate(counts))
+                table = dict(zip(which, declared.tables, strict=True))
                 for q in checked:
-                    if s not in q["super_parents"]:
-                        continue
                     xq = [categories[f].index(str(q["values"][f])) for f in self.features]
-                    rows = np.arange(K) * Ni + xq[i]
-                    term = joint[rows]
-                    for j, cond in conds.items():
-                        term = term * cond[rows, xq[j]]
-                    terms[q["name"]].append(term)
+                    for s in q["super_parents"]:
+                        i = self.features.index(s)
+                        rows = np.arange(K) * len(categories[s]) + xq[i]
+                        term = table[(s, None)][rows]
+                        for j in range(len(self.features)):
+                            if j != i:
+                                term = term * table[(s, j)][rows, xq[j]]
+                        terms[q["name"]].append(term)
             if checked:
                 pm.Deterministic("score", pt.stack([sum(terms[q["name"]]) / len(terms[q["name"]])
                                                     for q in checked]),

@@ -82,6 +82,15 @@ def _gaussian_mixture(fit: AnalyticFit, spec: Spec) -> list[str]:
     if len(info["restart_log_likelihoods"]) > 1:
         lines.append("final log-likelihood of each start: " + ", ".join(
             f"{v:.4f}" for v in info["restart_log_likelihoods"]))
+    for c in info.get("near_singular_components", []):
+        eig = ", ".join(f"{v:.3g}" for v in c["eigenvalues"])
+        lines.append(f"component {c['component']} is near singular: {c['rows']:.1f} rows, "
+                     f"covariance eigenvalues {eig}; in its thinnest direction its variance "
+                     f"is {c['relative_variance']:.2g} of the whole mixture's (flagged below "
+                     f"{info['near_singular_ratio']:g}): its points lie almost on a "
+                     f"lower-dimensional plane, a degenerate maximum of the likelihood "
+                     f"rather than a cluster; fewer components or a covariance prior "
+                     f"([prior] iw_* / ig_*) avoid it")
     return lines + list(info["messages"])
 
 

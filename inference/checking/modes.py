@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SAME_MODE_SD", "SEPARATE_MODES_SD", "ChainModes", "chain_modes"]
+__all__ = ["SAME_MODE_SD", "SEPARATE_MODES_SD", "SLOW_R_HAT", "TARGET_CROSSINGS",
+           "VALLEY_FRACTION", "ChainModes", "SlowParameter", "chain_modes", "slow_parameters"]
 
 #: Chains whose means differ by at most this many within-chain sds in every parameter are in
 #: the same mode. Chains of one mode differ by about sd * sqrt(2 / ESS per chain): a few tenths
@@ -155,3 +156,161 @@ def chain_modes(draws: Mapping[str, np.ndarray], estimate: Mapping[str, float], 
                       distance=distance, estimate_distance_sd=[dists[i] for i in order],
                       worst_parameter=[worst[i] for i in order], same_sd=same_sd,
                       apart_sd=apart_sd)
+
+
+#: Parameters whose r_hat is above this are examined by :func:`slow_parameters`.
+SLOW_R_HAT = 1.01
+#: A parameter's pooled draws are called bimodal when the density between its two halves
+#: falls below this fraction of the lower of the two peaks around it.
+VALLEY_FRACTION = 0.5
+#: Crossings per chain that :func:`slow_parameters` aims at when it suggests more draws.
+TARGET_CROSSINGS = 10
+
+
+@dataclass
+class SlowParameter:
+    """How the chains move through one slowly mixing parameter.
+
+    The pooled draws are split in two at the threshold that best separates them (the
+    largest between-group variance, as Otsu's method); ``low`` and ``high`` are the means of
+    the two groups. A chain is in the low state once it falls to ``low`` or below, in the high
+    state once it rises to ``high`` or above, and keeps its state in between, so a crossing is
+    a move from one group's centre to the other's.
+
+    Attributes
+    ----------
+    name : str
+        The parameter.
+    r_hat : float
+        Its r_hat over the chains examined.
+    chains : list of int
+        The chains examined, in order.
+    low, high : float
+        The centres of the two groups of draws.
+    bimodal : bool
+        The density of the pooled draws dips between ``low`` and ``high`` below
+        :data:`VALLEY_FRACTION` of the lower peak (two separate states, not one wide one).
+    share_high : list of float
+        Per chain, the fraction of its draws in the high state.
+    crossings : list of int
+        Per chain, the moves between the states.
+    far_chain : int
+        The chain whose mean is furthest from the others' mean.
+    far_distance_sd : float
+        That distance, in pooled within-chain sds.
+    draws : int
+        Draws per chain.
+    """
+
+    name: str
+    r_hat: float
+    chains: list[int]
+    low: float
+    high: float
+    bimodal: bool
+    share_high: list[float]
+    crossings: list[int]
+    far_chain: int
+    far_distance_sd: float
+    draws: int
+
+    @property
+    def suggested_draws(self) -> int:
+        """Draws per chain for about :data:`TARGET_CROSSINGS` crossings per chain.
+
+        At the rate seen; at least twice the draws; a chain that never crossed counts half a
+        crossing.
+        """
+        per_chain = max(float(np.mean(self.crossings)), 0.5)
+        return int(max(2 * self.draws, math.ceil(TARGET_CROSSINGS * self.draws / per_chain)))
+
+
+def _split(x: np.ndarray) -> tuple[float, float]:
+    """The means of the two groups of ``x`` cut where their between-group variance peaks."""
+    xs = np.sort(x)
+    n = xs.size
+    csum = np.cumsum(xs)
+    k = np.arange(1, n)
+    left = csum[:-1] / k
+    right = (csum[-1] - csum[:-1]) / (n - k)
+    between = k * (n - k) * (left - right) ** 2
+    i = int(np.argmax(between))
+    return float(left[i]), float(right[i])
+
+
+def _valley(x: np.ndarray, low: float, high: float, bins: int = 40) -> bool:
+    """Whether a histogram of ``x`` dips between ``low`` and ``high`` (:data:`VALLEY_FRACTION`)."""
+    lo, hi = np.quantile(x, [0.005, 0.995])
+    if not hi > lo:
+        return False
+    counts, edges = np.histogram(x, bins=bins, range=(lo, hi))
+    smooth = np.convolve(counts, np.ones(3) / 3.0, mode="same")
+    centres = 0.5 * (edges[1:] + edges[:-1])
+    inner = (centres > low) & (centres < high)
+    if not inner.any():
+        return False
+    left = smooth[centres <= low].max(initial=0.0)
+    right = smooth[centres >= high].max(initial=0.0)
+    return bool(smooth[inner].min() < VALLEY_FRACTION * min(left, right))
+
+
+def _crossings(x: np.ndarray, low: float, high: float) -> tuple[float, int]:
+    """Share of draws in the high state and moves between states, along one chain."""
+    state = None
+    high_draws = moves = 0
+    for v in x:
+        new = "high" if v >= high else "low" if v <= low else state
+        if new is None:  # the chain starts between the centres: the nearer one
+            new = "high" if v - low > high - v else "low"
+        if state is not None and new != state:
+            moves += 1
+        state = new
+        high_draws += state == "high"
+    return high_draws / max(x.size, 1), moves
+
+
+def slow_parameters(draws: Mapping[str, np.ndarray], r_hat: Mapping[str, float], *,
+                    limit: float = SLOW_R_HAT, top: int = 3,
+                    chains: list[int] | None = None) -> list[SlowParameter]:
+    """The parameters that mix worst, and how the chains move through each.
+
+    Parameters
+    ----------
+    draws : mapping of str to numpy.ndarray
+        Per parameter, draws shaped ``(chain, draw)``.
+    r_hat : mapping of str to float
+        Per parameter, its r_hat (over ``chains``).
+    limit : float
+        Only parameters with an r_hat above this are examined.
+    top : int
+        At most this many, the highest r_hat first.
+    chains : list of int, optional
+        The chains to examine (default all).
+
+    Returns
+    -------
+    list of SlowParameter
+    """
+    names = sorted((n for n in draws if n in r_hat and np.isfinite(r_hat[n])
+                    and r_hat[n] > limit), key=lambda n: -r_hat[n])[:top]
+    out = []
+    for name in names:
+        x = np.asarray(draws[name], dtype=np.float64)
+        used = list(range(x.shape[0])) if chains is None else list(chains)
+        x = x[used]
+        if x.shape[1] < 2 or np.ptp(x) == 0:
+            continue
+        low, high = _split(x.ravel())
+        states = [_crossings(c, low, high) for c in x]
+        means = x.mean(axis=1)
+        pooled = float(np.sqrt(np.mean(x.var(axis=1, ddof=1))))
+        others = np.array([np.delete(means, i).mean() for i in range(len(means))]) \
+            if len(means) > 1 else means
+        far = np.abs(means - others) / pooled if pooled > 0 else np.zeros_like(means)
+        i = int(np.argmax(far))
+        out.append(SlowParameter(
+            name=name, r_hat=float(r_hat[name]), chains=used, low=low, high=high,
+            bimodal=_valley(x.ravel(), low, high), share_high=[s for s, _ in states],
+            crossings=[m for _, m in states], far_chain=used[i],
+            far_distance_sd=float(far[i]), draws=int(x.shape[1])))
+    return out

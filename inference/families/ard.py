@@ -1,4 +1,6 @@
-"""Connecting a :class:`bayescheck.models.ARD` to the SBL engine (:func:`bayescheck.inference.engines.sbl.fit_sbl`).
+"""Connecting a :class:`bayescheck.models.ARD` to the SBL engine.
+
+The engine is :func:`bayescheck.inference.engines.sbl.fit_sbl`.
 
 SBL needs the whole design at once (type-II maximum likelihood is not a sum over batches), so
 the batches are read and stacked: memory ``n x M`` floats. The fit returns the estimates
@@ -18,9 +20,12 @@ both
 
 Whatever the mode, a fit that estimated ``(alpha, sigma2)`` carries a certificate
 (``AnalyticFit.certificates``): the Tipping-Faul optimality conditions evaluated at the final
-estimates (:func:`bayescheck.inference.engines.sbl.ard_optimality`), which fails when a condition is
-violated by more than :data:`CERTIFICATE_TOL`. The exact conditional posterior and this
-certificate are what can be wrong in an ARD fit; together they make its verdict.
+estimates (:func:`bayescheck.inference.engines.sbl.ard_optimality`), which fails when a
+condition is violated by more than :data:`CERTIFICATE_TOL`. The conditions are local, and the
+evidence has many local maxima, so the certificate says "local maximum" and lists the starts
+the fit compared (their log evidence and the gap between them). The exact conditional
+posterior and this certificate are what can be wrong in an ARD fit; together they make its
+verdict.
 """
 
 from __future__ import annotations
@@ -47,8 +52,8 @@ from bayescheck.models.design import feature_matrix
 from bayescheck.models.errors import BayescheckError, DataError
 from bayescheck.models.spec import Spec
 
-__all__ = ["FAMILIES", "CERTIFICATE_TOL", "certificate", "estimate", "exact_draws_ard", "fit_ard",
-           "predict_ard"]
+__all__ = ["CERTIFICATE_TOL", "FAMILIES", "START_WORDS", "certificate", "estimate",
+           "exact_draws_ard", "fit_ard", "predict_ard"]
 
 #: Largest violation of an optimality condition the certificate accepts, on a log scale
 #: (|log(alpha / alpha_opt)|, log(ratio / threshold) for a pruned weight, |log(sigma2 /
@@ -58,9 +63,39 @@ __all__ = ["FAMILIES", "CERTIFICATE_TOL", "certificate", "estimate", "exact_draw
 CERTIFICATE_TOL = 1e-2
 
 
+#: How each start of the fast method is named in the certificate and the fit's notes.
+START_WORDS = {"empty": "from the empty model",
+               "full_em": "from every column after a few EM steps",
+               "given": "from the given precisions"}
+
+
+def _starts_compared(sbl: SBLResult) -> tuple[list[dict], str]:
+    """The starts of the fit as records, and a sentence on what was compared."""
+    if not sbl.starts:
+        return [], (f"one run of {sbl.method} from the full model; other starts or methods "
+                    f"may reach a higher maximum")
+    best = max(sbl.starts, key=lambda s: s.objective)
+    records = [{"start": s.start, "log_evidence": s.log_evidence, "objective": s.objective,
+                "n_relevant": s.n_relevant, "n_iter": s.n_iter, "converged": s.converged,
+                "chosen": s is best} for s in sbl.starts]
+    if len(sbl.starts) == 1:
+        return records, (f"one start ({START_WORDS.get(best.start, best.start)}); another "
+                         f"start may reach a higher maximum")
+    runs = "; ".join(f"{START_WORDS.get(s.start, s.start)}: {s.objective:.4f} with "
+                     f"{s.n_relevant} weights" for s in sbl.starts)
+    gap = best.objective - max(s.objective for s in sbl.starts if s is not best)
+    return records, (f"the best of {len(sbl.starts)} starts ({runs}; the other "
+                     f"{gap:.3g} nats lower); a higher maximum elsewhere is not excluded")
+
+
 def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str],
                 relevance_threshold, *, tol: float = CERTIFICATE_TOL) -> dict:
     """The Tipping-Faul optimality conditions at a fit's final ``(alpha, sigma2)``.
+
+    The conditions are those of a local maximum: they hold at every maximum the fit can
+    stop at, and the evidence of ARD has many (different supports). So the certificate
+    certifies a local maximum, and says what was compared: the starts of the fast method,
+    their (penalised) log evidence and the gap between them.
 
     Parameters
     ----------
@@ -78,35 +113,46 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
     Returns
     -------
     dict
-        ``name``, ``verdict`` ("pass" / "fail"), ``reason``, ``tolerance``,
-        ``largest_violation``, ``worst`` (a feature or "sigma2"), ``threshold``, and the
-        conditions: ``kept`` (feature, alpha, alpha_opt, violation), ``pruned`` (feature,
-        q2_over_s, violation; by decreasing q2_over_s), ``sigma2`` (value, stationary,
-        violation).
+        ``name``, ``verdict`` ("pass" / "fail"), ``reason``, ``scope`` ("local maximum"),
+        ``tolerance``, ``largest_violation``, ``worst`` (a feature or "sigma2"),
+        ``threshold``, ``starts`` (each start's ``start``, ``log_evidence``, ``objective``,
+        ``n_relevant``, ``n_iter``, ``converged``, ``chosen``; empty for EM and MacKay),
+        ``start_gap`` (the chosen start's objective minus the next best, None with one
+        start), and the conditions: ``kept`` (feature, alpha, alpha_opt, violation),
+        ``pruned`` (feature, q2_over_s, violation; by decreasing q2_over_s), ``sigma2``
+        (value, stationary, violation).
     """
     opt = ard_optimality(X, y, sbl.alpha, sbl.noise_var,
                          relevance_threshold=relevance_threshold)
     kept = np.isfinite(sbl.alpha)
     worst = "sigma2" if opt.worst is None else features[opt.worst]
     ok = opt.max_violation <= tol
+    starts, compared = _starts_compared(sbl)
+    objectives = sorted((s["objective"] for s in starts), reverse=True)
+    evidence = "penalised evidence" if opt.threshold > 1.0 else "evidence"
     conditions = ("alpha_i = s_i^2 / (q_i^2 - s_i) for kept weights, q_i^2 / s_i <= "
                   f"{opt.threshold:.4g} for pruned ones, sigma2 = |y - X mu|^2 / (N - sum "
                   "gamma)")
     if ok:
-        reason = (f"the estimates satisfy the Tipping-Faul conditions ({conditions}) to "
-                  f"{opt.max_violation:.2g} (tolerance {tol:g})")
+        reason = (f"a local maximum of the {evidence}: the estimates satisfy the Tipping-Faul "
+                  f"conditions ({conditions}) to {opt.max_violation:.2g} (tolerance {tol:g}); "
+                  f"{compared}")
     else:
-        reason = (f"the estimates do not maximise the evidence: {worst} violates its "
+        reason = (f"the estimates are not a maximum of the {evidence}: {worst} violates its "
                   f"condition by {opt.max_violation:.3g} (log scale, tolerance {tol:g})"
                   + ("" if sbl.converged else "; the fit stopped at max_iter without "
                      "converging"))
     return {
-        "name": "type-II ML optimality (Tipping-Faul)", "verdict": "pass" if ok else "fail",
-        "reason": reason, "tolerance": tol, "largest_violation": opt.max_violation,
+        "name": "type-II ML local maximum (Tipping-Faul conditions)",
+        "verdict": "pass" if ok else "fail", "reason": reason, "scope": "local maximum",
+        "tolerance": tol, "largest_violation": opt.max_violation,
         "worst": worst, "threshold": opt.threshold,
         "penalised": opt.threshold > 1.0,
+        "starts": starts,
+        "start_gap": objectives[0] - objectives[1] if len(objectives) > 1 else None,
         "kept": [{"feature": features[i], "alpha": float(sbl.alpha[i]),
-                  "alpha_opt": float(opt.alpha_opt[i]), "violation": float(opt.violation[i])}
+                  "alpha_opt": float(opt.alpha_opt[i]), "q2_over_s": float(opt.ratio[i]),
+                  "violation": float(opt.violation[i])}
                  for i in np.flatnonzero(kept)],
         # pruned weights closest to being kept first (all-zero columns, ratio NaN, last)
         "pruned": [{"feature": features[i], "q2_over_s": float(opt.ratio[i]),
@@ -210,6 +256,11 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
             "relevant_features": relevant, "log_evidence_per_iteration": log_ev,
             "relevance_threshold": model.relevance_threshold,
             "relevance_threshold_used": threshold}
+    if sbl.starts:
+        info["starts"] = [{"start": s.start, "log_evidence": s.log_evidence,
+                           "objective": s.objective, "n_relevant": s.n_relevant,
+                           "n_iter": s.n_iter, "converged": s.converged}
+                          for s in sbl.starts]
     marginals, estimates = [], []
     if model.mode in ("conditional", "both"):
         marginals = [ExactMarginal(f"w[{f}]", "w_relevant", {"relevant": f},
@@ -224,9 +275,19 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     if model.held is None:
         cert = certificate(X, y, sbl, features, threshold)
         certificates.append(cert)
-        info["certificate"] = {k: cert[k] for k in ("verdict", "largest_violation", "worst",
-                                                     "tolerance")}
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=marginals, log_evidence=log_ev[-1], estimates=estimates, state=sbl), FitRecord(n_rows=len(y), batches=batches, seconds=time.perf_counter() - started, info=info, findings=findings, certificates=certificates, posterior_checks=_hierarchical_as_information if estimates else None))
+        info["certificate"] = {k: cert[k] for k in ("verdict", "scope", "largest_violation",
+                                                     "worst", "tolerance", "start_gap")}
+        if threshold != "ric":
+            ric = max(2.0 * np.log(len(features)), 1.0)
+            info["kept_below_ric"] = {
+                "threshold": float(ric),
+                "features": [k["feature"] for k in cert["kept"] if k["q2_over_s"] <= ric]}
+    return AnalyticFit(
+        Posterior(model=model.name, parameters=parameters, marginals=marginals,
+                  log_evidence=log_ev[-1], estimates=estimates, state=sbl),
+        FitRecord(n_rows=len(y), batches=batches, seconds=time.perf_counter() - started,
+                  info=info, findings=findings, certificates=certificates,
+                  posterior_checks=_hierarchical_as_information if estimates else None))
 
 
 def predict_ard(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9,

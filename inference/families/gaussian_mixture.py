@@ -44,14 +44,21 @@ from pathlib import Path
 import numpy as np
 from bayescheck.data.batch import Batch
 from bayescheck.data.numbers import numeric_columns
-from bayescheck.inference.checking.modes import ChainModes, chain_modes
+from bayescheck.inference.checking.modes import (
+    ChainModes,
+    SlowParameter,
+    chain_modes,
+    slow_parameters,
+)
 from bayescheck.inference.engines.mixture_em import (
+    NEAR_SINGULAR_RATIO,
     MixturePrior,
     fit_em,
     kmeans,
     log_posterior,
     match_components,
     mixture_rows,
+    near_singular_components,
 )
 from bayescheck.inference.engines.mixture_em import responsibilities as em_responsibilities
 from bayescheck.inference.families.predictive import posterior_value
@@ -129,8 +136,10 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
     ``variances``) at the estimate, and under ``"fit"``: ``log_likelihood`` (the total over
     the data at the estimate), ``objective`` (log-likelihood plus log prior for MAP),
     ``n_iter``, ``converged``, ``restart_log_likelihoods`` (each start's final
-    log-likelihood), the objective per iteration of the best start and the responsibilities
-    of the first rows.
+    log-likelihood), the objective per iteration of the best start, the responsibilities
+    of the first rows and ``near_singular_components``
+    (:func:`~bayescheck.inference.engines.mixture_em.near_singular_components`: components
+    whose variance in some direction is below a thousandth of the whole mixture's there).
     """
     model: GaussianMixture = spec.model
     started = time.perf_counter()
@@ -180,6 +189,10 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
         "restart_objectives": result.restart_objectives.tolist(),
         "best_restart": result.best_restart, "history": result.history.tolist(),
         "reg_covar": result.reg_covar, "messages": list(result.messages),
+        "near_singular_components": [] if model.known_sd is not None else
+        near_singular_components(result.weights, result.means, result.covariances,
+                                 rows.n if X is None else X.shape[0]),
+        "near_singular_ratio": NEAR_SINGULAR_RATIO,
         "responsibilities_first_rows": gamma[:20].tolist(),
     }
     return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[], estimates=_estimates(model, result), state=result), FitRecord(n_rows=int(rows.n if X is None else X.shape[0]), seconds=time.perf_counter() - started, info=info, data_matrix=X, declaration={"clustering": clustering}, posterior_checks=posterior_checks))
@@ -362,7 +375,10 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
         f"E-step responsibility of row {rows[i] + 1}, component {k}: {gamma_em[i, k]:.4f} "
         f"vs posterior mean {gamma_mean[i, k]:.4f} (sd {gamma_sd[i, k]:.3g}); "
         f"allowed {allowed[i, k]:.3g}"))
-    comparison.modes = modes_summary(modes, fit, idata, spec, X)
+    r_hat = {r.name: r.r_hat for r in comparison.parameters if r.name in draws}
+    slow = slow_parameters(draws, r_hat, chains=modes.judged_chains)
+    comparison.modes = modes_summary(modes, fit, idata, spec, X, slow=slow,
+                                     diagnostics=comparison.diagnostics)
     return comparison
 
 
@@ -423,8 +439,13 @@ def chain_log_densities(fit: AnalyticFit, idata, spec: Spec, X: np.ndarray | Non
 
 
 def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
-                  X: np.ndarray | None = None) -> dict:
+                  X: np.ndarray | None = None, *, slow: list[SlowParameter] = (),
+                  diagnostics=None) -> dict:
     """Which chains hold which mode, their log densities against the EM mode, in words.
+
+    With ``slow`` (:func:`bayescheck.inference.modes.slow_parameters` on the judged chains)
+    and the judged chains' ``diagnostics``, the words also say which parameters mix too
+    slowly, how the chains move through them, and what the user can change.
 
     Returns
     -------
@@ -433,8 +454,11 @@ def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
         ``em_log_density`` (the EM objective), ``groups`` (per mode: ``chains``, ``claimed``,
         ``estimate_distance_sd``, ``worst_parameter``, ``weights`` (posterior means),
         ``log_density_median`` and ``log_density_max`` of its draws minus the EM mode's,
-        ``above_em``), ``chains`` (per chain: ``group`` and the same two log densities) and
-        ``message``, the sentences the report shows.
+        ``above_em``), ``chains`` (per chain: ``group`` and the same two log densities),
+        ``slow`` (per slowly mixing parameter: ``name``, ``r_hat``, ``component``, ``low``,
+        ``high``, ``bimodal``, ``share_high`` and ``crossings`` per chain, ``far_chain``,
+        ``far_distance_sd``, ``suggested_draws``) and ``message``, the sentences the report
+        shows.
     """
     logd = chain_log_densities(fit, idata, spec, X)
     posterior = idata.posterior.ds
@@ -452,10 +476,29 @@ def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
     chains = [{"chain": c, "group": next(i for i, g in enumerate(modes.groups) if c in g),
                "log_density_median": float(np.median(logd[c])),
                "log_density_max": float(np.max(logd[c]))} for c in range(logd.shape[0])]
+    component = {e.name: e.coords.get("component") for e in fit.estimates}
+    slow_rows = [{"name": p.name, "r_hat": p.r_hat, "component": component.get(p.name),
+                  "chains": p.chains, "low": p.low, "high": p.high, "bimodal": p.bimodal,
+                  "share_high": p.share_high, "crossings": p.crossings,
+                  "far_chain": p.far_chain, "far_distance_sd": p.far_distance_sd,
+                  "draws": p.draws, "suggested_draws": p.suggested_draws} for p in slow]
+    message = _modes_message(modes, groups, healthy=diagnostics is None or diagnostics.healthy)
+    claimed = groups[modes.claimed]
+    if claimed["above_em"]:
+        model = spec.model
+        message.append(
+            f"Draws of the chains around the estimate reach a log posterior density "
+            f"{claimed['log_density_max']:+.1f} above EM's: EM stopped at a lower mode than "
+            f"one these chains visit (the best of {model.n_init} start(s); final objectives "
+            f"{', '.join(f'{v:.1f}' for v in fit.state.restart_objectives)}). More starts "
+            f"([fit] n_init) may find the higher one; until then the estimate is judged "
+            f"against a posterior that also holds a better mode.")
+    if diagnostics is not None and not diagnostics.healthy:
+        message += _remedies(slow_rows, diagnostics, spec, fit)
     return {"split": modes.split, "clean": modes.clean, "same_sd": modes.same_sd,
             "apart_sd": modes.apart_sd, "judged_chains": modes.judged_chains,
             "em_log_density": float(fit.state.objective), "draws_per_chain": logd.shape[1],
-            "groups": groups, "chains": chains, "message": _modes_message(modes, groups)}
+            "groups": groups, "chains": chains, "slow": slow_rows, "message": message}
 
 
 def _chain_list(chains) -> str:
@@ -464,19 +507,65 @@ def _chain_list(chains) -> str:
     return f"{word} " + ", ".join(str(c) for c in chains)
 
 
-def _modes_message(modes: ChainModes, groups: list[dict]) -> list[str]:
+def _percent(v: float) -> str:
+    return f"{100 * v:.0f} %"
+
+
+def _remedies(slow: list[dict], diagnostics, spec: Spec, fit: AnalyticFit) -> list[str]:
+    """What mixes too slowly for a verdict, how the chains move, and what the user can change."""
+    out = []
+    for p in slow:
+        total = sum(p["crossings"])
+        per_chain = ", ".join(f"chain {c}: {_percent(h)} of its draws near {p['high']:.4g}, "
+                              f"{m} move(s)" for c, h, m in
+                              zip(p["chains"], p["share_high"], p["crossings"], strict=True))
+        how = (f"has two states, about {p['low']:.4g} and {p['high']:.4g}, with few draws "
+               f"between them" if p["bimodal"] else
+               f"drifts slowly between about {p['low']:.4g} and {p['high']:.4g}")
+        out.append(f"{p['name']} (r_hat {p['r_hat']:.3f}) {how}: the chains moved from one to "
+                   f"the other {total} time(s) in {p['draws']} draws each ({per_chain}); "
+                   f"chain {p['far_chain']} is furthest from the others "
+                   f"({p['far_distance_sd']:.1f} within-chain sds).")
+    if slow:
+        worst = max(slow, key=lambda p: p["suggested_draws"])
+        comps = sorted({p["component"] for p in slow if p["component"] is not None}, key=str)
+        K = spec.model.n_components
+        fewer = (f"fewer components (n_components = {K - 1}; the slow parameters are "
+                 f"those of component(s) {', '.join(comps)})" if K > 1 else "")
+        prior = ("a stronger prior (a larger kappa, or iw_dof / ig_shape, which makes one "
+                 "state clearly more probable than the other)")
+        out.append(f"NUTS moves between these states too rarely for r_hat and the ESS to "
+                   f"settle, so the estimate is neither confirmed nor refuted. What can change it: more "
+                   f"draws (--draws {worst['suggested_draws']}, about 10 moves per chain at "
+                   f"the rate seen, for {worst['name']}), " + prior
+                   + (f", or {fewer}." if fewer else "."))
+    if diagnostics.divergences:
+        out.append(f"{diagnostics.divergences} divergent transition(s): a longer tuning "
+                   f"(--tune, twice the current) or a stronger covariance prior "
+                   f"(iw_dof / ig_shape) usually removes them.")
+    if not slow and not diagnostics.divergences:
+        out.append("No parameter mixes slowly (every r_hat within its limit): the sampler's "
+                   "health fails on the ESS or the energy (listed with the diagnostics); "
+                   "more draws (--draws) usually settle them.")
+    return out
+
+
+def _modes_message(modes: ChainModes, groups: list[dict], *, healthy: bool = True
+                   ) -> list[str]:
     def weights(g):
         return ("" if g["weights"] is None else
                 "weights " + " / ".join(f"{v:.2f}" for v in g["weights"]) + "; ")
 
     claimed = groups[modes.claimed]
     out = []
-    if len(groups) == 1:
+    if len(groups) == 1 and healthy:
         out.append(f"All {len(claimed['chains'])} chains sit in one mode, the one the EM "
                    f"estimate claims (every chain's means within {modes.same_sd:g} posterior "
-                   f"sds of the others'), or some move between modes (which widens their "
-                   f"sds; the rank and trace plots show it); the estimate is judged on every "
-                   f"chain.")
+                   f"sds of another's), and mix well; the estimate is judged on every chain.")
+    elif len(groups) == 1:
+        out.append(f"No chain sits apart in a mode of its own (every chain's means within "
+                   f"{modes.same_sd:g} posterior sds of another's), but the chains do not mix "
+                   f"well enough for a verdict; the estimate is judged on every chain.")
     elif modes.split:
         out.append(f"The chains sit in {len(groups)} separate modes (chains of different "
                    f"modes more than {modes.apart_sd:g} posterior sds apart in some "

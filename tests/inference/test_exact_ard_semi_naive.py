@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.models.counts import STICK_FRACTIONS
 from scipy import stats
 
 from bayescheck import ARD, BayescheckError, DataSource, Spec, exact_posterior, fit, load_spec
@@ -153,12 +154,15 @@ def test_semi_naive_draws_with_a_wrong_concentration_are_caught(name):
 
 def _declared(model) -> dict:
     """Free variables of a PyMC model and its deterministics but the query sums (which the
-    exact draws leave out, as for Bayesian networks): name -> (dims, coords)."""
+    exact draws leave out, as for Bayesian networks) and the stick-breaking fractions the
+    tables are declared through (a parametrisation): name -> (dims, coords)."""
     out = {}
     for v in [*model.free_RVs, *model.deterministics]:
-        if v.name.startswith(("joint_", "evidence_")) and v in model.deterministics:
-            continue
         dims = tuple(model.named_vars_to_dims.get(v.name, ()))
+        query_sum = v.name.startswith("evidence_") or (
+            v.name.startswith("joint_") and dims[-1:] != (f"{v.name[6:]}__joint",))
+        if (query_sum and v in model.deterministics) or v.name == STICK_FRACTIONS:
+            continue  # AODE's tables joint_<s> (dims <s>__joint) are kept
         out[v.name] = (dims, {d: list(model.coords[d]) for d in dims})
     return out
 

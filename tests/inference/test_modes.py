@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from bayescheck.inference.checking.modes import chain_modes
+from bayescheck.inference.checking.modes import chain_modes, slow_parameters
 
 RNG = np.random.default_rng(7)
 
@@ -55,3 +55,49 @@ def test_bad_input():
         chain_modes({}, {})
     with pytest.raises(ValueError, match=r"\(chain, draw\)"):
         chain_modes({"a": np.zeros(5)}, {"a": 0.0})
+
+
+def _two_state_chain(n, switch, start, rng, low=-1.0, high=1.0, sd=0.1):
+    """A chain that jumps between N(low, sd) and N(high, sd), switching with probability
+    ``switch`` per draw; returns the draws and the number of switches."""
+    state, out, moves = start, np.empty(n), 0
+    for i in range(n):
+        if i and rng.random() < switch:
+            state, moves = 1 - state, moves + 1
+        out[i] = rng.normal(high if state else low, sd)
+    return out, moves
+
+
+def test_two_rare_states_are_found_with_their_crossings():
+    rng = np.random.default_rng(11)
+    chains, moves = zip(*[_two_state_chain(1000, p, s, rng)
+                          for p, s in ((0.01, 0), (0.0, 1), (0.01, 1), (0.01, 0))],
+                        strict=True)
+    x = np.stack(chains)
+    (slow,) = slow_parameters({"a": x, "b": rng.normal(size=(4, 1000))},
+                              {"a": 1.3, "b": 1.001})
+    assert slow.name == "a" and slow.bimodal
+    assert slow.low == pytest.approx(-1.0, abs=0.05) and slow.high == pytest.approx(1.0,
+                                                                                    abs=0.05)
+    assert slow.crossings == list(moves)  # states 20 sds apart: every switch is one crossing
+    assert slow.crossings[1] == 0 and slow.share_high[1] == 1.0
+    # a move counts once the chain reaches the other state's centre: a few draws late
+    assert slow.share_high == pytest.approx([np.mean(c > 0) for c in x], abs=0.01)
+    assert slow.far_chain == 1
+    assert slow.suggested_draws >= 10 * 1000 / max(np.mean(moves), 0.5) - 1
+
+
+def test_a_slow_drift_is_not_called_two_states_and_good_mixing_is_not_slow():
+    rng = np.random.default_rng(5)
+    drift = np.empty((4, 2000))
+    for c in range(4):  # AR(1) with phi 0.995: one wide mode explored slowly
+        v = rng.normal()
+        for i in range(2000):
+            v = 0.995 * v + rng.normal(scale=0.1)
+            drift[c, i] = v
+    (slow,) = slow_parameters({"a": drift}, {"a": 1.2})
+    assert not slow.bimodal
+    assert slow_parameters({"a": rng.normal(size=(4, 1000))}, {"a": 1.002}) == []
+    # only the chains asked for are examined
+    (some,) = slow_parameters({"a": drift}, {"a": 1.2}, chains=[0, 2])
+    assert some.chains == [0, 2] and len(some.crossings) == 2 and some.far_chain in (0, 2)

@@ -309,3 +309,26 @@ def test_spec_built_in_python_runs():
     assert {"x0", "x1"} <= set(result.parameters["w"]["relevant"])
     with pytest.raises(ValueError, match="mode must be one of"):
         replace(model, mode="everything")
+
+
+def test_fit_info_lists_the_starts_and_the_weights_ric_would_not_keep(tmp_path):
+    """M < n: the fit compares two starts and says so; with the exact criterion it names the
+    kept weights whose q^2/s is at most 2 log M (those "ric" would leave out)."""
+    frame = _frame(n=80, m=40, nonzero=(3.0, -2.0, 1.0), noise=1.0, seed=5)
+    result = fit(load_spec(_write(tmp_path, frame, "")))
+    info = result.info
+    assert [s["start"] for s in info["starts"]] == ["empty", "full_em"]
+    chosen = max(info["starts"], key=lambda s: s["objective"])
+    assert result.log_evidence == pytest.approx(chosen["log_evidence"], rel=1e-12)
+    weak = info["kept_below_ric"]
+    assert weak["threshold"] == pytest.approx(2 * np.log(40))
+    kept = result.parameters["w"]["relevant"]
+    ratios = {k["feature"]: k["q2_over_s"] for k in result.certificates[0]["kept"]}
+    assert set(ratios) == set(kept)
+    assert weak["features"] == [f for f in kept if ratios[f] <= weak["threshold"]]
+    assert weak["features"]  # noise columns pass q^2/s > 1 about a third of the time
+    assert {"x0", "x1"} <= set(kept) - set(weak["features"])
+    ric = fit(load_spec(_write(tmp_path, frame, '[fit]\nrelevance_threshold = "ric"\n',
+                               name="ric.toml")))
+    assert "kept_below_ric" not in ric.info
+    assert len(ric.parameters["w"]["relevant"]) < len(kept)

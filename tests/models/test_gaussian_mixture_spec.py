@@ -3,7 +3,6 @@ alignment of the components with the declaration, bad input exits 2 naming what 
 and the PyMC declaration's log density against an independent scipy derivation."""
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -35,14 +34,15 @@ def _one_step(x, means, sd, kappa=0.0, m0=0.0):
 def test_worked_step_reproduces_the_source(tmp_path):
     spec = load_spec(EXAMPLES / "worked_step.toml")
     result = fit(spec)
-    num, den = _one_step([0, 3, 7, 10], [2.0, 8.0], 2.0, kappa=0.001, m0=5.0)
+    num, den = _one_step([0, 3, 7, 10], [2.0, 8.0], 2.0, kappa=0.01, m0=5.0)
     means = np.array(result.parameters["means"]["estimate"])[:, 0]
     np.testing.assert_allclose(means, num / den, rtol=1e-12)
-    assert means == pytest.approx([1.60, 8.40], abs=0.005)
+    assert means == pytest.approx([1.6145, 8.3855], abs=1e-4)
     assert result.info["n_iter"] == 1
     # the same step without the prior (maximum likelihood) is the source's exact formula
     ml = tmp_path / "ml.toml"
-    text = (EXAMPLES / "worked_step.toml").read_text().replace("kappa = 0.001", "kappa = 0.0")
+    text = (EXAMPLES / "worked_step.toml").read_text()
+    text = text.replace("kappa = 0.01\n", "kappa = 0.0\n")
     ml.write_text(text.replace('path = "worked_step.csv"',
                                f'path = "{EXAMPLES / "worked_step.csv"}"'))
     ml_fit = fit(load_spec(ml))
@@ -214,35 +214,58 @@ def test_marginal_mode():
 
 @pytest.mark.slow
 def test_declared_log_density_against_scipy():
-    """The declaration's log density (full covariance, one component, equal weights) equals,
-    up to a constant, the independent derivation: likelihood + normal prior of the mean given
-    Sigma + inverse-Wishart log density of Sigma + log |dSigma / dtheta|, with theta the
-    sampled (log-diagonal, off-diagonal) Cholesky factor U of the precision Sigma^-1 = U U'
-    and |dSigma / dtheta| = |Sigma|^(D+1) 2^D prod_i U_ii^(D-i+2)."""
+    """The declaration's log density (full covariance, two components, equal weights) equals,
+    up to a constant, the independent derivation: likelihood + normal prior of each mean given
+    its Sigma + inverse-Wishart log density of each Sigma + the log Jacobian of the sampled
+    coordinates. These are, per component, the Cholesky factor U (log-diagonal, off-diagonal)
+    of the precision in whitened coordinates y = L^-1 (x - s) (s, L L' the mean and covariance
+    of the anchor mixture) and z in mu = s + L (a + U^-T z / c), a the anchor's mean in y,
+    c = sqrt(n w + kappa). |dSigma / dU| = |L|^(D+1) |Sigma_y|^(D+1) 2^D prod_i U_ii^(D-i+2),
+    |dmu / dz| = |L| |U|^-1 c^-D."""
     from bayescheck.models.gaussian_mixture import GaussianMixture
+    from scipy.special import logsumexp
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(15, 2)) @ np.array([[1.0, 0.4], [0.0, 0.7]])
-    model = GaussianMixture(features=("a", "b"), n_components=1, equal_weights=True,
+    X[:7] += [3.0, 1.0]
+    model = GaussianMixture(features=("a", "b"), n_components=2, equal_weights=True,
                             prior_mean=np.array([0.5, -0.5]), kappa=0.3, iw_dof=4.0,
                             iw_scale=np.array([[1.0, 0.2], [0.2, 2.0]]))
-    pm_model = model.pymc_model(X, kmeans(X, 1))
+    w = np.array([0.5, 0.5])
+    anchor_means = np.array([[3.0, 1.2], [0.1, -0.2]])
+    anchor_covs = np.array([[[1.0, 0.3], [0.3, 0.6]], [[0.8, -0.1], [-0.1, 0.5]]])
+    pm_model = model.pymc_model(X, kmeans(X, 2), reference=anchor_means,
+                                estimate=(w, anchor_means, anchor_covs))
     logp = pm_model.compile_logp()
+    s = w @ anchor_means
+    T = sum(w[k] * (anchor_covs[k] + np.outer(anchor_means[k] - s, anchor_means[k] - s))
+            for k in range(2))
+    L = np.linalg.cholesky(T)
+    a = np.linalg.solve(L, (anchor_means - s).T).T
+    c = np.sqrt(w * len(X) + model.kappa)
     D, values = 2, []
     for _ in range(4):
-        log_diag = rng.normal(scale=0.3, size=(1, D))
-        off = rng.normal(scale=0.3, size=(1, 1))
-        mu = rng.normal(size=(1, D))
-        U = np.diag(np.exp(log_diag[0]))
-        U[1, 0] = off[0, 0]
-        sigma = np.linalg.inv(U @ U.T)
-        ours = logp({"prec_chol_log_diag": log_diag, "prec_chol_offdiag": off, "means": mu})
-        theirs = (stats.multivariate_normal(mu[0], sigma).logpdf(X).sum()
-                  + stats.multivariate_normal(model.prior_mean, sigma / model.kappa)
-                  .logpdf(mu[0])
-                  + stats.invwishart(df=model.iw_dof, scale=model.iw_scale).logpdf(sigma)
-                  + (D + 1) * np.linalg.slogdet(sigma)[1] + D * math.log(2)
-                  + sum((D - i + 1) * log_diag[0, i] for i in range(D)))
+        log_diag = rng.normal(scale=0.3, size=(2, D))
+        off = rng.normal(scale=0.3, size=(2, 1))
+        z = rng.normal(size=(2, D))
+        total = 0.0
+        dens = []
+        for k in range(2):
+            U = np.diag(np.exp(log_diag[k]))
+            U[1, 0] = off[k, 0]
+            sigma_y = np.linalg.inv(U @ U.T)
+            sigma = L @ sigma_y @ L.T
+            mu = s + L @ (a[k] + np.linalg.solve(U.T, z[k]) / c[k])
+            dens.append(np.log(0.5) + stats.multivariate_normal(mu, sigma).logpdf(X))
+            total += (stats.multivariate_normal(model.prior_mean, sigma / model.kappa)
+                      .logpdf(mu)
+                      + stats.invwishart(df=model.iw_dof, scale=model.iw_scale).logpdf(sigma)
+                      + (D + 1) * np.linalg.slogdet(sigma_y)[1]
+                      + sum((D - i + 1) * log_diag[k, i] for i in range(D))
+                      - np.sum(log_diag[k]))
+        theirs = total + logsumexp(np.array(dens), axis=0).sum()
+        ours = logp({"prec_chol_log_diag_raw": log_diag, "prec_chol_offdiag_raw": off,
+                     "means_z_raw": z})
         values.append(float(ours) - float(theirs))
     assert np.ptp(values) < 1e-8, values
 
@@ -273,20 +296,30 @@ def test_chains_start_at_the_em_estimate_with_a_small_jitter(covariance):
 
     exact = start(0, jitter_sd=0.0)
     np.testing.assert_allclose(exact["weights_raw"], em.weights, rtol=1e-12)
-    np.testing.assert_allclose(exact["means_raw"], em.means, rtol=1e-12)
+    n_k = em.weights * result.n_rows
     if covariance == "full":
-        D = em.means.shape[1]
-        for k in range(em.means.shape[0]):
+        # whitened by the estimate's own mixture moments; the means standardised at it
+        K, D = em.means.shape
+        s = em.weights @ em.means
+        T = sum(em.weights[k] * (em.covariances[k] + np.outer(em.means[k] - s,
+                                                              em.means[k] - s))
+                for k in range(K))
+        L = np.linalg.cholesky(T)
+        np.testing.assert_array_equal(exact["means_z_raw"], 0.0)
+        for k in range(K):
             U = np.diag(np.exp(exact["prec_chol_log_diag_raw"][k]))
             U[np.tril_indices(D, -1)] = exact["prec_chol_offdiag_raw"][k]
-            np.testing.assert_allclose(np.linalg.inv(U @ U.T), em.covariances[k], rtol=1e-9)
+            np.testing.assert_allclose(L @ np.linalg.inv(U @ U.T) @ L.T, em.covariances[k],
+                                       rtol=1e-9)
     else:
+        np.testing.assert_allclose(exact["means_raw"], em.means, rtol=1e-12)
         np.testing.assert_allclose(exact["variances_raw"],
                                    np.diagonal(em.covariances, axis1=1, axis2=2), rtol=1e-12)
     a, b = start(1), start(2)
-    n_k = em.weights * result.n_rows
+    key = "means_z_raw" if covariance == "full" else "means_raw"
     for p in (a, b):
-        moved = (p["means_raw"] - em.means) / (em.sds / np.sqrt(n_k)[:, None])
+        moved = (p["means_z_raw"] if covariance == "full" else
+                 (p["means_raw"] - em.means) / (em.sds / np.sqrt(n_k)[:, None]))
         assert 0 < np.max(np.abs(moved)) < 0.5 * 5  # jitter_sd 0.5 sds, 5-sigma bound
         assert np.all(p["weights_raw"] > 0) and p["weights_raw"].sum() == pytest.approx(1.0)
-    assert np.max(np.abs(a["means_raw"] - b["means_raw"])) > 0
+    assert np.max(np.abs(a[key] - b[key])) > 0

@@ -361,6 +361,12 @@ def test_single_category_feature_is_declared_as_a_point_mass(tmp_path):
     spec = load_spec(_tennis_spec(tmp_path, constant=True)[2])
     model = spec.model.declare(spec.data)
     point = model.initial_point()
-    assert point["p_site_simplex__"].shape == (2, 0)  # no free parameter
-    assert point["p_outlook_simplex__"].shape == (2, 2)
+    # one free stick fraction per class and category but the last: none for site ...
+    K = len(model.coords["class"])
+    fractions = (K - 1) + sum(K * (len(model.coords[f"{f}_category"]) - 1)
+                              for f in spec.model.categorical)
+    assert list(point) == ["stick_fractions_logodds__"]
+    assert point["stick_fractions_logodds__"].shape == (fractions,)
+    assert len(model.coords["outlook_category"]) == 3
+    np.testing.assert_array_equal(model["p_site"].eval(), np.ones((2, 1)))  # ... the constant 1
     assert model.coords["site_category"] == ("A",)

@@ -96,7 +96,7 @@ def test_simulated_rows_keep_the_data_missing_cells(tmp_path):
 @pytest.mark.parametrize("holes", [0.4, 0.0])
 def test_one_declaration_with_swapped_data_is_each_data_set_s_declaration(tmp_path, holes):
     """With missing cells the summed-out union (multiplicities swapped); with complete data
-    of one length the observed codes themselves (``codes_<node>``)."""
+    the counts of the CPT entries (``cell_counts``)."""
     import pymc as pm
 
     spec = holed_spec(tmp_path, 30, 0.3)
@@ -110,7 +110,9 @@ def test_one_declaration_with_swapped_data_is_each_data_set_s_declaration(tmp_pa
         frames.append(f.mask(rng.random(f.shape) < holes))
     sources = [DataSource.from_frame(f) for f in frames]
     model, updates = held.declare_simulations(sources)
-    assert bool(model.potentials) == (holes > 0)
+    assert [p.name for p in model.potentials] == (["log_p_observed_cells"] if holes > 0
+                                                  else ["log_p_counts"])
+    assert not model.observed_RVs
     shared = model.compile_logp(mode="FAST_COMPILE")
     point = model.initial_point()
     fixed = {k: rng.normal(size=np.shape(v)) for k, v in point.items()}  # not uniform CPTs

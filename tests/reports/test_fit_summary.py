@@ -36,9 +36,9 @@ def test_bayes_rule_and_mixture_lines_as_printed_before_the_move():
                                        "P(positive test) = 0.0376"]
     result, spec = _fit("gaussian_mixture/worked_step.toml")
     assert fit_notes(result, spec) == [
-        "MAP by EM: 1 iteration(s), stopped at max_iter; log-likelihood -10.284844",
-        "component 0: weight 0.5000  mean (1.59932)  sd (2)",
-        "component 1: weight 0.5000  mean (8.40068)  sd (2)"]
+        "MAP by EM: 1 iteration(s), stopped at max_iter; log-likelihood -10.285467",
+        "component 0: weight 0.5000  mean (1.61454)  sd (2)",
+        "component 1: weight 0.5000  mean (8.38546)  sd (2)"]
 
 
 def test_naive_bayes_says_when_queries_are_not_cross_checked():

@@ -38,6 +38,8 @@ def test_blobs_example_passes(blobs_check):
     assert all(r["verdict"] == "pass" for r in rows)
     assert all(abs(r["posterior_mode_distance_sd"]) < 2 for r in rows
                if r["name"] != "responsibilities")
+    modes = summary["estimates"]["modes"]
+    assert modes["slow"] == [] and "and mix well" in modes["message"][0]
     html = (out / "report.html").read_text()
     assert "The data with the fitted components" in html
     assert "EM objective per iteration" in html
@@ -143,3 +145,29 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     assert unsure.modes["judged_chains"] == [0, 1, 3]
     assert unsure.verdict == "inconclusive"
     assert any("r_hat" in p for p in unsure.diagnostics.problems)
+    # the words say which parameters and which chain, and what the user can change
+    slow = unsure.modes["slow"]
+    assert slow and all(p["name"].startswith("means[") for p in slow)
+    assert all(p["far_chain"] == 1 and p["chains"] == [0, 1, 3] for p in slow)
+    text = " ".join(unsure.modes["message"])
+    assert "separate modes" in text  # chain 2, moved away, is information
+    assert f"{slow[0]['name']} (r_hat" in text and "chain 1 is furthest" in text
+    assert "What can change it: more draws (--draws" in text and "fewer components" in text
+
+
+def test_draws_above_the_em_objective_say_em_stopped_at_a_lower_mode(blobs_check):
+    """When the chains around the estimate hold draws of higher posterior density than EM's
+    objective (EM stopped at a lower mode), the words say so and name [fit] n_init; on the
+    real fit (its objective the highest) they do not."""
+    _, out = blobs_check
+    spec = load_spec(EXAMPLES / "blobs.toml")
+    right = fit(spec)
+    idata = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
+    ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
+    assert not ok.modes["groups"][0]["above_em"]
+    assert not any("EM stopped at a lower mode" in m for m in ok.modes["message"])
+    lower = replace(right, state=right.state._replace(objective=right.state.objective - 50.0))
+    low = posterior_checks(lower, compare_estimates_idata(lower.estimates, idata), idata, spec)
+    assert low.modes["groups"][0]["above_em"]
+    (said,) = [m for m in low.modes["message"] if "EM stopped at a lower mode" in m]
+    assert "[fit] n_init" in said and "the best of 5 start(s)" in said

@@ -38,6 +38,15 @@ def test_example_fit_carries_a_passing_certificate(example):
     assert ratios == sorted(ratios, reverse=True)  # closest to being kept first
     assert all(r <= cert["threshold"] for r in ratios)
     assert result.info["certificate"]["verdict"] == "pass"
+    # it certifies what it shows: a local maximum, and the starts it compared
+    assert cert["scope"] == "local maximum" and "a local maximum of the penalised evidence" \
+        in cert["reason"]
+    assert [s["start"] for s in cert["starts"]] == ["empty", "full_em"]
+    assert sum(s["chosen"] for s in cert["starts"]) == 1
+    assert "the best of 2 starts" in cert["reason"] and "not excluded" in cert["reason"]
+    assert cert["start_gap"] >= 0 and result.info["certificate"]["start_gap"] == \
+        cert["start_gap"]
+    assert [s["start"] for s in result.info["starts"]] == ["empty", "full_em"]
     from bayescheck.reports.fit_summary import fit_notes
 
     spec = example[0]
@@ -54,7 +63,7 @@ def test_certificate_fails_on_a_moved_alpha(example, factor):
                        spec.model.relevance_threshold)
     assert cert["verdict"] == "fail" and cert["worst"] == "x6"
     assert cert["largest_violation"] == pytest.approx(abs(np.log(factor)), rel=0.05)
-    assert "do not maximise the evidence" in cert["reason"]
+    assert "are not a maximum of the penalised evidence" in cert["reason"]
 
 
 def _passing_comparison():
