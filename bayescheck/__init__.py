@@ -1,66 +1,54 @@
 """bayescheck's public API in one import: ``from bayescheck import fit, check, predict, ...``.
 
-A small facade over the three packages (``models``, ``inference``, ``reports``), so Python
+A small facade over the packages (``data``, ``models``, ``inference``, ``reports``), so Python
 users do not depend on their internal layout. Every name is imported on first use:
 ``import bayescheck`` loads no numpy, pandas or PyMC.
 
 - :func:`load_spec` reads a spec file into a :class:`Spec` (model, data, sampling);
 - :func:`fit` runs the closed-form (or EM / type-II ML) fit, returning an ``AnalyticFit``;
 - :func:`predict` gives a fit's predictions for new rows as a ``pandas.DataFrame``;
-- :func:`check` fits, samples with NUTS, compares and writes the report files;
+- :func:`check` fits, samples with NUTS and compares (``out=None``: in memory; with a folder,
+  the report files too);
 - :func:`calibrate` runs simulation-based calibration of the engine;
-- :func:`exact_posterior` draws from a fit's exact posterior (regression, ARD given its
-  hyperparameters, the count models, naive and semi-naive Bayes, Bayesian networks) as an
-  ArviZ ``DataTree``.
+- :func:`exact_posterior` draws from a fit's exact posterior as an ArviZ ``DataTree``;
+- :func:`exact` recognises the conjugate structure of a user's own ``pm.Model`` and gives its
+  exact posterior; :func:`check_model` judges NUTS on that model against it.
 
-The scikit-learn estimators are in :mod:`bayescheck.estimators` (they need scikit-learn).
-
-The model classes (``LinearRegression``, ``ARD``, ``GaussianMixture``, ``NaiveBayes``,
-``BetaBernoulli``, ``DirichletCategorical``, ``BayesRule``) build specs without a TOML file,
-with :class:`Spec` and :class:`DataSource`.
+The nine model classes (``LinearRegression``, ``ARD``, ``GaussianMixture``, ``NaiveBayes``,
+``BetaBernoulli``, ``DirichletCategorical``, ``BayesRule``, ``BayesianNetwork``,
+``SemiNaiveBayes``) build specs without a TOML file, with :class:`Spec` and
+:class:`DataSource`. The scikit-learn estimators are in :mod:`bayescheck.estimators` (they
+need scikit-learn).
 """
 
 from importlib import import_module
 
+_MODELS = "bayescheck.models"
 _EXPORTS = {
-    "fit": "bayescheck.api", "check": "bayescheck.api", "calibrate": "bayescheck.api",
-    "predict": "bayescheck.api", "exact_posterior": "bayescheck.api", "load_spec": "bayescheck.models.spec",
-    "Spec": "bayescheck.models.spec", "DataSource": "bayescheck.data.sources",
-    "AnalyticFit": "bayescheck.inference.result",
-    "BayescheckError": "bayescheck.models.errors", "DataError": "bayescheck.models.errors",
-    "SpecError": "bayescheck.models.errors",
-    "LinearRegression": "bayescheck.models.linear_regression", "ARD": "bayescheck.models.ard",
-    "GaussianMixture": "bayescheck.models.gaussian_mixture", "NaiveBayes": "bayescheck.models.naive_bayes",
-    "BetaBernoulli": "bayescheck.models.beta_bernoulli", "DirichletCategorical": "bayescheck.models.beta_bernoulli",
-    "BayesRule": "bayescheck.models.bayes_rule",
+    # what to do with a spec
+    "load_spec": f"{_MODELS}.spec", "fit": "bayescheck.api", "check": "bayescheck.api",
+    "calibrate": "bayescheck.api", "predict": "bayescheck.api",
+    "exact_posterior": "bayescheck.api",
+    # a user's own PyMC model
     "exact": "bayescheck.inference.conjugacy", "check_model": "bayescheck.inference.conjugacy",
     "NotConjugate": "bayescheck.inference.conjugacy",
+    # building specs in Python: the nine model classes, the spec, the data
+    "LinearRegression": f"{_MODELS}.linear_regression", "ARD": f"{_MODELS}.ard",
+    "GaussianMixture": f"{_MODELS}.gaussian_mixture", "NaiveBayes": f"{_MODELS}.naive_bayes",
+    "BetaBernoulli": f"{_MODELS}.beta_bernoulli",
+    "DirichletCategorical": f"{_MODELS}.beta_bernoulli", "BayesRule": f"{_MODELS}.bayes_rule",
+    "BayesianNetwork": f"{_MODELS}.bayesian_network",
+    "SemiNaiveBayes": f"{_MODELS}.semi_naive_bayes",
+    "Spec": f"{_MODELS}.spec", "SamplingConfig": f"{_MODELS}.spec",
+    "DataSource": "bayescheck.data.sources",
+    # what comes back
+    "AnalyticFit": "bayescheck.inference.result", "CheckResult": "bayescheck.inference.checking.check",
+    # errors
+    "BayescheckError": f"{_MODELS}.errors", "DataError": f"{_MODELS}.errors",
+    "SpecError": f"{_MODELS}.errors",
 }
 
-__all__ = [
-    "ARD",
-    "AnalyticFit",
-    "BayesRule",
-    "BayescheckError",
-    "BetaBernoulli",
-    "DataError",
-    "DataSource",
-    "DirichletCategorical",
-    "GaussianMixture",
-    "LinearRegression",
-    "NaiveBayes",
-    "NotConjugate",
-    "Spec",
-    "SpecError",
-    "calibrate",
-    "check",
-    "check_model",
-    "exact",
-    "exact_posterior",
-    "fit",
-    "load_spec",
-    "predict",
-]
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name):

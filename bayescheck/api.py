@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bayescheck.models.spec import Spec, load_spec
 
@@ -58,45 +58,90 @@ def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
     return dispatch_fit(_spec(spec), out=out, resume=resume, progress=progress)
 
 
-def check(spec: Spec | str | Path, out: str | Path, **options: Any):
-    """Fit, sample with NUTS, compare and write the report files (``bayescheck check``).
+def check(spec: Spec | str | Path, out: str | Path | None = None, *,
+          draws: int | None = None, tune: int | None = None, chains: int | None = None,
+          seed: int | None = None, sampler: str = "nutpie", retry: bool = True,
+          report: bool = True, progress: bool = False):
+    """Fit, sample with NUTS and compare (``bayescheck check``).
 
     Parameters
     ----------
     spec : Spec or str or pathlib.Path
         A spec object, or the path of a spec file.
-    out : str or pathlib.Path
-        Output folder.
-    **options
-        ``draws``, ``tune``, ``chains``, ``seed``, ``sampler``, ``progress``, ... as
-        :func:`bayescheck.reports.check.run_check`.
+    out : str or pathlib.Path, optional
+        Output folder for the report files (``posterior.json``, ``summary.json``,
+        ``comparison.csv``, ``posterior.nc``, ``report.html``, ...); None keeps everything in
+        memory and writes nothing.
+    draws, tune, chains, seed : int, optional
+        Override the spec's ``[sampling]``.
+    sampler : {"nutpie", "pymc"}
+        NUTS implementation.
+    retry : bool
+        Sample once more, longer and with another seed, when only the sampler's health stood
+        in the way of a verdict.
+    report : bool
+        With ``out``: draw ``report.html`` (seconds of figures).
+    progress : bool
+        Show progress on stderr.
 
     Returns
     -------
-    reports.CheckResult
-        ``verdict`` (``"pass"``, ``"fail"``, ``"inconclusive"``), the comparisons and the fit.
+    bayescheck.inference.checking.check.CheckResult
+        ``verdict`` (``"pass"``, ``"fail"``, ``"inconclusive"``), the comparisons, the draws
+        and the fit.
     """
+    options = dict(draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler,
+                   retry=retry, progress=progress)
+    if out is None:
+        from bayescheck.inference.checking.check import run_check
+
+        return run_check(_spec(spec), **options)
     from bayescheck.reports.check import run_check
 
-    return run_check(_spec(spec), out, **options)
+    return run_check(_spec(spec), out, report=report, **options)
 
 
-def calibrate(spec: Spec | str | Path, out: str | Path, **options: Any):
-    """Simulation-based calibration of the engine (``bayescheck calibrate``).
+def calibrate(spec: Spec | str | Path, out: str | Path | None = None, *,
+              simulations: int = 1000, seed: int = 0, engine: str = "analytic",
+              draws: int = 199, tune: int = 500, alpha: float = 0.01,
+              block: int | None = None, progress: bool = False):
+    """Simulation-based calibration of the engine against the declaration (``bayescheck calibrate``).
 
     Parameters
     ----------
     spec : Spec or str or pathlib.Path
         A spec object, or the path of a spec file.
-    out : str or pathlib.Path
-        Output folder (``calibration.json``).
-    **options
-        ``simulations``, ``seed``, ``engine``, ... as :func:`bayescheck.reports.calibrate.run_calibration`.
+    out : str or pathlib.Path, optional
+        Output folder for ``calibration.json``; None writes nothing.
+    simulations : int
+        Simulated data sets (0 or at least 10).
+    seed : int
+        Seed of the prior-predictive simulations (and of NUTS).
+    engine : {"analytic", "nuts"}
+        What computes each simulated data set's posterior.
+    draws, tune : int
+        NUTS draws kept and tuning steps per chain, with ``engine="nuts"``.
+    alpha : float
+        Family-wise false-alarm rate of the uniformity tests.
+    block : int, optional
+        Simulations per compiled declaration under NUTS, for a model that declares its
+        simulations together.
+    progress : bool
+        Show progress and a time estimate on stderr.
 
     Returns
     -------
-    inference.calibration.CalibrationResult
+    bayescheck.inference.checking.calibration.CalibrationResult
     """
+    options = dict(simulations=simulations, seed=seed, engine=engine, draws=draws,
+                   tune=tune, alpha=alpha, block=block, progress=progress)
+    if out is None:
+        from bayescheck.inference.checking.sbc import check_calibratable, run_sbc
+
+        spec = _spec(spec)
+        check_calibratable(spec, simulations)
+        progress = options.pop("progress")
+        return run_sbc(spec, log_info=progress, **options).result
     from bayescheck.reports.calibrate import run_calibration
 
     return run_calibration(_spec(spec), out, **options)

@@ -3,7 +3,7 @@
 Each run fits MAP-EM on one real data set, declares the same posterior in PyMC in one of
 several geometries, samples it (4 chains x 1000 draws after 1000 tuning steps unless told)
 and judges the EM estimate with the product's own criteria
-(:func:`bayescheck.inference.compare.compare_estimates_idata` and the mixture's
+(:func:`bayescheck.inference.checking.compare.compare_estimates_idata` and the mixture's
 ``posterior_checks``). One line of JSON per run is appended to ``--results``: case, variant,
 seed, verdict, max r_hat, min bulk ESS, divergences, seconds, and the chains furthest from
 the others.
@@ -311,10 +311,10 @@ def _stuck_chains(draws: dict[str, np.ndarray], top: int = 3) -> list[dict]:
 
 def run(case: str, variant: str, seed: int, folder: Path, *, draws: int, tune: int,
         n_init: int, keep: Path | None = None) -> dict:
-    from bayescheck.inference.compare import compare_estimates_idata, draws_from_idata
-    from bayescheck.inference.dispatch import fit
+    from bayescheck.inference.checking.compare import compare_estimates_idata, draws_from_idata
+    from bayescheck.inference.families import fit
     from bayescheck.inference.families.gaussian_mixture import posterior_checks
-    from bayescheck.inference.nuts import sample_nuts
+    from bayescheck.inference.checking.sampling import sample_nuts
     from bayescheck.models import load_spec
 
     spec = load_spec(write_case(case, folder, n_init=n_init))
@@ -330,7 +330,7 @@ def run(case: str, variant: str, seed: int, folder: Path, *, draws: int, tune: i
     declared = time.perf_counter() - started
     if "lowrank" in flags:  # nutpie's low-rank mass-matrix adaptation
         import nutpie
-        from bayescheck.inference.nuts import compiled_for_nutpie
+        from bayescheck.inference.checking.sampling import compiled_for_nutpie
         from pymc.backends.arviz import patch_nutpie_idata
 
         began = time.perf_counter()

@@ -47,7 +47,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-
 from bayescheck.inference.result import ExactMarginal, PointEstimate
 
 __all__ = [

@@ -35,13 +35,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from bayescheck.data.sources import DataSource
-from bayescheck.models.errors import BayescheckError
-from bayescheck.models.interface import Calibratable, DeclaresSimulations
-from bayescheck.models.spec import Spec
-
 from bayescheck.inference.checking.calibration import CalibrationResult, default_bins, uniformity
 from bayescheck.inference.families import fit
 from bayescheck.inference.result import AnalyticFit
+from bayescheck.models.errors import BayescheckError
+from bayescheck.models.interface import Calibratable, DeclaresSimulations
+from bayescheck.models.spec import Spec
 
 __all__ = ["SBCRun", "check_calibratable", "run_sbc"]
 
@@ -235,7 +234,6 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, tune, 
                 on_simulation(s + 1, simulations)
         return u, None
     import pymc as pm
-
     from bayescheck.inference.checking.sampling import sample_nuts
 
     if isinstance(engine_model, DeclaresSimulations):

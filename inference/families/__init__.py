@@ -6,7 +6,7 @@ on a cluster); :func:`family` finds one by the spec's ``model`` value and :func:
 ``DataTree``.
 """
 
-from .exact import exact_posterior
-from .registry import Family, cluster_models, family, fit
+from bayescheck.inference.families.exact import exact_posterior
+from bayescheck.inference.families.registry import Family, cluster_models, family, fit
 
 __all__ = ["Family", "cluster_models", "exact_posterior", "family", "fit"]

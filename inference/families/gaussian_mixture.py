@@ -443,7 +443,7 @@ def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
                   diagnostics=None) -> dict:
     """Which chains hold which mode, their log densities against the EM mode, in words.
 
-    With ``slow`` (:func:`bayescheck.inference.modes.slow_parameters` on the judged chains)
+    With ``slow`` (:func:`bayescheck.inference.checking.modes.slow_parameters` on the judged chains)
     and the judged chains' ``diagnostics``, the words also say which parameters mix too
     slowly, how the chains move through them, and what the user can change.
 

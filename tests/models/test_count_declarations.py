@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.dispatch import fit
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import BayesianNetwork
 from bayescheck.models.counts import dirichlet_tables

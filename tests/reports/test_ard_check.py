@@ -36,7 +36,7 @@ def _variances_doubled(result):
     """The same fit with every relevant weight's posterior variance doubled."""
     wrong = [replace(m, dist=stats.norm(m.dist.mean(), np.sqrt(2) * m.dist.std()))
              for m in result.marginals]
-    return replace(result, marginals=wrong)
+    return replace(result, posterior=replace(result.posterior, marginals=wrong))
 
 
 def test_example_passes_in_conditional_mode(example_check):

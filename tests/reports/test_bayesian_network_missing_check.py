@@ -181,8 +181,9 @@ def _judge(spec, check, estimates_cpts):
 
     states = {n: tuple(c["states"]) for n, c in check.fit.parameters["cpts"].items()}
     fit_ = check.fit
-    wrong = replace(fit_, estimates=em_estimates(spec.model, states, estimates_cpts),
-                    state=replace(fit_.state, cpts=tuple(estimates_cpts)))
+    wrong = replace(fit_, posterior=replace(
+        fit_.posterior, estimates=em_estimates(spec.model, states, estimates_cpts),
+        state=replace(fit_.posterior.state, cpts=tuple(estimates_cpts))))
     judged = compare_estimates_idata(wrong.estimates, check.estimates_sample.idata)
     return fit_.posterior_checks(wrong, judged, check.estimates_sample.idata, spec)
 

@@ -13,7 +13,8 @@ import bayescheck.reports.check as check_module
 import pytest
 from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
-from bayescheck.reports.check import RETRY_SEED_OFFSET, run_check
+from bayescheck.inference.checking.check import RETRY_SEED_OFFSET
+from bayescheck.reports.check import run_check
 from bayescheck.reports.cli import main
 
 pytestmark = pytest.mark.nuts

@@ -59,7 +59,8 @@ def test_estimate_moved_by_three_posterior_sds_fails(blobs_check):
     state = right.state
     means = state.means.copy()
     means[1, 1] = moved
-    wrong = replace(right, estimates=estimates, state=state._replace(means=means))
+    wrong = replace(right, posterior=replace(right.posterior, estimates=estimates,
+                                              state=state._replace(means=means)))
     result = posterior_checks(wrong, compare_estimates_idata(wrong.estimates, idata), idata,
                               spec)
     assert result.verdict == "fail"
@@ -83,12 +84,13 @@ def _with_chain_in_another_mode(idata, chain, shift_sd=20.0):
 
 def _render(out, spec, result, estimates, idata) -> str:
     """The report page of a check made of these parts (no sampling)."""
-    from bayescheck.reports.check import CheckResult
+    from bayescheck.inference.checking.check import CheckResult
     from bayescheck.reports.report import render_run, report_data, write_report_data
 
     idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
     sample = SampleResult(idata=idata, seconds=0.0, sampling_seconds=None, sampler="nutpie")
-    check = CheckResult(result, None, None, out, {}, sample, estimates)
+    check = CheckResult(result, None, None, {}, sample, estimates, sampling=spec.sampling,
+                        out=out)
     write_report_data(out, report_data(check, spec, spec.sampling, spec.text()))
     return render_run(out)
 
@@ -127,9 +129,10 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     state = right.state
     means = state.means.copy()
     means[1, 1] = moved
-    wrong = replace(right, state=state._replace(means=means),
-                    estimates=[replace(e, value=moved) if e.name == target else e
-                               for e in right.estimates])
+    wrong = replace(right, posterior=replace(
+        right.posterior, state=state._replace(means=means),
+        estimates=[replace(e, value=moved) if e.name == target else e
+                   for e in right.posterior.estimates]))
     bad = posterior_checks(wrong, compare_estimates_idata(wrong.estimates, idata), idata, spec)
     assert bad.modes["judged_chains"] == [0, 1, 3]
     assert bad.verdict == "fail" and target in {r.name for r in bad.parameters
@@ -166,7 +169,8 @@ def test_draws_above_the_em_objective_say_em_stopped_at_a_lower_mode(blobs_check
     ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
     assert not ok.modes["groups"][0]["above_em"]
     assert not any("EM stopped at a lower mode" in m for m in ok.modes["message"])
-    lower = replace(right, state=right.state._replace(objective=right.state.objective - 50.0))
+    lower = replace(right, posterior=replace(right.posterior, state=right.posterior.state._replace(
+        objective=right.posterior.state.objective - 50.0)))
     low = posterior_checks(lower, compare_estimates_idata(lower.estimates, idata), idata, spec)
     assert low.modes["groups"][0]["above_em"]
     (said,) = [m for m in low.modes["message"] if "EM stopped at a lower mode" in m]

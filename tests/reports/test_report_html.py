@@ -25,7 +25,7 @@ from bayescheck.inference.families import fit
 from bayescheck.inference.checking.sampling import SampleResult
 from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
 from bayescheck.models import load_spec
-from bayescheck.reports.check import CheckResult
+from bayescheck.inference.checking.check import CheckResult
 from bayescheck.reports.cli import main
 from bayescheck.reports.report import MAX_ROWS, render_run, report_data, write_report_data
 from scipy import stats
@@ -80,10 +80,11 @@ def _rerender(demo, dst: Path, *, wrong: bool = False,
     if wrong:  # the first coefficient's posterior moved by 2 posterior sds
         m0 = right.marginals[0]
         moved = stats.norm(m0.dist.mean() + 2 * m0.dist.std(), m0.dist.std())
-        result = replace(right, marginals=[replace(m0, dist=moved), *right.marginals[1:]])
+        result = replace(right, posterior=replace(
+            right.posterior, marginals=[replace(m0, dist=moved), *right.posterior.marginals[1:]]))
     comparison = compare_idata(result.marginals, idata, thresholds=thresholds)
-    check = CheckResult(result, SampleResult(idata, 1.0, 0.5, "nutpie"), comparison, dst,
-                        {"analytic fit": 0.01})
+    check = CheckResult(result, SampleResult(idata, 1.0, 0.5, "nutpie"), comparison,
+                        {"analytic fit": 0.01}, out=dst)
     write_report_data(dst, report_data(check, spec, spec.sampling, demo["spec"].read_text()))
     idata.close()
     render_run(dst)
@@ -124,7 +125,8 @@ def large(tmp_path_factory):
     fitted = AnalyticFit(Posterior(model="synthetic", parameters={}, marginals=marginals))
     comparison = compare_idata(marginals, idata)
     spec = load_spec(EXAMPLES / "beta_bernoulli" / "coin.toml")
-    check = CheckResult(fitted, SampleResult(idata, 1.0, 0.5, "nutpie"), comparison, dst, {})
+    check = CheckResult(fitted, SampleResult(idata, 1.0, 0.5, "nutpie"), comparison, {},
+                        out=dst)
     write_report_data(dst, report_data(check, spec, spec.sampling, "# synthetic"))
     idata.close()
     started = time.perf_counter()
@@ -231,7 +233,7 @@ def test_report_command_rerenders_identically_without_sampling(demo, tmp_path, m
     (None, "inconclusive", "inconclusive", ["cannot be judged", "no verdict"]),
 ])
 def test_verdict_sentence_for_every_mode(exact, estimates, verdict, words):
-    from bayescheck.reports.check import combine_verdicts
+    from bayescheck.inference.checking.check import combine_verdicts
     from bayescheck.reports.report import _verdict_sentence
 
     assert combine_verdicts(v for v in (exact, estimates) if v) == verdict

@@ -13,7 +13,7 @@ from bayescheck.inference.families import fit
 from bayescheck.inference.families.ard import CERTIFICATE_TOL, certificate
 from bayescheck.inference.result import ExactMarginal, PointEstimate
 from bayescheck.models import load_spec
-from bayescheck.reports.check import CheckResult
+from bayescheck.inference.checking.check import CheckResult
 from scipy import stats
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "ard" / "design.toml"
@@ -79,12 +79,13 @@ def test_a_failing_certificate_fails_the_check_and_information_does_not(example)
     differing = as_information(compare_estimates(
         [PointEstimate("w", "w", {}, 3.0, nonzero=True)], {"w": rng.normal(size=(4, 1000))}))
     assert differing.verdict == "differs"
-    ok = CheckResult(result, None, comparison, Path("."), {}, None, differing)
+    ok = CheckResult(result, None, comparison, {}, None, differing)
     assert ok.verdict == "pass"
-    bad_cert = replace(result, certificates=[{**result.certificates[0], "verdict": "fail"}])
-    assert CheckResult(bad_cert, None, comparison, Path("."), {}, None, differing).verdict \
+    bad_cert = replace(result, record=replace(result.record, certificates=[
+        {**result.record.certificates[0], "verdict": "fail"}]))
+    assert CheckResult(bad_cert, None, comparison, {}, None, differing).verdict \
         == "fail"
     inconsistent = as_information(compare_estimates(
         [PointEstimate("w", "w", {}, 30.0, nonzero=True)], {"w": rng.normal(size=(4, 1000))}))
-    assert CheckResult(result, None, comparison, Path("."), {}, None, inconsistent).verdict \
+    assert CheckResult(result, None, comparison, {}, None, inconsistent).verdict \
         == "fail"
