@@ -312,9 +312,9 @@ def _stuck_chains(draws: dict[str, np.ndarray], top: int = 3) -> list[dict]:
 def run(case: str, variant: str, seed: int, folder: Path, *, draws: int, tune: int,
         n_init: int, keep: Path | None = None) -> dict:
     from bayescheck.inference.checking.compare import compare_estimates_idata, draws_from_idata
+    from bayescheck.inference.checking.sampling import sample_nuts
     from bayescheck.inference.families import fit
     from bayescheck.inference.families.gaussian_mixture import posterior_checks
-    from bayescheck.inference.checking.sampling import sample_nuts
     from bayescheck.models import load_spec
 
     spec = load_spec(write_case(case, folder, n_init=n_init))

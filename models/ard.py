@@ -30,7 +30,7 @@ from .errors import BayescheckError
 from .interface import Calibratable, FullDeclaration, Model
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["ARD", "ard_spec", "CHECK_MODES", "FIT_METHODS"]
+__all__ = ["SPEC_READERS", "ARD", "ard_spec", "CHECK_MODES", "FIT_METHODS"]
 
 #: ``[fit] method`` values: the hyperparameter updates the engine implements, whose own
 #: list is ``inference.engines.sbl.METHODS`` (models do not import engines; a test holds the
@@ -271,3 +271,7 @@ def ard_spec(top: Section, path: Path) -> Spec:
                 tol=float(tol), relevance_threshold=threshold, mode=mode, intercept=intercept,
                 **{k: float(v) for k, v in hyper.items()})
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"ard": ard_spec}

@@ -31,7 +31,7 @@ from .interface import Model
 from .spec import SamplingConfig, Section, Spec
 from .validation import InvalidArgument
 
-__all__ = ["BayesRule", "bayes_rule_spec"]
+__all__ = ["SPEC_READERS", "BayesRule", "bayes_rule_spec"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,3 +147,7 @@ def bayes_rule_spec(top: Section, path: Path) -> Spec:
                           likelihood=[lik[h] for h in hyps], observation=observation,
                           density=density)
     return Spec(model=model, data=None, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"bayes_rule": bayes_rule_spec}

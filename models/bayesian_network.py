@@ -53,7 +53,7 @@ from .spec import SamplingConfig, Section, Spec
 if TYPE_CHECKING:  # pandas is imported only where a frame is needed (fit reads with pyarrow)
     import pandas as pd
 
-__all__ = ["BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
+__all__ = ["SPEC_READERS", "BayesianNetwork", "Independence", "NetworkProblem", "NetworkQuery",
            "COMPLETE_DECLARATION", "SummedRows", "TooManyConfigurations",
            "bayesian_network_spec", "summed_rows",
            "MAX_COMPLETED", "MAX_ENUMERATED", "MAX_SUMMED", "SUMMED_DECLARATION"]
@@ -1020,3 +1020,7 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
         where = f"; data: {source.label}" if "has no data" in exc.message else ""
         raise SpecError(exc.message + where, path=path, key=exc.key) from None
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"bayesian_network": bayesian_network_spec}

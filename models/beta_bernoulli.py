@@ -32,7 +32,7 @@ from .validation import InvalidArgument
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
+__all__ = ["SPEC_READERS",
     "BetaBernoulli",
     "DirichletCategorical",
     "beta_bernoulli_spec",
@@ -500,3 +500,7 @@ def dirichlet_categorical_spec(top: Section, path: Path) -> Spec:
     model = DirichletCategorical(target=target, concentration=concentration,
                                  categories=categories)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"beta_bernoulli": beta_bernoulli_spec, "dirichlet_categorical": dirichlet_categorical_spec}

@@ -83,7 +83,7 @@ from .interface import Model, StartsAtEstimate
 from .resources import require_memory, square_matrices
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["COVARIANCE_KINDS", "GaussianMixture", "Whitening", "gaussian_mixture_spec",
+__all__ = ["SPEC_READERS", "COVARIANCE_KINDS", "GaussianMixture", "Whitening", "gaussian_mixture_spec",
            "precision_factor", "relabel_draws", "whitening"]
 
 #: Covariance structures (as in scikit-learn): those the engine implements, whose own list is
@@ -862,3 +862,7 @@ def gaussian_mixture_spec(top: Section, path: Path) -> Spec:
                                 known_sd=None if known_sd is None else float(known_sd),
                                 equal_weights=equal_weights, **priors)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"gaussian_mixture": gaussian_mixture_spec}

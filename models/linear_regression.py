@@ -21,7 +21,7 @@ from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 from .validation import InvalidArgument
 
-__all__ = ["MAX_ROWWISE", "LinearRegression", "linear_regression_spec", "qr_root"]
+__all__ = ["SPEC_READERS", "MAX_ROWWISE", "LinearRegression", "linear_regression_spec", "qr_root"]
 
 #: Above this many rows the PyMC declaration takes the likelihood through the sufficient
 #: statistics (:meth:`LinearRegression.pymc_model_sufficient`) instead of row by row: the
@@ -303,3 +303,7 @@ def linear_regression_spec(top: Section, path: Path) -> Spec:
                                  prior_cov=cov, noise_sd=noise_sd, noise_shape=shape,
                                  noise_scale=scale, intercept=intercept)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"linear_regression": linear_regression_spec}

@@ -51,7 +51,7 @@ from .spec import SamplingConfig, Section, Spec
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["KINDS", "NaiveBayes", "classifier_columns", "classifier_labels",
+__all__ = ["SPEC_READERS", "KINDS", "NaiveBayes", "classifier_columns", "classifier_labels",
            "decision_section", "naive_bayes_spec", "query_rows"]
 
 #: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
@@ -664,3 +664,7 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
                            query_names=names, decision_classes=classes,
                            decision_options=options, loss=loss)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"naive_bayes": naive_bayes_spec}

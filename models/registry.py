@@ -1,15 +1,17 @@
 """The one table of model names: ``model = "..."`` in a spec -> the module that holds it.
 
-Each model lives in two modules of the same name, found by convention from this table:
+Each model lives in two modules of that name:
 
-- ``models/<module>.py`` defines the model object and ``<name>_spec(top, path)``, which reads
-  the rest of a spec into a :class:`~bayescheck.models.spec.Spec`;
-- ``inference/families/<module>.py`` defines ``fit_<name>(spec, *, out, resume, progress)``,
-  which runs the analytic engine and returns an ``AnalyticFit``.
+- ``models/<module>.py``: the model class and its spec reader, listed in the module's
+  ``SPEC_READERS`` (model name -> reader of the rest of a spec into a
+  :class:`~bayescheck.models.spec.Spec`);
+- ``inference/families/<module>.py``: its
+  :class:`~bayescheck.inference.families.registry.Family` record (fit, predict, exact
+  draws), listed in the module's ``FAMILIES``.
 
-Adding a model is one line here plus those two functions (``tests/test_registry.py`` checks
+Adding a model is one line here plus those two records (``tests/test_registry.py`` checks
 that every entry resolves on both sides). Modules are imported on first use, so loading a
-spec imports only its own family.
+spec imports only its own model.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from .errors import SpecError
 
-__all__ = ["MODELS", "family", "module_of"]
+__all__ = ["MODELS", "module_of", "spec_reader"]
 
 #: ``model`` value -> module name inside ``models`` and ``inference.families``.
 MODELS: dict[str, str] = {
@@ -45,7 +47,7 @@ def module_of(name: str, *, path: Path | None = None) -> str:
                         path=path, key="model") from None
 
 
-def family(name: str, *, path: Path | None = None) -> Callable:
-    """The spec reader ``models.<module>.<name>_spec`` of model ``name``."""
+def spec_reader(name: str, *, path: Path | None = None) -> Callable:
+    """The spec reader of model ``name``: ``SPEC_READERS[name]`` of its module."""
     module = import_module(f"{__package__}.{module_of(name, path=path)}")
-    return getattr(module, f"{name}_spec")
+    return module.SPEC_READERS[name]

@@ -35,7 +35,7 @@ from .interface import Model
 from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
+__all__ = ["SPEC_READERS", "KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
 
 KINDS = ("spode", "aode", "tan")
 
@@ -278,3 +278,7 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
                            query_names=names, decision_classes=classes,
                            decision_options=options, loss=loss)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
+
+
+#: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
+SPEC_READERS = {"semi_naive_bayes": semi_naive_bayes_spec}

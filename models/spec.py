@@ -280,13 +280,13 @@ def load_spec(path: str | Path) -> Spec:
     SpecError
         On any problem, naming the file and the key.
     """
-    from .registry import family
+    from .registry import spec_reader
 
     path = Path(path)
     raw = read_toml(path)
     top = Section(raw, "", path)
     name = top.string("model")
-    make = family(name, path=path)
+    make = spec_reader(name, path=path)
     spec = make(top, path)
     top.finish()
     return replace(spec, defaults=tuple(top.defaulted))

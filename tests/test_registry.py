@@ -1,32 +1,30 @@
-"""The one table of model names resolves on both sides: spec reader and family fit."""
+"""The one table of model names resolves on both sides: spec reader and Family record."""
 
 import inspect
 
 import pytest
-from bayescheck.inference.families.registry import engine
+from bayescheck.inference.families import family
 from bayescheck.models.interface import Model
-from bayescheck.models.registry import MODELS, family
+from bayescheck.models.registry import MODELS, spec_reader
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_every_model_has_a_spec_reader_and_a_family(name):
-    reader = family(name)
-    assert reader.__name__ == f"{name}_spec"
-    fit = engine(name)
-    assert fit.__name__ == f"fit_{name}"
-    assert fit.__module__ == f"bayescheck.inference.families.{MODELS[name]}"
-    assert {"spec", "out", "resume", "progress"} <= set(inspect.signature(fit).parameters)
+def test_every_model_has_a_spec_reader_and_a_family_record(name):
+    reader = spec_reader(name)
+    assert reader.__module__ == f"bayescheck.models.{MODELS[name]}"
+    record = family(name)
+    assert record.name == name
+    assert record.fit.__module__ == f"bayescheck.inference.families.{MODELS[name]}"
+    assert {"spec", "out", "resume", "progress"} <= set(inspect.signature(record.fit).parameters)
+    assert record.model.name == name and Model in record.model.__mro__  # declared, not probed
+    assert record.model.__module__ == f"bayescheck.models.{MODELS[name]}"
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_every_model_class_declares_the_model_interface(name):
-    import importlib
+def test_an_unknown_model_is_refused_naming_the_known_ones():
+    from bayescheck.models.errors import SpecError
 
-    module = importlib.import_module(f"bayescheck.models.{MODELS[name]}")
-    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
-               if getattr(c, "name", None) == name and c.__module__ == module.__name__]
-    assert len(classes) == 1, classes
-    assert Model in classes[0].__mro__  # declared, not probed
+    with pytest.raises(SpecError, match="unknown model 'nope'; known models: ard, "):
+        family("nope")
 
 
 def test_every_family_module_has_a_model_module():
@@ -35,10 +33,19 @@ def test_every_family_module_has_a_model_module():
     import bayescheck.inference.families
     import bayescheck.models
 
+    helpers = {"registry", "exact", "predictive"}
     families = {m.name for m in pkgutil.iter_modules(bayescheck.inference.families.__path__)}
     model_modules = {m.name for m in pkgutil.iter_modules(bayescheck.models.__path__)}
-    assert families == set(MODELS.values())
-    assert families <= model_modules
+    assert families - helpers == set(MODELS.values())
+    assert families - helpers <= model_modules
+
+
+def test_the_cluster_families_are_those_whose_statistics_merge():
+    from bayescheck.inference.families import cluster_models
+
+    assert set(cluster_models()) == {"linear_regression", "beta_bernoulli",
+                                     "dirichlet_categorical", "naive_bayes", "gaussian_mixture"}
+
 
 
 def test_the_spec_vocabularies_are_what_the_engines_implement():

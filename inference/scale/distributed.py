@@ -44,8 +44,6 @@ import numpy as np
 from bayescheck.data.batch import Batch, read_batch
 from bayescheck.data.fingerprints import fingerprint
 from bayescheck.data.remote import data_file, is_url
-from bayescheck.models.errors import BayescheckError, DataError, SpecError
-
 from bayescheck.inference.scale.streaming import (
     BatchRecord,
     StreamResult,
@@ -53,6 +51,7 @@ from bayescheck.inference.scale.streaming import (
     load_checkpoint,
     save_checkpoint,
 )
+from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
 __all__ = ["ClusterRows", "active",
            "checkpointed_reduce", "cluster", "partition_files", "reduce_partitions",

@@ -26,8 +26,6 @@ from pathlib import Path
 
 import numpy as np
 from bayescheck.data.remote import is_url
-from bayescheck.models.errors import DataError, SpecError
-
 from bayescheck.inference.engines.mixture_em import EMState
 from bayescheck.inference.scale.streaming import (
     BatchRecord,
@@ -36,6 +34,7 @@ from bayescheck.inference.scale.streaming import (
     content_digest,
     write_atomically,
 )
+from bayescheck.models.errors import DataError, SpecError
 
 __all__ = ["EMJournal"]
 

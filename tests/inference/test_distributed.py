@@ -17,9 +17,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from bayescheck.inference import distributed as dist  # noqa: E402
-from bayescheck.inference.families import fit  # noqa: E402
 from bayescheck.inference.engines.mixture_em import kmeans, seed_centres  # noqa: E402
+from bayescheck.inference.families import fit  # noqa: E402
+from bayescheck.inference.scale import distributed as dist  # noqa: E402
 from bayescheck.models.errors import BayescheckError, DataError  # noqa: E402
 from bayescheck.models.spec import load_spec  # noqa: E402
 from bayescheck.reports.cli import main  # noqa: E402

@@ -20,9 +20,9 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from bayescheck.inference import distributed as dist  # noqa: E402
 from bayescheck.inference.families import fit  # noqa: E402
 from bayescheck.inference.families.linear_regression import batch_statistic, prior_posterior  # noqa: E402
+from bayescheck.inference.scale import distributed as dist  # noqa: E402
 from bayescheck.inference.scale.streaming import (  # noqa: E402
     CHECKPOINT_NAME,
     BatchRecord,
@@ -479,7 +479,7 @@ def em_steps(monkeypatch):
 @pytest.fixture
 def kill_em_after(monkeypatch):
     """``kill_em_after(k)``: the client dies once EM's k-th checkpoint is on disk."""
-    from bayescheck.inference import em_checkpoint
+    from bayescheck.inference.scale import em_checkpoint
 
     original = em_checkpoint.write_atomically
 
@@ -508,7 +508,7 @@ def test_em_killed_mid_run_resumes_at_its_last_iteration(tmp_path, address, wher
                                                          kill_em_after):
     import io
 
-    from bayescheck.inference import em_checkpoint
+    from bayescheck.inference.scale import em_checkpoint
 
     spec = load_spec(_blobs(tmp_path))
     whole = fit(spec, scheduler=address)

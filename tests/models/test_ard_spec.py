@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.families import fit
 from bayescheck.inference.engines.linear_gaussian import GaussianPosterior, regression_stats
 from bayescheck.inference.engines.sbl import ard_posterior
+from bayescheck.inference.families import fit
 from bayescheck.models import ARD, BayescheckError, load_spec
 from bayescheck.models.spec import Spec
 from bayescheck.reports.cli import main

@@ -128,7 +128,7 @@ def test_fit_does_not_import_pymc(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; from models import load_spec; from inference.dispatch import fit; "
+    code = ("import sys; from bayescheck.models import load_spec; from bayescheck.inference.families import fit; "
             f"fit(load_spec({str(EXAMPLE / 'asia.toml')!r})); "
             "print(any(m.split('.')[0] in ('pymc', 'arviz') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.data.sources import DataSource
-from bayescheck.inference.families import fit
 from bayescheck.inference.engines.counts import CategoricalStats
+from bayescheck.inference.families import fit
 from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, load_checkpoint, model_key
 from bayescheck.models import BetaBernoulli, DirichletCategorical, Spec, load_spec
 from bayescheck.models.beta_bernoulli import order_labels

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.families import fit
 from bayescheck.inference.engines.mixture_em import kmeans
+from bayescheck.inference.families import fit
 from bayescheck.inference.families.gaussian_mixture import marginal_mode
 from bayescheck.models import load_spec
 from bayescheck.models.errors import DataError, SpecError

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bayescheck.inference.checking.compare import compare_idata
-from bayescheck.inference.families import fit
 from bayescheck.inference.engines.networks import query
+from bayescheck.inference.families import fit
 from bayescheck.inference.families.bayesian_network import network_schema
 from bayescheck.models import load_spec
 

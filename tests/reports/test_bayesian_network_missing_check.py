@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.families import fit
 from bayescheck.inference.engines.network_em import log_objective
+from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
 from bayescheck.models.bayesian_network import MAX_SUMMED, SUMMED_DECLARATION, summed_rows
 

@@ -151,8 +151,8 @@ def test_ard_conditional_engine_passes_noise_sd_off_fails(ard_example, tmp_path)
 
 
 def test_ard_held_fit_is_the_exact_conditional_posterior(ard_example):
-    from bayescheck.inference.families import fit
     from bayescheck.inference.engines.sbl import ard_posterior
+    from bayescheck.inference.families import fit
 
     spec, held = ard_example
     result = fit(replace(spec, model=held))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import bayescheck.reports.check as check_module
 import pytest
+from bayescheck.inference.checking.check import RETRY_SEED_OFFSET
 from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
-from bayescheck.inference.checking.check import RETRY_SEED_OFFSET
 from bayescheck.reports.check import run_check
 from bayescheck.reports.cli import main
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import xarray as xr
 from bayescheck.inference.checking.compare import compare_estimates_idata
+from bayescheck.inference.checking.sampling import SampleResult
 from bayescheck.inference.families import fit
 from bayescheck.inference.families.gaussian_mixture import posterior_checks
-from bayescheck.inference.checking.sampling import SampleResult
 from bayescheck.models import load_spec
 from bayescheck.reports.cli import main
 

@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck.inference.checking.compare import Thresholds, compare_idata
-from bayescheck.inference.families import fit
-from bayescheck.inference.checking.sampling import SampleResult
-from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, Posterior
-from bayescheck.models import load_spec
 from bayescheck.inference.checking.check import CheckResult
+from bayescheck.inference.checking.compare import Thresholds, compare_idata
+from bayescheck.inference.checking.sampling import SampleResult
+from bayescheck.inference.families import fit
+from bayescheck.inference.result import AnalyticFit, ExactMarginal, Posterior
+from bayescheck.models import load_spec
 from bayescheck.reports.cli import main
 from bayescheck.reports.report import MAX_ROWS, render_run, report_data, write_report_data
 from scipy import stats

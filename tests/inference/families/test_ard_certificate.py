@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.inference.checking.check import CheckResult
 from bayescheck.inference.checking.compare import as_information, compare_draws, compare_estimates
 from bayescheck.inference.families import fit
 from bayescheck.inference.families.ard import CERTIFICATE_TOL, certificate
 from bayescheck.inference.result import ExactMarginal, PointEstimate
 from bayescheck.models import load_spec
-from bayescheck.inference.checking.check import CheckResult
 from scipy import stats
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "ard" / "design.toml"
