@@ -26,25 +26,35 @@ from importlib import import_module
 _MODELS = "bayescheck.models"
 _EXPORTS = {
     # what to do with a spec
-    "load_spec": f"{_MODELS}.spec", "fit": "bayescheck.api", "check": "bayescheck.api",
-    "calibrate": "bayescheck.api", "predict": "bayescheck.api",
+    "load_spec": f"{_MODELS}.spec",
+    "fit": "bayescheck.api",
+    "check": "bayescheck.api",
+    "calibrate": "bayescheck.api",
+    "predict": "bayescheck.api",
     "exact_posterior": "bayescheck.api",
     # a user's own PyMC model
-    "exact": "bayescheck.inference.conjugacy", "check_model": "bayescheck.inference.conjugacy",
+    "exact": "bayescheck.inference.conjugacy",
+    "check_model": "bayescheck.inference.conjugacy",
     "NotConjugate": "bayescheck.inference.conjugacy",
     # building specs in Python: the nine model classes, the spec, the data
-    "LinearRegression": f"{_MODELS}.linear_regression", "ARD": f"{_MODELS}.ard",
-    "GaussianMixture": f"{_MODELS}.gaussian_mixture", "NaiveBayes": f"{_MODELS}.naive_bayes",
+    "LinearRegression": f"{_MODELS}.linear_regression",
+    "ARD": f"{_MODELS}.ard",
+    "GaussianMixture": f"{_MODELS}.gaussian_mixture",
+    "NaiveBayes": f"{_MODELS}.naive_bayes",
     "BetaBernoulli": f"{_MODELS}.beta_bernoulli",
-    "DirichletCategorical": f"{_MODELS}.beta_bernoulli", "BayesRule": f"{_MODELS}.bayes_rule",
+    "DirichletCategorical": f"{_MODELS}.beta_bernoulli",
+    "BayesRule": f"{_MODELS}.bayes_rule",
     "BayesianNetwork": f"{_MODELS}.bayesian_network",
     "SemiNaiveBayes": f"{_MODELS}.semi_naive_bayes",
-    "Spec": f"{_MODELS}.spec", "SamplingConfig": f"{_MODELS}.spec",
+    "Spec": f"{_MODELS}.spec",
+    "SamplingConfig": f"{_MODELS}.spec",
     "DataSource": "bayescheck.data.sources",
     # what comes back
-    "AnalyticFit": "bayescheck.inference.result", "CheckResult": "bayescheck.inference.checking.check",
+    "AnalyticFit": "bayescheck.inference.result",
+    "CheckResult": "bayescheck.inference.checking.check",
     # errors
-    "BayescheckError": f"{_MODELS}.errors", "DataError": f"{_MODELS}.errors",
+    "BayescheckError": f"{_MODELS}.errors",
+    "DataError": f"{_MODELS}.errors",
     "SpecError": f"{_MODELS}.errors",
 }
 

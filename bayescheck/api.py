@@ -105,7 +105,9 @@ def calibrate(spec: Spec | str | Path, out: str | Path | None = None, *,
               simulations: int = 1000, seed: int = 0, engine: str = "analytic",
               draws: int = 199, tune: int = 500, alpha: float = 0.01,
               block: int | None = None, progress: bool = False):
-    """Simulation-based calibration of the engine against the declaration (``bayescheck calibrate``).
+    """Simulation-based calibration of the engine against the declaration.
+
+    What ``bayescheck calibrate`` runs.
 
     Parameters
     ----------

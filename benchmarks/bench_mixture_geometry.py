@@ -238,7 +238,9 @@ def declare(gm, X: np.ndarray, fit, flags: set[str], jitter_sd: float = 0.5):
                 log_diag.append(log_d[k])
                 logp_cov += pt.sum(jac * log_d[k])
         for k in range(K):  # Wishart(nu, Psi^-1) on the precision U U'
-            logp_cov += (nu - D - 1.0) * pt.sum(log_diag[k]) - 0.5 * pt.sum((psi_chol.T @ U[k]) ** 2)
+            logp_cov += (nu - D - 1.0) * pt.sum(log_diag[k]) - 0.5 * pt.sum(
+                (psi_chol.T @ U[k]) ** 2
+            )
         pm.Potential("covariance_prior", logp_cov)
         eye = np.eye(D)
         covs = pt.stack([(lambda W: W @ W.T)(solve_triangular(Uk.T, eye, lower=False))
@@ -380,10 +382,13 @@ def main(argv=None) -> None:
                       tune=args.tune, n_init=args.n_init, keep=args.keep)
             with open(args.results, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
-            print(f"{row['case']:6s} {row['variant']:22s} seed {seed} n_init {row['n_init']:3d} "
-                  f"{row['verdict']:12s} r_hat {row['max_r_hat']:.3f} ess {row['min_ess_bulk']:7.1f} "
-                  f"div {row['divergences']:3d} {row['seconds']:6.1f} s  groups {row['groups']}  "
-                  f"stuck {row['stuck'][:1]}", flush=True)
+            print(
+                f"{row['case']:6s} {row['variant']:22s} seed {seed} n_init {row['n_init']:3d} "
+                f"{row['verdict']:12s} r_hat {row['max_r_hat']:.3f} ess {row['min_ess_bulk']:7.1f} "
+                f"div {row['divergences']:3d} {row['seconds']:6.1f} s  groups {row['groups']}  "
+                f"stuck {row['stuck'][:1]}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

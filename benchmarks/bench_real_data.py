@@ -485,9 +485,22 @@ def run_case(name: str, seed: int, out: Path) -> dict:
     env = {**os.environ, "MPLBACKEND": "Agg"}
     started = time.perf_counter()
     # the installed command, as a user runs it
-    proc = subprocess.run([str(Path(sys.executable).parent / "bayescheck"), "check", str(spec), "--out",
-                           str(folder), "--seed", str(seed), "--quiet"], env=env, cwd=ROOT,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "bayescheck"),
+            "check",
+            str(spec),
+            "--out",
+            str(folder),
+            "--seed",
+            str(seed),
+            "--quiet",
+        ],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - started
     record = {"case": name, "seed": seed, "data": data_set, "model": family,
               "code": proc.returncode, "seconds": round(seconds, 1)}

@@ -117,8 +117,14 @@ def child_env(ctx: Context, **extra) -> dict:
 def command(argv: list, ctx: Context, cwd: Path | None = None, **extra_env) -> float:
     """Wall seconds of one fresh process, from its start to its exit; a failure raises."""
     started = time.perf_counter()
-    proc = subprocess.run([str(a) for a in argv], cwd=cwd or ctx.work, env=child_env(ctx, **extra_env),
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd or ctx.work,
+        env=child_env(ctx, **extra_env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seconds = time.perf_counter() - started
     if proc.returncode:
         raise RuntimeError(f"{' '.join(map(str, argv))} exited {proc.returncode}:\n"

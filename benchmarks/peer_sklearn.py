@@ -34,10 +34,17 @@ def regression(ctx: Context) -> list[Row]:
                         "xtx": lambda: X.T @ X}, ctx.repeat)
     coef = timed["peer"][1].coef_
     rel = float(np.max(np.abs(timed["ours"][1] - coef)) / np.max(np.abs(coef)))
-    return [Row("linear regression fit, in memory (ours given BayesianRidge's alpha_, lambda_)",
-                shape(n, d), timed["ours"][0], "scikit-learn BayesianRidge", timed["peer"][0],
-                note=f"coefficients equal to {rel:.0e} (relative); bare X'X "
-                     f"{timed['xtx'][0]:.3f} s, ours / X'X {timed['ours'][0] / timed['xtx'][0]:.2f}")]
+    return [
+        Row(
+            "linear regression fit, in memory (ours given BayesianRidge's alpha_, lambda_)",
+            shape(n, d),
+            timed["ours"][0],
+            "scikit-learn BayesianRidge",
+            timed["peer"][0],
+            note=f"coefficients equal to {rel:.0e} (relative); bare X'X "
+            f"{timed['xtx'][0]:.3f} s, ours / X'X {timed['ours'][0] / timed['xtx'][0]:.2f}",
+        )
+    ]
 
 
 def sparse_design(n: int, m: int, k: int, density: float, noise: float, seed: int = 0):

@@ -193,22 +193,3 @@ class AnalyticFit:
             **({"fit": record.info} if record.info else {}),
         }
 
-
-_POST_FIELDS = {"parameters", "marginals", "log_evidence", "priors", "estimates", "state"}
-_REC_FIELDS = {"n_rows", "batches", "trajectory", "seconds", "info", "findings", "certificates",
-               "data_matrix", "declaration", "posterior_checks"}
-
-
-def _migration_getattr(self, name):  # TEMPORARY: find the callers still on the old fields
-    import os
-    import traceback
-
-    if name in _POST_FIELDS or name in _REC_FIELDS:
-        frame = traceback.extract_stack(limit=2)[0]
-        with open(os.environ.get("BC_MIGRATION_LOG", "/tmp/bc_migration.log"), "a") as fh:
-            fh.write(f"{frame.filename}:{frame.lineno}:{name}\n")
-        return getattr(self.posterior if name in _POST_FIELDS else self.record, name)
-    raise AttributeError(name)
-
-
-AnalyticFit.__getattr__ = _migration_getattr

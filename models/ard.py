@@ -137,11 +137,11 @@ class ARD(Model, Calibratable, FullDeclaration):
         them from each simulated data set.
         """
         alpha = tuple(float("inf") if a is None else float(a)
-                      for a in fit.parameters["alpha"]["value"])
+                      for a in fit.posterior.parameters["alpha"]["value"])
         if all(a == float("inf") for a in alpha):
             raise BayescheckError("every weight was pruned: the conditional posterior is a "
                                   "point mass at 0 and there is nothing to calibrate")
-        return replace(self, held=(alpha, float(fit.parameters["sigma2"]["value"])),
+        return replace(self, held=(alpha, float(fit.posterior.parameters["sigma2"]["value"])),
                        mode="conditional")
 
     def declare(self, source: DataSource, fit=None):
@@ -161,9 +161,11 @@ class ARD(Model, Calibratable, FullDeclaration):
             return self.conditional_model(X, y, np.asarray(self.held[0]), self.held[1])
         if fit is None:
             return self.hierarchical_model(X, y)
-        w = fit.parameters["w"]
-        alpha = np.array([np.inf if a is None else a for a in fit.parameters["alpha"]["value"]],
-                         dtype=np.float64)
+        w = fit.posterior.parameters["w"]
+        alpha = np.array(
+            [np.inf if a is None else a for a in fit.posterior.parameters["alpha"]["value"]],
+            dtype=np.float64,
+        )
         if not np.isfinite(alpha).any():
             raise BayescheckError(
                 f"{source.label}: every weight was pruned, so the conditional posterior is a "
@@ -171,7 +173,7 @@ class ARD(Model, Calibratable, FullDeclaration):
                 f"'hierarchical'")
         if list(w["features"]) != list(self.features):
             raise ValueError("the fit's features differ from the model's")
-        return self.conditional_model(X, y, alpha, fit.parameters["sigma2"]["value"])
+        return self.conditional_model(X, y, alpha, fit.posterior.parameters["sigma2"]["value"])
 
     def declare_full(self, source: DataSource, fit=None):
         """The hierarchical PyMC model, with the fit's estimates not plugged in.

@@ -636,7 +636,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         contain; the queries have exact means only (nothing to calibrate). With missing
         cells the fit is EM's (its states are those of the observed cells).
         """
-        states = {n: tuple(fit.parameters["cpts"][n]["states"]) for n in self.nodes}
+        states = {n: tuple(fit.posterior.parameters["cpts"][n]["states"]) for n in self.nodes}
         return replace(self, held_states=states, queries=())
 
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:

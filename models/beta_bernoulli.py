@@ -364,7 +364,7 @@ class DirichletCategorical(Model, Calibratable):
         """
         if self.categories is not None:
             return self
-        return replace(self, categories=tuple(fit.parameters["pi"]["categories"]))
+        return replace(self, categories=tuple(fit.posterior.parameters["pi"]["categories"]))
 
     def simulated_frame(self, frame: pd.DataFrame, observed: dict) -> pd.DataFrame:
         """A copy of ``frame`` whose target holds one simulation's labels (calibration).
@@ -503,4 +503,7 @@ def dirichlet_categorical_spec(top: Section, path: Path) -> Spec:
 
 
 #: The spec reader of each model of this module (:func:`bayescheck.models.registry.spec_reader`).
-SPEC_READERS = {"beta_bernoulli": beta_bernoulli_spec, "dirichlet_categorical": dirichlet_categorical_spec}
+SPEC_READERS = {
+    "beta_bernoulli": beta_bernoulli_spec,
+    "dirichlet_categorical": dirichlet_categorical_spec,
+}

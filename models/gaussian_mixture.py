@@ -83,8 +83,16 @@ from .interface import Model, StartsAtEstimate
 from .resources import require_memory, square_matrices
 from .spec import SamplingConfig, Section, Spec
 
-__all__ = ["SPEC_READERS", "COVARIANCE_KINDS", "GaussianMixture", "Whitening", "gaussian_mixture_spec",
-           "precision_factor", "relabel_draws", "whitening"]
+__all__ = [
+    "SPEC_READERS",
+    "COVARIANCE_KINDS",
+    "GaussianMixture",
+    "Whitening",
+    "gaussian_mixture_spec",
+    "precision_factor",
+    "relabel_draws",
+    "whitening",
+]
 
 #: Covariance structures (as in scikit-learn): those the engine implements, whose own list is
 #: ``inference.engines.mixture_em.COVARIANCE_KINDS`` (models do not import engines; a test
@@ -123,8 +131,8 @@ class GaussianMixture(Model, StartsAtEstimate):
     ig_shape, ig_scale : float, numpy.ndarray or None
         Inverse-gamma prior of each variance (``diag``: ``ig_scale`` shape (D,);
         ``spherical``: a scalar).
-    n_init, max_iter, tol, seed : EM settings (see :func:`bayescheck.inference.engines.mixture_em.fit_em`).
-    init_means : numpy.ndarray or None
+    n_init, max_iter, tol, seed : EM settings (see
+    :func:`bayescheck.inference.engines.mixture_em.fit_em`). init_means : numpy.ndarray or None
         One deterministic start, shape (K, D).
     known_sd : float or None
         The simplified model: every component has covariance ``known_sd**2 I``.
@@ -319,7 +327,7 @@ class GaussianMixture(Model, StartsAtEstimate):
         SpecError
             Without such a fit.
         """
-        clustering = None if fit is None else getattr(fit, "declaration", {}).get("clustering")
+        clustering = None if fit is None else fit.record.declaration.get("clustering")
         if clustering is None:
             raise SpecError("the mixture's declaration needs its EM fit on the same data (the "
                             "k-means clustering that starts the sampler and labels the "
@@ -328,7 +336,7 @@ class GaussianMixture(Model, StartsAtEstimate):
         X = self.data_matrix(source)
         self.require_proper(getattr(source, "label", None))
         reference = estimate = None
-        state = getattr(fit, "state", None)
+        state = None if fit is None else fit.posterior.state
         if state is not None:
             reference = np.asarray(state.means, dtype=np.float64)
             estimate = (state.weights, state.means, state.covariances)
@@ -369,12 +377,12 @@ class GaussianMixture(Model, StartsAtEstimate):
         """
         import pytensor.tensor as pt
 
-        state = fit.state
+        state = fit.posterior.state
         w = np.asarray(state.weights, dtype=np.float64)
         mu = np.asarray(state.means, dtype=np.float64)
         cov = np.asarray(state.covariances, dtype=np.float64)
         K, D = mu.shape
-        n = max(int(fit.n_rows), 1)
+        n = max(int(fit.record.n_rows), 1)
         n_k = np.maximum(w * n, 1.0)
         raw = "_raw" if K > 1 else ""
 

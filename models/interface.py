@@ -26,7 +26,8 @@ class Model(Protocol):
     Attributes
     ----------
     name : str
-        The ``model = "..."`` value; :data:`bayescheck.models.registry.MODELS` maps it to its modules.
+        The ``model = "..."`` value; :data:`bayescheck.models.registry.MODELS` maps it to its
+        modules.
     sampler : str or None
         The sampler the declaration needs (``"pymc"`` for discrete parameters NUTS cannot
         move); None for the ``check`` command's choice.

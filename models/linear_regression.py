@@ -163,7 +163,7 @@ class LinearRegression(Model, Calibratable):
         as ``check`` asks it to) and there are more than :data:`MAX_ROWWISE` rows, the files
         are not read again: the same roots, merged the same way.
         """
-        gathered = getattr(fit, "declaration", None) or {}
+        gathered = (fit.record.declaration if fit is not None else None) or {}
         if gathered.get("rows", 0) > MAX_ROWWISE and "batch_roots" in gathered:
             return self.pymc_model_sufficient(qr_root(np.vstack(gathered["batch_roots"])),
                                               gathered["rows"])

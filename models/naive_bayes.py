@@ -311,7 +311,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         ones: they change the reported class probabilities, not the exact marginals that are
         calibrated, and ML estimates do not exist for a simulation that misses a class.
         """
-        stats = fit.parameters["statistics"]
+        stats = fit.posterior.parameters["statistics"]
         held = (tuple(stats["classes"]),
                 {f: tuple(stats["categories"][f]) for f in self.categorical})
         return replace(self, held_labels=held, queries=(), query_names=(), smoothing=True,

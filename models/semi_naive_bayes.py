@@ -12,8 +12,8 @@ Each feature depends on the class and at most one other feature:
 
 SPODE and TAN are Bayesian networks (class -> every feature, plus the extra edges) with
 independent Dirichlet(``concentration``) CPT rows; the declaration for ``check`` is that
-network's (:class:`bayescheck.models.bayesian_network.BayesianNetwork`), with one query per query row
-(target = the class, evidence = the row), so NUTS checks every CPT entry and the exact
+network's (:class:`bayescheck.models.bayesian_network.BayesianNetwork`), with one query per query
+row (target = the class, evidence = the row), so NUTS checks every CPT entry and the exact
 posterior mean of each class's joint score ``P(c, x | theta)``. Every declaration takes the
 rows through the counts of the tables' cells (:mod:`bayescheck.models.counts`).
 """
@@ -161,15 +161,15 @@ class SemiNaiveBayes(Model):
         if fit is None:
             raise BayescheckError("the semi-naive declaration needs the fit (structure and "
                                   "labels): use check")
-        categories = {f: tuple(v) for f, v in fit.parameters["categories"].items()}
+        categories = {f: tuple(v) for f, v in fit.posterior.parameters["categories"].items()}
         if self.kind == "aode":
             return self._declare_aode(source, fit, categories)
-        structure = fit.parameters["structure"]["parents"]
+        structure = fit.posterior.parameters["structure"]["parents"]
         return self.network(structure, categories).declare(source)
 
     def aode_checked(self, fit) -> list[dict]:
         """The query records whose AODE score is compared: all categories seen, no fallback."""
-        return [q for q in fit.parameters["query"]
+        return [q for q in fit.posterior.parameters["query"]
                 if not q["unseen"] and not q.get("naive_bayes_fallback", True)]
 
     def aode_super_parents(self, fit) -> list[str]:
@@ -181,7 +181,7 @@ class SemiNaiveBayes(Model):
         import pymc as pm
         import pytensor.tensor as pt
 
-        classes = tuple(fit.parameters["classes"])
+        classes = tuple(fit.posterior.parameters["classes"])
         K = len(classes)
         parts = [self.codes(b, classes, categories) for b in source.batches()]
         y = np.concatenate([p[0] for p in parts])

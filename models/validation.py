@@ -3,8 +3,8 @@
 A model object validates its own arguments in ``__post_init__`` with these functions, so a
 model built in Python and one read from a spec are refused for the same reasons, with the
 same words. A failure raises :class:`InvalidArgument`, which names the argument; the spec
-loader (:func:`spec_keys`) turns it into a :class:`~bayescheck.models.errors.SpecError` naming the file
-and the dotted key instead.
+loader (:func:`spec_keys`) turns it into a :class:`~bayescheck.models.errors.SpecError` naming the
+file and the dotted key instead.
 """
 
 from __future__ import annotations

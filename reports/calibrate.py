@@ -1,7 +1,7 @@
 """``calibrate``: run simulation-based calibration and write ``calibration.json``.
 
-The simulations and the uniformity tests are :func:`bayescheck.inference.checking.sbc.run_sbc`; this module adds
-the progress bar and the file the report's calibration section is drawn from.
+The simulations and the uniformity tests are :func:`bayescheck.inference.checking.sbc.run_sbc`; this
+module adds the progress bar and the file the report's calibration section is drawn from.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
                     blank=None, block: int | None = None) -> CalibrationResult:
     """Run simulation-based calibration and write ``calibration.json``.
 
-    ``bayescheck calibrate`` then draws the report (:func:`bayescheck.reports.report.render_run`), whose
-    calibration section is made from that file.
+    ``bayescheck calibrate`` then draws the report (:func:`bayescheck.reports.report.render_run`),
+    whose calibration section is made from that file.
 
     Parameters
     ----------
@@ -61,7 +61,8 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
         :func:`bayescheck.inference.checking.sbc.run_sbc`).
     block : int, optional
         Simulations per compiled declaration under NUTS for a model that declares its
-        simulations together (:func:`bayescheck.inference.checking.sbc.run_sbc`); default: all in one.
+        simulations together (:func:`bayescheck.inference.checking.sbc.run_sbc`); default: all in
+        one.
 
     Returns
     -------

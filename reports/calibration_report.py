@@ -104,7 +104,7 @@ def calibration_figure(calibration: dict) -> str:
 
 def fingerprints(fit) -> list[str]:
     """The SHA-256 fingerprints of the batches a fit read, in order (which data it saw)."""
-    return [b["fingerprint"] for b in fit.batches]
+    return [b["fingerprint"] for b in fit.record.batches]
 
 
 def same_run_inputs(report: dict, calibration: dict) -> bool:

@@ -207,27 +207,27 @@ def _fit_into(spec, out: Path, args) -> None:
                               f"or the prior exceed the range of float64 arithmetic: rescale "
                               f"them")
     write_json(out / "posterior.json", document)
-    print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
-          f"{result.seconds:.3f} s")
+    print(f"{result.model}: {rows_and_batches(result.record.n_rows, len(result.record.batches))}, "
+          f"{result.record.seconds:.3f} s")
     heading = marginals_heading(result, spec)
-    if heading and result.marginals:
+    if heading and result.posterior.marginals:
         print(f"  {heading}:")
-    for m in result.marginals:
+    for m in result.posterior.marginals:
         sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
         print(f"  {m.name:<24} mean {m.mean: .6g}{sd}")
-    for e in result.estimates:
+    for e in result.posterior.estimates:
         print(f"  {e.name:<24} estimate {e.value: .6g}")
     for note in document.get("notes", []):
         print(f"  {note}")
-    if result.log_evidence is not None:
-        print(f"  log evidence {result.log_evidence:.6f}")
+    if result.posterior.log_evidence is not None:
+        print(f"  log evidence {result.posterior.log_evidence:.6f}")
     print(f"wrote {out / 'posterior.json'}")
     _warn_not_converged(args.spec, result)
 
 
 def _warn_not_converged(spec, fit) -> None:
     """On stderr: an iterative fit that stopped at ``max_iter`` before converging."""
-    info = fit.info or {}
+    info = fit.record.info or {}
     if info.get("converged") is False:
         print(f"bayescheck: warning: {spec}: the {fit.model} fit stopped at max_iter "
               f"({info.get('n_iter')} iterations) without converging; its estimates are "
@@ -334,7 +334,7 @@ def _print_check(result) -> None:
                   + (f"  {'; '.join(p.reasons)}" if p.reasons else ""))
         for problem in est.diagnostics.problems:
             print(f"  sampler (full posterior): {problem}")
-    for cert in result.fit.certificates:
+    for cert in result.fit.record.certificates:
         print(f"  {cert['name']}: {cert['verdict']}: {cert['reason']}")
     for first, again in zip(result.attempts, result.attempts[1:], strict=False):
         if first["check"] == again["check"]:

@@ -30,7 +30,7 @@ MAX_DRAWN_QUERIES = 3
 def _ard(fit: AnalyticFit) -> list[dict]:
     from scipy import stats
 
-    w, info = fit.parameters["w"], fit.info
+    w, info = fit.posterior.parameters["w"], fit.record.info
     features, relevant, pruned = w["features"], w["relevant"], set(w["pruned"])
     mean = np.asarray(w["mean"], dtype=np.float64)
     sd = np.asarray(w["sd"], dtype=np.float64)
@@ -68,14 +68,14 @@ def _mixture_covariances(parameters: dict) -> np.ndarray:
 
 
 def _gaussian_mixture(fit: AnalyticFit) -> list[dict]:
-    info, p = fit.info, fit.parameters
+    info, p = fit.record.info, fit.posterior.parameters
     estimate = info["estimate"]
     figures = [{"kind": "series", "title": "EM objective per iteration",
                 "caption": ("Log-likelihood plus log prior" if estimate == "MAP" else
                             "Log-likelihood") + " after each M step of the best start (it "
                                                 "never decreases).",
                 "values": info["history"], "xlabel": "iteration", "ylabel": "objective"}]
-    X = fit.data_matrix
+    X = fit.record.data_matrix
     if X is None:  # a fit built without its data (in Python): nothing to draw the data from
         return figures
     n = X.shape[0]
@@ -94,7 +94,7 @@ def _gaussian_mixture(fit: AnalyticFit) -> list[dict]:
 
 
 def _bayesian_network(fit: AnalyticFit) -> list[dict]:
-    p = fit.parameters
+    p = fit.posterior.parameters
     nodes, edges = p["nodes"], p["edges"]
     figures = []
     for q in p["query"][:MAX_DRAWN_QUERIES]:
@@ -113,11 +113,11 @@ def _bayesian_network(fit: AnalyticFit) -> list[dict]:
 
 
 def _semi_naive_bayes(fit: AnalyticFit) -> list[dict]:
-    structure = fit.parameters["structure"]
+    structure = fit.posterior.parameters["structure"]
     if "edges" not in structure:  # AODE: an average of SPODEs, no single structure
         return []
     target = structure["edges"][0][0]
-    nodes = [target, *fit.parameters["categories"]]
+    nodes = [target, *fit.posterior.parameters["categories"]]
     what = (f"SPODE with super-parent {structure['super_parent']}"
             if structure["kind"] == "spode" else f"TAN rooted at {structure['root']}")
     return [{"kind": "dag", "title": f"The {structure['kind'].upper()} structure",

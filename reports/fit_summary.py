@@ -35,41 +35,45 @@ def _ard_threshold(info: dict, n: int, m: int) -> list[str]:
 
 
 def _ard(fit: AnalyticFit, spec: Spec) -> list[str]:
-    w, sigma2, info = fit.parameters["w"], fit.parameters["sigma2"], fit.info
+    w, sigma2, info = (
+        fit.posterior.parameters["w"],
+        fit.posterior.parameters["sigma2"],
+        fit.record.info,
+    )
     features, relevant = w["features"], w["relevant"]
     lines = [("alpha and sigma2 held fixed (not estimated)" if not sigma2["estimated"] else
               f"{info['method']}: {info['n_iter']} iteration(s), "
               f"{'converged' if info['converged'] else 'NOT converged (max_iter reached)'}"),
              f"relevant: {', '.join(relevant) or '(none)'} ({len(relevant)} of {len(features)})",
-             *_ard_threshold(info, fit.n_rows, len(features)),
+             *_ard_threshold(info, fit.record.n_rows, len(features)),
              f"sigma2 {sigma2['value']:.6g}"]
-    n, m = fit.n_rows, len(features)
+    n, m = fit.record.n_rows, len(features)
     if n < m:
         lines.append(f"more features ({m}) than rows ({n}): the weights are not identified "
                      f"by the data alone; at the type-II ML optimum at most {n} of them are "
                      f"kept")
-    zero = fit.findings.get("zero_columns", [])
+    zero = fit.record.findings.get("zero_columns", [])
     if zero:
         lines.append(f"all-zero column(s) {', '.join(zero)} in {spec.data.label}: never "
                      f"relevant, pruned")
-    const = fit.findings.get("constant_columns", [])
+    const = fit.record.findings.get("constant_columns", [])
     if const and spec.model.intercept:
         lines.append(f"constant column(s) {', '.join(const)} duplicate the intercept: they "
                      f"share its role (collinear columns; the evidence decides which are kept)")
     elif len(const) > 1:
         lines.append(f"constant columns {', '.join(const)} duplicate each other: at most one "
                      f"acts as the intercept (collinear columns; the evidence decides)")
-    if fit.findings.get("noise_collapsed"):
+    if fit.record.findings.get("noise_collapsed"):
         lines.append(f"sigma2 ({sigma2['value']:.3g}) collapsed: the {len(relevant)} kept "
                      f"weights interpolate the {n} rows (type-II ML over-fits here); a larger "
                      f"[fit] relevance_threshold (\"ric\") keeps fewer weights")
-    for cert in fit.certificates:
+    for cert in fit.record.certificates:
         lines.append(f"optimality certificate: {cert['verdict']}: {cert['reason']}")
     return lines
 
 
 def _gaussian_mixture(fit: AnalyticFit, spec: Spec) -> list[str]:
-    info, p = fit.info, fit.parameters
+    info, p = fit.record.info, fit.posterior.parameters
     lines = [f"{info['estimate']} by EM: {info['n_iter']} iteration(s), "
              f"{'converged' if info['converged'] else 'stopped at max_iter'}; "
              f"log-likelihood {info['log_likelihood']:.6f}"]
@@ -96,7 +100,7 @@ def _gaussian_mixture(fit: AnalyticFit, spec: Spec) -> list[str]:
 
 def _naive_bayes_plug_in(fit: AnalyticFit, spec: Spec) -> list[str]:
     """The probabilities the predictions use, named like the marginals, with their source."""
-    model, p = spec.model, fit.parameters
+    model, p = spec.model, fit.posterior.parameters
     source = {"frequency": "maximum-likelihood class frequencies",
               "dirichlet": "Dirichlet posterior means"}[model.class_prior]
     used = [f"class prior = {source}",
@@ -128,7 +132,7 @@ def _naive_bayes_plug_in(fit: AnalyticFit, spec: Spec) -> list[str]:
 
 
 def _naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
-    queries = fit.parameters["query"]
+    queries = fit.posterior.parameters["query"]
     lines = [] if spec.model.bayesian_predictive else _naive_bayes_plug_in(fit, spec)
     for q in queries:
         probs = ", ".join(f"P({c}|x) = {p:.4f}" for c, p in q["probabilities"].items())
@@ -145,7 +149,7 @@ def _naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
 
 
 def _bayes_rule(fit: AnalyticFit, spec: Spec) -> list[str]:
-    p = fit.parameters
+    p = fit.posterior.parameters
     observation = p["observation"]
     lines = [f"P({h} | {observation}) = {v:.6g}" for h, v in p["posterior"]["mean"].items()]
     lines.append(f"P({observation}) = {p['evidence']:.6g}")
@@ -153,7 +157,10 @@ def _bayes_rule(fit: AnalyticFit, spec: Spec) -> list[str]:
 
 
 def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
-    queries, independences = fit.parameters["query"], fit.parameters["independence"]
+    queries, independences = (
+        fit.posterior.parameters["query"],
+        fit.posterior.parameters["independence"],
+    )
     lines = []
     for q in queries:
         given = ", ".join(f"{k}={v}" for k, v in q["evidence"].items()) or "no evidence"
@@ -170,20 +177,22 @@ def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
                          f"{' - '.join(ind['path'])} in the moral graph of the ancestral set"
                          + (f" (married parents: {ind['moral_links']})"
                             if ind["moral_links"] else ""))
-    em = fit.parameters.get("em")
+    em = fit.posterior.parameters.get("em")
     if em is not None:
         lines.append(f"{em['missing_cells']} missing cell(s) in {em['incomplete_rows']} of "
-                     f"{fit.n_rows} rows: the CPTs are {em['words']}")
-        state = "converged" if fit.parameters["fit"]["converged"] else "NOT converged"
-        lines.append(f"EM: {state} after {fit.parameters['fit']['n_iter']} iteration(s); log "
-                     f"likelihood of the observed cells {em['log_likelihood']:.4f}")
-        if "declaration" in fit.info:
-            lines.append(f"check's PyMC declaration: {fit.info['declaration']}; the EM "
+                     f"{fit.record.n_rows} rows: the CPTs are {em['words']}")
+        state = "converged" if fit.posterior.parameters["fit"]["converged"] else "NOT converged"
+        lines.append(
+            f"EM: {state} after {fit.posterior.parameters['fit']['n_iter']} iteration(s); log "
+            f"likelihood of the observed cells {em['log_likelihood']:.4f}"
+        )
+        if "declaration" in fit.record.info:
+            lines.append(f"check's PyMC declaration: {fit.record.info['declaration']}; the EM "
                          f"estimate is judged as the posterior mode")
         return lines
-    bdeu = "bdeu" in fit.parameters["prior"]
+    bdeu = "bdeu" in fit.posterior.parameters["prior"]
     lines.append(f"log marginal likelihood of the structure ({'BDeu' if bdeu else 'BD'}): "
-                 f"{fit.info['log_marginal_likelihood']:.4f}")
+                 f"{fit.record.info['log_marginal_likelihood']:.4f}")
     skipped = [q["name"] for q in queries if not q["cross_checked"]]
     if skipped:
         lines.append(f"queries {skipped} have too many hidden configurations to enumerate in "
@@ -192,8 +201,8 @@ def _bayesian_network(fit: AnalyticFit, spec: Spec) -> list[str]:
 
 
 def _semi_naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
-    kind, structure = spec.model.kind, fit.parameters["structure"]
-    queries = fit.parameters["query"]
+    kind, structure = spec.model.kind, fit.posterior.parameters["structure"]
+    queries = fit.posterior.parameters["query"]
     lines = []
     if kind == "spode":
         cv = structure.get("cross_validation")
@@ -212,7 +221,7 @@ def _semi_naive_bayes(fit: AnalyticFit, spec: Spec) -> list[str]:
                      if q["naive_bayes_fallback"] else
                      f" (super-parents: {', '.join(q['super_parents'])})")
         decide = ""
-        if not fit.parameters["decision"]["zero_one"]:
+        if not fit.posterior.parameters["decision"]["zero_one"]:
             risks = ", ".join(f"{o} {r:.4g}" for o, r in q["risk"].items())
             decide = f"; decision {q['decision']} (expected loss {risks})"
         lines.append(f"query {q['name']}: {probs}; most probable {q['most_probable']}{extra}"
@@ -243,12 +252,12 @@ def _linear_regression_moments(fit: AnalyticFit, spec: Spec) -> str | None:
     theta's sd needs a > 1 (Student-t, df = 2a > 2), sigma2's mean a > 1 and its sd a > 2
     (InverseGamma).
     """
-    sigma2 = fit.parameters.get("sigma2", {})
+    sigma2 = fit.posterior.parameters.get("sigma2", {})
     if "shape" not in sigma2:
         return None  # known noise: Normal marginals, every moment finite
     model = spec.model
-    a, a0, n = float(sigma2["shape"]), float(model.noise_shape), int(fit.n_rows)
-    d = len(fit.parameters["theta"]["features"])
+    a, a0, n = float(sigma2["shape"]), float(model.noise_shape), int(fit.record.n_rows)
+    d = len(fit.posterior.parameters["theta"]["features"])
     if a > 2:
         return None
     if a <= 1:
@@ -387,8 +396,8 @@ def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
     Returns
     -------
     dict
-        :meth:`bayescheck.inference.AnalyticFit.to_json` with ``"settings"`` (:func:`model_settings`),
-        then ``"notes"`` when there are any, then ``"fit"``.
+        :meth:`bayescheck.inference.AnalyticFit.to_json` with ``"settings"``
+        (:func:`model_settings`), then ``"notes"`` when there are any, then ``"fit"``.
     """
     document = fit.to_json()
     info = document.pop("fit", None)

@@ -58,9 +58,9 @@ def _curves(fit, sample, comparison) -> list[dict]:
 
     order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
     verdicts = {p.name: p.verdict for p in comparison.parameters}
-    marginals = sorted(fit.marginals, key=lambda m: order.get(m.name, 0))[:MAX_CURVES]
+    marginals = sorted(fit.posterior.marginals, key=lambda m: order.get(m.name, 0))[:MAX_CURVES]
     draws = draws_from_idata(sample.idata, marginals)
-    priors = {p.name: p.dist for p in fit.priors}
+    priors = {p.name: p.dist for p in fit.posterior.priors}
     curves = []
     for m in marginals:
         x = np.asarray(draws[m.name]).ravel()
@@ -146,25 +146,41 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
     first = check.sample or check.estimates_sample
     diagnostics = {**_asdict(shown.diagnostics), **_sampler_extras(first.idata)}
     data = {
-        "model": fit.model, "verdict": check.verdict,
+        "model": fit.model,
+        "verdict": check.verdict,
         "verdict_sentence": _verdict_sentence(
-            check.verdict, comparison.verdict if comparison else None,
-            estimates.verdict if estimates else None, fit.certificates),
-        "certificates": list(fit.certificates),
-        "checks": {"exact": comparison.verdict if comparison else None,
-                   "estimates": estimates.verdict if estimates else None},
+            check.verdict,
+            comparison.verdict if comparison else None,
+            estimates.verdict if estimates else None,
+            fit.record.certificates,
+        ),
+        "certificates": list(fit.record.certificates),
+        "checks": {
+            "exact": comparison.verdict if comparison else None,
+            "estimates": estimates.verdict if estimates else None,
+        },
         "spec_path": str(spec.path) if spec.path else "(Python)",
         "data_label": spec.data.label if spec.data is not None else "none (in the spec)",
-        "n_rows": fit.n_rows, "n_batches": len(fit.batches), "log_evidence": fit.log_evidence,
+        "n_rows": fit.record.n_rows,
+        "n_batches": len(fit.record.batches),
+        "log_evidence": fit.posterior.log_evidence,
         "data_fingerprints": fingerprints(fit),
-        "notes": fit_notes(fit, spec), "spec_text": spec_text,
+        "notes": fit_notes(fit, spec),
+        "spec_text": spec_text,
         "sampler": first.sampler,
-        "sampling": {"draws": sampling.draws, "tune": sampling.tune,
-                     "chains": sampling.chains, "seed": sampling.seed},
-        "thresholds": _asdict(shown.thresholds), "diagnostics": diagnostics,
+        "sampling": {
+            "draws": sampling.draws,
+            "tune": sampling.tune,
+            "chains": sampling.chains,
+            "seed": sampling.seed,
+        },
+        "thresholds": _asdict(shown.thresholds),
+        "diagnostics": diagnostics,
         "timings": check.timings,
-        "exact": None, "estimates": None,
-        "fit_plots": fit_figures(fit), "trajectory": list(fit.trajectory),
+        "exact": None,
+        "estimates": None,
+        "fit_plots": fit_figures(fit),
+        "trajectory": list(fit.record.trajectory),
         "predictive": getattr(check, "predictive", None) or {},
     }
     if comparison is not None and comparison.not_judged():
@@ -177,7 +193,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
                          "not_judged": comparison.not_judged(),
                          "n_comparisons": comparison.n_comparisons,
                          "curves": _curves(fit, check.sample, comparison),
-                         "has_priors": bool(fit.priors)}
+                         "has_priors": bool(fit.posterior.priors)}
     attempts = getattr(check, "attempts", None) or []
     for first_run, again in zip(attempts, attempts[1:], strict=False):
         if first_run["check"] == again["check"]:
@@ -206,7 +222,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
             "modes": estimates.modes,
             "file": "posterior_full.nc" if comparison is not None else "posterior.nc",
             "names": [{"name": e.name, "var": e.var, "coords": e.coords}
-                      for e in fit.estimates]}
+                      for e in fit.posterior.estimates]}
     return _jsonable(data)
 
 

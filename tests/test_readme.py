@@ -33,7 +33,7 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     namespace = {}
     _run(blocks[:1], namespace)
     # The README's prediction is the Normal predictive of the fit it prints.
-    post = namespace["posterior"].parameters["theta"]
+    post = namespace["result"].posterior.parameters["theta"]
     X = np.column_stack([np.ones(2), namespace["new"].to_numpy()])
     cov = np.array(post["cov"])
     sd = np.sqrt(1.0 + np.einsum("ij,jk,ik->i", X, cov, X))
@@ -41,48 +41,46 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     tol = 100 * np.linalg.cond(cov) * np.finfo(float).eps
     np.testing.assert_allclose(table["mean"], X @ np.array(post["mean"]), rtol=tol, atol=tol)
     np.testing.assert_allclose(table["sd"], sd, rtol=tol)
+    _run(blocks[1:2], namespace)
+    assert namespace["result"].posterior.parameters["theta"]["mean"][1] == pytest.approx(
+        2.0, abs=0.05)
+    # Eight schools with a fixed tau: the exact posterior is the Gaussian one written here.
+    _run(blocks[2:3], namespace)
+    y, s2 = namespace["y"], namespace["sigma"] ** 2
+    prec = np.zeros((9, 9))
+    prec[0, 0] = 1 / 25
+    prec[1:, 1:] += np.diag(1 / s2 + 1 / 25)
+    prec[0, 0] += 8 / 25
+    prec[0, 1:] = prec[1:, 0] = -1 / 25
+    mean = np.linalg.solve(prec, np.concatenate([[0.0], y / s2]))
+    summary = namespace["ex"].summary()
+    np.testing.assert_allclose(summary["mean"].to_numpy(), mean, rtol=1e-10, atol=1e-12)
     # The estimators: streamed equals one fit; the naive Bayes row is the spec's query "small".
     from bayescheck import fit
     from bayescheck.estimators import BayesianLinearRegression
 
-    _run(blocks[1:2], namespace)
+    _run(blocks[3:4], namespace)
     X, y = namespace["X"], namespace["y"]
     one = BayesianLinearRegression(noise="unknown").fit(X, y)
     np.testing.assert_allclose(namespace["blr"].coef_, one.coef_, rtol=1e-12)
-    query = fit(ROOT / "examples" / "naive_bayes" / "cells.toml").parameters["query"][0]
+    cells = fit(ROOT / "examples" / "naive_bayes" / "cells.toml")
+    query = cells.posterior.parameters["query"][0]
     assert query["values"] == {"radius": 11.5, "texture": 17.0}
     np.testing.assert_allclose(namespace["proba"][0], [query["probabilities"][c] for c in
                                                        namespace["nb"].classes_], rtol=1e-12)
     assert namespace["search"].best_params_
-    # The categorical classifiers: bayescheck predict's table and the network spec's query.
-    from bayescheck import load_spec, predict
-
-    _run(blocks[2:3], namespace)
-    spec = load_spec(ROOT / "examples" / "semi_naive_bayes" / "play_tennis_aode.toml")
-    table = predict(spec, fit(spec), namespace["tennis"][namespace["features"]].head(3))
-    aode = namespace["aode"]
-    np.testing.assert_allclose(aode.predict_proba(namespace["X"][:3]),
-                               table[[f"p_{c}" for c in aode.classes_]], rtol=1e-12)
-    query = fit(ROOT / "examples" / "bayesian_network" / "asia.toml").parameters["query"][0]
-    assert query["name"] == "lung_given_smoker_xray"
-    np.testing.assert_allclose(namespace["p_lung"][0], [query["probabilities"][c] for c in
-                                                        namespace["net"].classes_], rtol=1e-12)
-    _run(blocks[3:], namespace)
-    assert namespace["posterior"].parameters["theta"]["mean"][1] == pytest.approx(2.0, abs=0.05)
 
 
 @pytest.mark.nuts
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
-    """The block that samples; the other four are run (and their numbers checked) by
+    """The block that samples; the others are run (and their numbers checked) by
     ``test_readme_python_blocks_without_sampling_run``."""
-    blocks = python_blocks()
-    assert len(blocks) == 5
-    sampling = [b for b in blocks if "check(" in b]
+    sampling = [b for b in python_blocks() if "check(" in b]
     assert len(sampling) == 1
     monkeypatch.chdir(tmp_path)
     namespace = {}
     _run(sampling, namespace)
-    assert namespace["comparison"].verdict == "pass"
+    assert namespace["outcome"].verdict == "pass"
     assert (tmp_path / "bayescheck-output" / "stream" / "report.html").exists()
 
 

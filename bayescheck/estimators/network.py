@@ -2,8 +2,8 @@
 
 One node is the target (the class), the others are the columns of ``X``, coded ``0, 1, ...``;
 the structure is a list of edges between their names. ``fit`` counts every CPT as
-``bayescheck fit`` does (:mod:`bayescheck.inference.engines.networks`; with missing cells, NaN, the EM
-estimate of :mod:`bayescheck.inference.engines.network_em`), and ``predict_proba`` is
+``bayescheck fit`` does (:mod:`bayescheck.inference.engines.networks`; with missing cells, NaN, the
+EM estimate of :mod:`bayescheck.inference.engines.network_em`), and ``predict_proba`` is
 ``P(target | the row's observed cells)`` by exact inference on the posterior-mean CPTs (the
 posterior predictive of a new case; plug-in at the EM estimate): a missing cell is summed
 out, so rows may be incomplete.

@@ -2,8 +2,8 @@
 
 SPODE, AODE and TAN on categorical features coded ``0, 1, ...``.
 
-The pair counts of :mod:`bayescheck.inference.engines.one_dependence` (merged by addition), the structure
-chosen as the family does (SPODE's super-parent by k-fold cross-validation, TAN's spanning
+The pair counts of :mod:`bayescheck.inference.engines.one_dependence` (merged by addition), the
+structure chosen as the family does (SPODE's super-parent by k-fold cross-validation, TAN's spanning
 tree of the conditional mutual information) and the class scores of
 ``inference.families.semi_naive_bayes.class_log_scores``: the numbers of ``bayescheck fit``
 and ``bayescheck predict`` on the same rows.

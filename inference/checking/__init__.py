@@ -1,1 +1,1 @@
-"""The check of a fit against a sampler: NUTS runs, the MCSE-scaled comparison, calibration (SBC)."""
+"""The check of a fit against a sampler: NUTS, the MCSE-scaled comparison, calibration (SBC)."""

@@ -3,7 +3,8 @@
 Parameters and data are drawn from the declared model (``pm.sample_prior_predictive``) on the
 spec's own design (its features, its number of rows); each simulated data set is fitted by
 the analytic engine (default) or by NUTS, and the posterior CDF at the true value, or the
-rank of the truth among NUTS draws, is tested for uniformity (:mod:`bayescheck.inference.checking.calibration`).
+rank of the truth among NUTS draws, is tested for uniformity
+(:mod:`bayescheck.inference.checking.calibration`).
 
 A model takes part by implementing :class:`bayescheck.models.interface.Calibratable`:
 ``simulated_frame(frame, observed)`` writes one simulation's observed values into a copy of
@@ -17,7 +18,8 @@ A model that also implements :class:`bayescheck.models.interface.DeclaresSimulat
 Bayesian network) is simulated from its ``prior_declaration`` and, under NUTS, declared once
 for every simulation (``declare_simulations``: the data in ``pm.Data``, swapped with
 ``pm.set_data``), so the log density is compiled once: nutpie's compiled model is given each
-simulation's data with its ``with_data`` (:func:`bayescheck.inference.checking.sampling.compiled_for_nutpie`).
+simulation's data with its ``with_data``
+(:func:`bayescheck.inference.checking.sampling.compiled_for_nutpie`).
 Its data may have missing cells: the simulations keep them missing, the analytic engine (EM,
 point estimates) has no posterior to rank the truth in, and NUTS on the declaration with the
 missing cells summed out is what is calibrated, for every quantity EM estimates. Tests and
@@ -164,8 +166,10 @@ def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str =
     # Names and variables of the parameters; an oracle with an exact mean only (no
     # distribution) has no CDF to calibrate. With missing cells the fit gives EM point
     # estimates: NUTS's posterior of each estimated quantity is calibrated.
-    oracle = [m for m in on_data.marginals if m.dist is not None] or list(on_data.estimates)
-    if engine == "analytic" and (blank is not None or not on_data.marginals):
+    oracle = [m for m in on_data.posterior.marginals if m.dist is not None] or list(
+        on_data.posterior.estimates
+    )
+    if engine == "analytic" and (blank is not None or not on_data.posterior.marginals):
         raise BayescheckError(
             f"calibrate --engine analytic needs complete data: with missing cells "
             f"{spec.model.name}'s fit gives EM point estimates, which have no posterior to "
@@ -227,7 +231,7 @@ def _simulate(spec, engine_model, frame, prior, oracle, *, engine, draws, tune, 
     if engine == "analytic":
         for s in range(simulations):
             at = truth(s)
-            for m in fit(sim_spec(s)).marginals:
+            for m in fit(sim_spec(s)).posterior.marginals:
                 if m.name in u:
                     u[m.name][s] = float(m.dist.cdf(at[m.name]))
             if on_simulation is not None:

@@ -10,7 +10,8 @@ re-declaration.
 
 On request, simulation-based calibration of the recognition itself: parameters and data drawn
 from the model's prior predictive, the exact posterior of each simulated data set, and the
-posterior CDF at the true value tested for uniformity (:mod:`bayescheck.inference.checking.calibration`).
+posterior CDF at the true value tested for uniformity
+(:mod:`bayescheck.inference.checking.calibration`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Conjugate pairs: Beta-Bernoulli/Binomial, Dirichlet-Categorical/Multinomial, Gamma-Poisson.
 
-Also Gamma-Exponential. The latent ``v`` (any shape: one probability, or one per group) has a prior with fixed
+Also Gamma-Exponential. The latent ``v`` (any shape: one probability, or one per group) has a prior
+with fixed
 parameters, and each of its observed children uses, for each of its elements, one element of
 ``v`` (``p[group]``; for a rate also times a fixed exposure, ``t * lam[group]``), read as a
 :class:`~.forms.Monomial`. The statistics are sums per element of ``v``; the updates are the

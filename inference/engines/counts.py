@@ -182,7 +182,7 @@ class BetaPrior:
         object.__setattr__(self, "b", _positive_finite("b", self.b))
 
     def dist(self) -> Any:
-        """``scipy.stats.beta(a, b)`` (as a cheap :class:`~bayescheck.inference.engines.dist.Dist`)."""
+        """``scipy.stats.beta(a, b)``, as a cheap :class:`~.dist.Dist`."""
         return Dist("beta", self.a, self.b)
 
 

@@ -1,7 +1,7 @@
 """The engines' exceptions: plain Python, so an engine needs nothing outside numpy and scipy.
 
-A family module translates them into the user-facing errors of :mod:`bayescheck.models.errors`, adding
-the file, column and row the engine cannot know.
+A family module translates them into the user-facing errors of :mod:`bayescheck.models.errors`,
+adding the file, column and row the engine cannot know.
 """
 
 from __future__ import annotations

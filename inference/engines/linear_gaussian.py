@@ -36,8 +36,8 @@ Everything is solved with triangular solves on R; log-determinants come from its
 The Normal-Inverse-Gamma formulas that do not depend on how the posterior was updated (the
 Student-t scale of a marginal, the log evidence) are the module functions :func:`nig_t_scale`
 and :func:`nig_log_evidence`, elementwise; the univariate NIG of naive Bayes
-(:mod:`bayescheck.inference.engines.naive_bayes_stats`, one posterior per class and feature) uses the
-same two, and a test holds it equal to this regression NIG with an intercept-only design.
+(:mod:`bayescheck.inference.engines.naive_bayes_stats`, one posterior per class and feature) uses
+the same two, and a test holds it equal to this regression NIG with an intercept-only design.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ _LOG_2PI = np.log(2.0 * np.pi)
 def load_lapack() -> None:
     """Import :mod:`scipy.linalg`, whose LAPACK the QR calls, so that a BLAS limit covers it.
 
-    A stream limits BLAS to one thread (:func:`bayescheck.inference.scale.streaming.run_stream`, with
-    threadpoolctl, which limits the libraries loaded at that moment) and then factors its
+    A stream limits BLAS to one thread (:func:`bayescheck.inference.scale.streaming.run_stream`,
+    with threadpoolctl, which limits the libraries loaded at that moment) and then factors its
     first batches on reading threads.
     """
     import scipy.linalg  # noqa: F401
@@ -487,7 +487,7 @@ class GaussianPosterior(_LinearPosteriorMixin):
         return Dist("norm", self.mean, self.sd)
 
     def marginals(self) -> list:
-        """The normal marginal of each coefficient (:class:`~bayescheck.inference.engines.dist.Dist`)."""
+        """The normal marginal of each coefficient (a :class:`~.dist.Dist`)."""
         return [Dist("norm", m, s) for m, s in zip(self.mean, self.sd, strict=True)]
 
     def predictive(self, X: np.ndarray):
@@ -599,11 +599,11 @@ class NormalInverseGammaPosterior(_LinearPosteriorMixin):
         return Dist("t", self.df, self.mean, self.t_scale)
 
     def marginals(self) -> list:
-        """The Student-t marginal of each theta_j (:class:`~bayescheck.inference.engines.dist.Dist`)."""
+        """The Student-t marginal of each theta_j (a :class:`~.dist.Dist`)."""
         return [Dist("t", self.df, m, s) for m, s in zip(self.mean, self.t_scale, strict=True)]
 
     def noise_marginal(self):
-        """The InvGamma(a, b) marginal of sigma2 (:class:`~bayescheck.inference.engines.dist.Dist`)."""
+        """The InvGamma(a, b) marginal of sigma2 (a :class:`~.dist.Dist`)."""
         self._check_shape()
         return Dist("invgamma", self.shape, scale=self.scale)
 

@@ -996,8 +996,8 @@ class MatrixRows:
     This is the ``Rows`` protocol of the driver: ``n`` and ``D``, ``statistics(state,
     moments, hard)`` (the E step over every row, :class:`EMStats`), ``ptp()`` (each column's
     range), ``seed_centres(K, rng)`` (:func:`seed_centres`). :func:`fit_em` wraps an array in
-    it; :class:`bayescheck.inference.scale.distributed.ClusterRows` implements the same protocol over the
-    partitions of a Dask cluster, each partition one ``MatrixRows`` on a worker.
+    it; :class:`bayescheck.inference.scale.distributed.ClusterRows` implements the same protocol
+    over the partitions of a Dask cluster, each partition one ``MatrixRows`` on a worker.
 
     Parameters
     ----------
@@ -1111,7 +1111,8 @@ def fit_em(
     ----------
     X : array_like of shape (n,) or (n, D), or rows
         Data, one row per observation; 1-D input is one feature. Or an object of the
-        ``Rows`` protocol (:class:`MatrixRows`; :class:`bayescheck.inference.scale.distributed.ClusterRows`
+        ``Rows`` protocol (:class:`MatrixRows`;
+        :class:`bayescheck.inference.scale.distributed.ClusterRows`
         for rows held on the workers of a Dask cluster), whose own validation applies.
     n_components : int
         Number of components K (at most the number of rows).

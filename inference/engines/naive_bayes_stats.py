@@ -13,8 +13,8 @@ What the options mean
 ---------------------
 ``smoothing=True`` (default), ``concentration=alpha`` (default 1)
     Class prior and categorical features are posterior means under symmetric
-    Dirichlet(alpha) priors (the Dirichlet-categorical engine of :mod:`bayescheck.inference.engines.counts`):
-    ``P(c) = (|D_c| + alpha) / (|D| + alpha N)`` and
+    Dirichlet(alpha) priors (the Dirichlet-categorical engine of
+    :mod:`bayescheck.inference.engines.counts`): ``P(c) = (|D_c| + alpha) / (|D| + alpha N)`` and
     ``P(x_i = v | c) = (|D_c,v| + alpha) / (|D_c| + alpha N_i)``; alpha = 1 is the Laplace
     correction. ``smoothing=False``: plain maximum-likelihood frequencies.
     ``class_prior="frequency"`` / ``"dirichlet"`` overrides the class prior alone

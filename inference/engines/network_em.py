@@ -1,6 +1,7 @@
 """EM for the CPTs of a discrete Bayesian network when some cells of the data are missing.
 
-The data are the complete rows (their counts, :class:`~bayescheck.inference.engines.networks.NetworkCounts`)
+The data are the complete rows (their counts,
+:class:`~bayescheck.inference.engines.networks.NetworkCounts`)
 and the incomplete rows, kept as their distinct patterns with multiplicities
 (:class:`MissingPatterns`, code ``-1`` for a missing cell); both merge by addition, so a
 stream of batches is absorbed once and EM then runs on the merged statistics.

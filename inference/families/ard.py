@@ -12,7 +12,8 @@ conditional
 hierarchical
     point estimates: every weight's posterior mean given the estimates, marked non-zero when
     it is in the relevant set, and sigma2; compared with the hierarchical posterior as
-    information (:func:`bayescheck.inference.checking.compare.as_information`): the two models differ (type-II
+    information (:func:`bayescheck.inference.checking.compare.as_information`): the two models
+    differ (type-II
     maximum likelihood against Gamma hyperpriors), so a difference is reported, not failed;
     only a numerical inconsistency fails;
 both
@@ -46,7 +47,13 @@ from bayescheck.inference.engines.sbl import (
 from bayescheck.inference.families.linear_regression import check_features, row_variances
 from bayescheck.inference.families.predictive import interval_columns, posterior_value
 from bayescheck.inference.families.registry import Family
-from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, PointEstimate, Posterior
+from bayescheck.inference.result import (
+    AnalyticFit,
+    ExactMarginal,
+    FitRecord,
+    PointEstimate,
+    Posterior,
+)
 from bayescheck.models.ard import ARD
 from bayescheck.models.design import feature_matrix
 from bayescheck.models.errors import BayescheckError, DataError
@@ -166,7 +173,9 @@ def certificate(X: np.ndarray, y: np.ndarray, sbl: SBLResult, features: list[str
 
 def _hierarchical_as_information(fit, comparison, idata, spec):
     """``posterior_checks`` of ARD: the hierarchical comparison is information."""
-    from bayescheck.inference.checking.compare import as_information  # scipy.stats: not on the fit path
+    from bayescheck.inference.checking.compare import (
+        as_information,  # scipy.stats: not on the fit path
+    )
 
     return as_information(comparison)
 

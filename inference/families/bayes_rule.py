@@ -1,4 +1,7 @@
-"""Connecting a :class:`bayescheck.models.BayesRule` to :func:`bayescheck.inference.engines.decisions.bayes_rule`."""
+"""Connecting a :class:`bayescheck.models.BayesRule` to the decision engine.
+
+The engine is :func:`bayescheck.inference.engines.decisions.bayes_rule`.
+"""
 
 from __future__ import annotations
 
@@ -46,7 +49,16 @@ def fit_bayes_rule(spec: Spec, *, out: Path | None = None, resume: bool = False,
     }
     oracles = [ExactMarginal(f"posterior[{h}]", "posterior", {"hypothesis": h}, None,
                              exact_mean=p) for h, p in post.items()]
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=oracles, log_evidence=math.log(r.evidence), state=r), FitRecord(n_rows=0, seconds=time.perf_counter() - started))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=oracles,
+            log_evidence=math.log(r.evidence),
+            state=r,
+        ),
+        FitRecord(n_rows=0, seconds=time.perf_counter() - started),
+    )
 
 
 def exact_draws_bayes_rule(posterior: dict, *, draws: int, chains: int,

@@ -4,20 +4,21 @@ The batches stream through :func:`bayescheck.inference.scale.streaming.run_strea
 checkpointed state is :class:`NetworkTally`: every node's states in the order first seen,
 its count table of the complete rows indexed by them, and the distinct incomplete rows with
 their multiplicities. Each batch's columns are factorised once, straight into codes of the
-states (:meth:`bayescheck.models.BayesianNetwork.state_columns`), and counted with one ``bincount`` per
-node on a mixed-radix index; at the end the states are sorted and the tables renumbered. With
+states (:meth:`bayescheck.models.BayesianNetwork.state_columns`), and counted with one ``bincount``
+per node on a mixed-radix index; at the end the states are sorted and the tables renumbered. With
 complete data the fit holds every CPT's Dirichlet posterior, each query's posterior
 predictive (variable elimination on the posterior-mean CPTs), each independence question's
 d-separation answer with a connecting path, and the BD / BDeu log marginal likelihood as
 ``log_evidence``.
 
-With missing cells the CPTs are EM point estimates (:mod:`bayescheck.inference.engines.network_em`), the
-queries are answered at those CPTs (plug-in, not the posterior predictive), there is no
+With missing cells the CPTs are EM point estimates (:mod:`bayescheck.inference.engines.network_em`),
+the queries are answered at those CPTs (plug-in, not the posterior predictive), there is no
 ``log_evidence`` and no exact marginal. ``check`` then judges the estimate against NUTS on
-the declaration with the missing cells summed out (:func:`bayescheck.models.bayesian_network.summed_rows`),
+the declaration with the missing cells summed out
+(:func:`bayescheck.models.bayesian_network.summed_rows`),
 as the mixture's EM estimate is judged: sampler health first, every CPT entry inside the
-posterior's central interval (:func:`bayescheck.inference.checking.compare.compare_estimates`), and no draw of
-higher posterior density than the estimate (:func:`network_posterior_checks`).
+posterior's central interval (:func:`bayescheck.inference.checking.compare.compare_estimates`), and
+no draw of higher posterior density than the estimate (:func:`network_posterior_checks`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ from pathlib import Path
 
 import numpy as np
 from bayescheck.data.batch import Batch
-from bayescheck.inference.engines.network_em import EMResult, MissingPatterns, log_objective, network_em
+from bayescheck.inference.engines.network_em import (
+    EMResult,
+    MissingPatterns,
+    log_objective,
+    network_em,
+)
 from bayescheck.inference.engines.networks import (
     CPTPosterior,
     NetworkCounts,
@@ -48,7 +54,13 @@ from bayescheck.inference.engines.networks import (
 )
 from bayescheck.inference.families.predictive import posterior_value
 from bayescheck.inference.families.registry import Family
-from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, PointEstimate, Posterior
+from bayescheck.inference.result import (
+    AnalyticFit,
+    ExactMarginal,
+    FitRecord,
+    PointEstimate,
+    Posterior,
+)
 from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
 from bayescheck.models.bayesian_network import (
     COMPLETE_DECLARATION,
@@ -58,10 +70,22 @@ from bayescheck.models.bayesian_network import (
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 from bayescheck.models.spec import Spec
 
-__all__ = ["FAMILIES", "NetworkTally", "absorb_batch", "em_estimates", "exact_draws_bayesian_network",
-           "fit_bayesian_network", "network_oracles", "network_posterior_checks",
-           "network_queries", "network_prior",
-           "network_schema", "predict_bayesian_network", "predictive_proba", "tally_counts"]
+__all__ = [
+    "FAMILIES",
+    "NetworkTally",
+    "absorb_batch",
+    "em_estimates",
+    "exact_draws_bayesian_network",
+    "fit_bayesian_network",
+    "network_oracles",
+    "network_posterior_checks",
+    "network_queries",
+    "network_prior",
+    "network_schema",
+    "predict_bayesian_network",
+    "predictive_proba",
+    "tally_counts",
+]
 
 
 @dataclass(frozen=True)
@@ -353,9 +377,23 @@ def fit_bayesian_network(spec: Spec, *, out: Path | None = None, resume: bool = 
     queries = network_queries(model, schema, post.mean, states)
     cpts = _cpts_json(model, states, post.prior, counts, "dirichlet per row",
                       concentration=post.alpha, mean=post.mean, sd=post.sd)
-    parameters.update(cpts=cpts, query=queries,
-                      independence=_independences(model))
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=network_oracles(model, post, states, queries), log_evidence=log_ml, state=post), FitRecord(n_rows=counts.n, batches=batches, trajectory=stream.trajectory, seconds=time.perf_counter() - started, info={"log_marginal_likelihood": log_ml, "declaration": COMPLETE_DECLARATION}))
+    parameters.update(cpts=cpts, query=queries, independence=_independences(model))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=network_oracles(model, post, states, queries),
+            log_evidence=log_ml,
+            state=post,
+        ),
+        FitRecord(
+            n_rows=counts.n,
+            batches=batches,
+            trajectory=stream.trajectory,
+            seconds=time.perf_counter() - started,
+            info={"log_marginal_likelihood": log_ml, "declaration": COMPLETE_DECLARATION},
+        ),
+    )
 
 
 def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
@@ -414,9 +452,31 @@ def _fit_with_missing(model: BayesianNetwork, spec: Spec, schema: NetworkSchema,
     for q in parameters["query"]:
         q["cross_checked"] = False
         q["plug_in"] = True
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[], log_evidence=None, estimates=em_estimates(model, states, em.cpts), state=em), FitRecord(n_rows=complete.n + missing.n, batches=batches, trajectory=trajectory, seconds=time.perf_counter() - started, info={"em_log_likelihood": em.log_likelihood, "n_iter": em.iterations,
-              "converged": em.converged, "declaration": SUMMED_DECLARATION}, posterior_checks=partial(network_posterior_checks, complete=complete,
-                                 missing=missing, prior=prior)))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=[],
+            log_evidence=None,
+            estimates=em_estimates(model, states, em.cpts),
+            state=em,
+        ),
+        FitRecord(
+            n_rows=complete.n + missing.n,
+            batches=batches,
+            trajectory=trajectory,
+            seconds=time.perf_counter() - started,
+            info={
+                "em_log_likelihood": em.log_likelihood,
+                "n_iter": em.iterations,
+                "converged": em.converged,
+                "declaration": SUMMED_DECLARATION,
+            },
+            posterior_checks=partial(
+                network_posterior_checks, complete=complete, missing=missing, prior=prior
+            ),
+        ),
+    )
 
 
 def em_estimates(model: BayesianNetwork, states: dict, cpts) -> list[PointEstimate]:
@@ -470,7 +530,7 @@ def network_posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     chains, n_draws = draws[0].shape[:2]
     values = log_objective([d.reshape(-1, *d.shape[2:]) for d in draws], complete, missing,
                            prior)
-    at_estimate = float(log_objective(list(fit.state.cpts), complete, missing, prior))
+    at_estimate = float(log_objective(list(fit.posterior.state.cpts), complete, missing, prior))
     best = int(np.argmax(values))
     gap = float(values[best] - at_estimate)
     mean, sd = float(values.mean()), float(values.std(ddof=1))

@@ -1,14 +1,15 @@
 """Connecting the Beta-Bernoulli and Dirichlet-categorical models to the conjugate count engines.
 
-The models are :class:`bayescheck.models.BetaBernoulli` and :class:`bayescheck.models.DirichletCategorical`, the
+The models are :class:`bayescheck.models.BetaBernoulli` and
+:class:`bayescheck.models.DirichletCategorical`, the
 engines those of :mod:`bayescheck.inference.engines.counts`, fed over a stream of batches.
 
 Counts are sufficient statistics: each batch adds its successes / trials (or its count per
 label) to the state, and the posterior is formed once at the end, so any cut of the data into
 batches gives exactly the same posterior. The state, the engine's statistics themselves
 (:class:`~bayescheck.inference.engines.counts.BernoulliStats`,
-:class:`~bayescheck.inference.engines.counts.CategoricalStats`, whose label set grows over the stream when
-it is not declared), is checkpointed after every batch.
+:class:`~bayescheck.inference.engines.counts.CategoricalStats`, whose label set grows over the
+stream when it is not declared), is checkpointed after every batch.
 """
 
 from __future__ import annotations
@@ -107,16 +108,39 @@ def fit_beta_bernoulli(spec: Spec, *, out: Path | None = None, resume: bool = Fa
                      operator.add, summarize, out, resume, progress)
     post = bernoulli_beta(stats=stream.state, prior=prior)
     dist = post.dist()
-    parameters = {"p": {
-        "distribution": "beta", "a": post.a, "b": post.b,
-        "mean": post.mean, "sd": post.sd,
-        "q05": float(dist.ppf(0.05)), "q95": float(dist.ppf(0.95)),
-        "mle": _or_none(post.mle), "map": _or_none(post.map),
-        "predictive": post.predictive(),
-        "successes": post.stats.k, "trials": post.stats.n,
-        "prior": {"distribution": "beta", "a": prior.a, "b": prior.b},
-    }}
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[ExactMarginal("p", "p", {}, dist)], log_evidence=post.log_marginal_likelihood(), priors=[ExactMarginal("p", "p", {}, prior.dist())], state=post), FitRecord(n_rows=post.stats.n, batches=_records(stream), trajectory=stream.trajectory, seconds=time.perf_counter() - started))
+    parameters = {
+        "p": {
+            "distribution": "beta",
+            "a": post.a,
+            "b": post.b,
+            "mean": post.mean,
+            "sd": post.sd,
+            "q05": float(dist.ppf(0.05)),
+            "q95": float(dist.ppf(0.95)),
+            "mle": _or_none(post.mle),
+            "map": _or_none(post.map),
+            "predictive": post.predictive(),
+            "successes": post.stats.k,
+            "trials": post.stats.n,
+            "prior": {"distribution": "beta", "a": prior.a, "b": prior.b},
+        }
+    }
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=[ExactMarginal("p", "p", {}, dist)],
+            log_evidence=post.log_marginal_likelihood(),
+            priors=[ExactMarginal("p", "p", {}, prior.dist())],
+            state=post,
+        ),
+        FitRecord(
+            n_rows=post.stats.n,
+            batches=_records(stream),
+            trajectory=stream.trajectory,
+            seconds=time.perf_counter() - started,
+        ),
+    )
 
 
 def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -161,9 +185,28 @@ def fit_dirichlet_categorical(spec: Spec, *, out: Path | None = None, resume: bo
         "prior": {"distribution": "dirichlet", "alpha": prior.alpha.tolist()},
     }}
     a0 = float(prior.alpha.sum())
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, m)
-                   for c, m in zip(cats, post.marginals(), strict=True)], log_evidence=post.log_marginal_likelihood(), priors=[ExactMarginal(f"pi[{c}]", "pi", {"category": c}, Dist("beta", a, a0 - a))
-                for c, a in zip(cats, prior.alpha.tolist(), strict=True)], state=post), FitRecord(n_rows=post.stats.n, batches=_records(stream), trajectory=stream.trajectory, seconds=time.perf_counter() - started))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=[
+                ExactMarginal(f"pi[{c}]", "pi", {"category": c}, m)
+                for c, m in zip(cats, post.marginals(), strict=True)
+            ],
+            log_evidence=post.log_marginal_likelihood(),
+            priors=[
+                ExactMarginal(f"pi[{c}]", "pi", {"category": c}, Dist("beta", a, a0 - a))
+                for c, a in zip(cats, prior.alpha.tolist(), strict=True)
+            ],
+            state=post,
+        ),
+        FitRecord(
+            n_rows=post.stats.n,
+            batches=_records(stream),
+            trajectory=stream.trajectory,
+            seconds=time.perf_counter() - started,
+        ),
+    )
 
 
 def _posterior(model: DirichletCategorical, cats, counts):
@@ -239,7 +282,8 @@ def exact_draws_beta_bernoulli(posterior: dict, *, draws: int, chains: int,
                                rng: np.random.Generator) -> tuple[dict, dict]:
     """Independent draws of the declaration's ``p`` from its exact posterior Beta(a, b).
 
-    Returns ``({"p": ((), array (chains, draws))}, {})`` (see :mod:`bayescheck.inference.families.exact`).
+    Returns ``({"p": ((), array (chains, draws))}, {})`` (see
+    :mod:`bayescheck.inference.families.exact`).
     """
     a = float(posterior_value(posterior, "p", "a"))
     b = float(posterior_value(posterior, "p", "b"))

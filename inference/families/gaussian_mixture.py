@@ -2,11 +2,12 @@
 
 This module also holds the mixture-specific part of its cross-check.
 
-The fit reads every row, runs :func:`bayescheck.inference.engines.mixture_em.fit_em` (maximum likelihood,
+The fit reads every row, runs :func:`bayescheck.inference.engines.mixture_em.fit_em` (maximum
+likelihood,
 or MAP-EM when the spec gives priors) and names the components the way the PyMC declaration
 does: sorted by mean in one dimension (the declaration orders the means), aligned to the
-deterministic k-means centres of the data (:func:`bayescheck.inference.engines.mixture_em.kmeans`) in
-several (the declaration relabels its draws against the EM means so aligned). The same
+deterministic k-means centres of the data (:func:`bayescheck.inference.engines.mixture_em.kmeans`)
+in several (the declaration relabels its draws against the EM means so aligned). The same
 clustering starts the declaration's sampler: it is handed over as
 ``AnalyticFit.declaration["clustering"]``, since models do not import engines. The point
 estimates compared with the posterior are the coordinates in which MAP-EM is the mode:
@@ -14,8 +15,8 @@ estimates compared with the posterior are the coordinates in which MAP-EM is the
 (diag / spherical).
 
 :func:`posterior_checks` adds to the generic point-estimate comparison
-(:func:`bayescheck.inference.checking.compare.compare_estimates`: the estimate inside the posterior's central
-interval) what this family claims besides:
+(:func:`bayescheck.inference.checking.compare.compare_estimates`: the estimate inside the
+posterior's central interval) what this family claims besides:
 
 * closeness to the posterior mode: ``|estimate - mode| / sd <= max_mode_sd`` for each
   parameter, with the mode of each marginal estimated from the draws by a kernel density
@@ -26,13 +27,14 @@ interval) what this family claims besides:
   and ``max_draws`` draws): every ``|gamma_ik - E[gamma_ik]|`` within
   ``max(resp_atol, max_mode_sd * sd(gamma_ik))``.
 
-Before these, the chains are grouped by the mode they sit in (:func:`bayescheck.inference.checking.modes.chain_modes`:
+Before these, the chains are grouped by the mode they sit in
+(:func:`bayescheck.inference.checking.modes.chain_modes`:
 per-chain means of every compared parameter, in within-chain sds). When they separate cleanly
 into several modes, the estimate is judged against the chains of the mode it claims (the
 nearest), sampler health included, and the other modes are reported as information, with the
 log posterior density of their draws against the EM mode's (:func:`chain_log_densities`, the
-engine's :func:`~bayescheck.inference.engines.mixture_em.log_posterior`: the objective EM maximised, so a
-draw above the EM objective proves EM's mode is not the highest).
+engine's :func:`~bayescheck.inference.engines.mixture_em.log_posterior`: the objective EM maximised,
+so a draw above the EM objective proves EM's mode is not the highest).
 """
 
 from __future__ import annotations
@@ -182,20 +184,42 @@ def fit_gaussian_mixture(spec: Spec, *, out: Path | None = None, resume: bool = 
                                      "covariance": model.covariance, "kind": kind}
     gamma = em_responsibilities(rows.head(20) if X is None else X[:20], result)
     info = {
-        "estimate": kind, "log_likelihood": result.log_likelihood,
-        "objective": result.objective, "n_iter": result.n_iter,
+        "estimate": kind,
+        "log_likelihood": result.log_likelihood,
+        "objective": result.objective,
+        "n_iter": result.n_iter,
         "converged": result.converged,
         "restart_log_likelihoods": result.restart_log_likelihoods.tolist(),
         "restart_objectives": result.restart_objectives.tolist(),
-        "best_restart": result.best_restart, "history": result.history.tolist(),
-        "reg_covar": result.reg_covar, "messages": list(result.messages),
-        "near_singular_components": [] if model.known_sd is not None else
-        near_singular_components(result.weights, result.means, result.covariances,
-                                 rows.n if X is None else X.shape[0]),
+        "best_restart": result.best_restart,
+        "history": result.history.tolist(),
+        "reg_covar": result.reg_covar,
+        "messages": list(result.messages),
+        "near_singular_components": []
+        if model.known_sd is not None
+        else near_singular_components(
+            result.weights, result.means, result.covariances, rows.n if X is None else X.shape[0]
+        ),
         "near_singular_ratio": NEAR_SINGULAR_RATIO,
         "responsibilities_first_rows": gamma[:20].tolist(),
     }
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=[], estimates=_estimates(model, result), state=result), FitRecord(n_rows=int(rows.n if X is None else X.shape[0]), seconds=time.perf_counter() - started, info=info, data_matrix=X, declaration={"clustering": clustering}, posterior_checks=posterior_checks))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=[],
+            estimates=_estimates(model, result),
+            state=result,
+        ),
+        FitRecord(
+            n_rows=int(rows.n if X is None else X.shape[0]),
+            seconds=time.perf_counter() - started,
+            info=info,
+            data_matrix=X,
+            declaration={"clustering": clustering},
+            posterior_checks=posterior_checks,
+        ),
+    )
 
 
 def _estimates(model: GaussianMixture, result) -> list[PointEstimate]:
@@ -280,7 +304,8 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     fit : AnalyticFit
         From :func:`fit_gaussian_mixture` (its ``state`` is the aligned EM result).
     comparison : inference.compare.EstimateComparison
-        From :func:`bayescheck.inference.checking.compare.compare_estimates` on ``fit.estimates`` and every chain.
+        From :func:`bayescheck.inference.checking.compare.compare_estimates` on ``fit.estimates``
+        and every chain.
     idata : xarray.DataTree
         The draws of the declared model (already relabelled by the declaration).
     spec : models.Spec
@@ -304,11 +329,15 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
         ``sampled["mode_distance_sd"]``; one more row, ``responsibilities``, is added; the
         verdict is recomputed; ``modes`` holds :func:`modes_summary`.
     """
-    from bayescheck.inference.checking.compare import EstimateCheck, compare_estimates, draws_from_idata
+    from bayescheck.inference.checking.compare import (
+        EstimateCheck,
+        compare_estimates,
+        draws_from_idata,
+    )
 
     X = spec.model.data_matrix(spec.data)
-    draws = draws_from_idata(idata, fit.estimates)
-    modes = chain_modes(draws, {e.name: e.value for e in fit.estimates})
+    draws = draws_from_idata(idata, fit.posterior.estimates)
+    modes = chain_modes(draws, {e.name: e.value for e in fit.posterior.estimates})
     keep = modes.judged_chains
     if modes.split:
         stats_group = idata.sample_stats.ds if "sample_stats" in idata.children else {}
@@ -319,12 +348,12 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
             return np.asarray(stats_group[name].transpose("chain", "draw").values)[keep]
 
         comparison = compare_estimates(
-            fit.estimates, {k: v[keep] for k, v in draws.items()},
+            fit.posterior.estimates, {k: v[keep] for k, v in draws.items()},
             diverging=stat("diverging"), energy=stat("energy"),
             thresholds=comparison.thresholds, level=comparison.level,
             support_level=comparison.support_level)
     posterior = idata.posterior.ds.isel(chain=keep)
-    by_name = {e.name: e for e in fit.estimates}
+    by_name = {e.name: e for e in fit.posterior.estimates}
     for row in comparison.parameters:
         e = by_name.get(row.name)
         if e is None:
@@ -342,7 +371,7 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
             row.verdict = "fail"
 
     # responsibilities: E-step at the estimate against the posterior mean, per draw
-    result = fit.state
+    result = fit.posterior.state
     K, D = result.means.shape
     rows = np.unique(np.linspace(0, X.shape[0] - 1, min(max_rows, X.shape[0])).astype(int))
     Xs = X[rows]
@@ -388,7 +417,7 @@ def _chain_parameters(posterior, fit, chain: int, n_draws: int):
     Weights (S, K), means (S, K, D) and covariances (S, K, D, D).
     """
     one = posterior.isel(chain=[chain])
-    K, D = fit.state.means.shape
+    K, D = fit.posterior.state.means.shape
     S = one.sizes["draw"]
     keep = np.unique(np.linspace(0, S - 1, min(n_draws, S)).astype(int))
     means = _stack(one, "means").reshape(-1, K, D)[keep]
@@ -423,7 +452,7 @@ def chain_log_densities(fit: AnalyticFit, idata, spec: Spec, X: np.ndarray | Non
     """
     model = spec.model
     X = model.data_matrix(spec.data) if X is None else X
-    K, D = fit.state.means.shape
+    K, D = fit.posterior.state.means.shape
     if n_draws is None:
         n_draws = int(np.clip(2e6 / (X.shape[0] * K * D), 5, 100))
     prior = MixturePrior(**model.em_prior()) if model.is_map else None
@@ -435,7 +464,7 @@ def chain_log_densities(fit: AnalyticFit, idata, spec: Spec, X: np.ndarray | Non
                                   prior=prior, known_sd=model.known_sd,
                                   equal_weights=model.equal_weights)
                     for s in range(w.shape[0])])
-    return np.asarray(out, dtype=np.float64) - float(fit.state.objective)
+    return np.asarray(out, dtype=np.float64) - float(fit.posterior.state.objective)
 
 
 def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
@@ -476,7 +505,7 @@ def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
     chains = [{"chain": c, "group": next(i for i, g in enumerate(modes.groups) if c in g),
                "log_density_median": float(np.median(logd[c])),
                "log_density_max": float(np.max(logd[c]))} for c in range(logd.shape[0])]
-    component = {e.name: e.coords.get("component") for e in fit.estimates}
+    component = {e.name: e.coords.get("component") for e in fit.posterior.estimates}
     slow_rows = [{"name": p.name, "r_hat": p.r_hat, "component": component.get(p.name),
                   "chains": p.chains, "low": p.low, "high": p.high, "bimodal": p.bimodal,
                   "share_high": p.share_high, "crossings": p.crossings,
@@ -490,15 +519,26 @@ def modes_summary(modes: ChainModes, fit: AnalyticFit, idata, spec: Spec,
             f"Draws of the chains around the estimate reach a log posterior density "
             f"{claimed['log_density_max']:+.1f} above EM's: EM stopped at a lower mode than "
             f"one these chains visit (the best of {model.n_init} start(s); final objectives "
-            f"{', '.join(f'{v:.1f}' for v in fit.state.restart_objectives)}). More starts "
+            f"{', '.join(f'{v:.1f}' for v in fit.posterior.state.restart_objectives)}). "
+            "More starts "
             f"([fit] n_init) may find the higher one; until then the estimate is judged "
-            f"against a posterior that also holds a better mode.")
+            f"against a posterior that also holds a better mode."
+        )
     if diagnostics is not None and not diagnostics.healthy:
         message += _remedies(slow_rows, diagnostics, spec, fit)
-    return {"split": modes.split, "clean": modes.clean, "same_sd": modes.same_sd,
-            "apart_sd": modes.apart_sd, "judged_chains": modes.judged_chains,
-            "em_log_density": float(fit.state.objective), "draws_per_chain": logd.shape[1],
-            "groups": groups, "chains": chains, "slow": slow_rows, "message": message}
+    return {
+        "split": modes.split,
+        "clean": modes.clean,
+        "same_sd": modes.same_sd,
+        "apart_sd": modes.apart_sd,
+        "judged_chains": modes.judged_chains,
+        "em_log_density": float(fit.posterior.state.objective),
+        "draws_per_chain": logd.shape[1],
+        "groups": groups,
+        "chains": chains,
+        "slow": slow_rows,
+        "message": message,
+    }
 
 
 def _chain_list(chains) -> str:
@@ -534,11 +574,12 @@ def _remedies(slow: list[dict], diagnostics, spec: Spec, fit: AnalyticFit) -> li
                  f"those of component(s) {', '.join(comps)})" if K > 1 else "")
         prior = ("a stronger prior (a larger kappa, or iw_dof / ig_shape, which makes one "
                  "state clearly more probable than the other)")
-        out.append(f"NUTS moves between these states too rarely for r_hat and the ESS to "
-                   f"settle, so the estimate is neither confirmed nor refuted. What can change it: more "
-                   f"draws (--draws {worst['suggested_draws']}, about 10 moves per chain at "
-                   f"the rate seen, for {worst['name']}), " + prior
-                   + (f", or {fewer}." if fewer else "."))
+        out.append(
+            f"NUTS moves between these states too rarely for r_hat and the ESS to "
+            f"settle, so the estimate is neither confirmed nor refuted. What can change it: more "
+            f"draws (--draws {worst['suggested_draws']}, about 10 moves per chain at "
+            f"the rate seen, for {worst['name']}), " + prior + (f", or {fewer}." if fewer else ".")
+        )
     if diagnostics.divergences:
         out.append(f"{diagnostics.divergences} divergent transition(s): a longer tuning "
                    f"(--tune, twice the current) or a stronger covariance prior "
@@ -594,7 +635,7 @@ def _modes_message(modes: ChainModes, groups: list[dict], *, healthy: bool = Tru
 
 
 def _draw_covariances(posterior, fit, keep, K, D) -> np.ndarray:
-    model_kind = fit.state.covariance
+    model_kind = fit.posterior.state.covariance
     n = keep.size
     if model_kind == "known":
         return np.broadcast_to(fit.state.covariances[0], (n, K, D, D)).copy()

@@ -1,4 +1,4 @@
-"""Connecting a :class:`bayescheck.models.LinearRegression` to the conjugate engines, over a stream."""
+"""Connecting a :class:`bayescheck.models.LinearRegression` to the conjugate engines."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def posterior_parameters(model: LinearRegression, post) -> dict:
 
 def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool = False,
                           progress: bool = False, declaration: bool = False) -> AnalyticFit:
-    """Stream the data through the conjugate engine of a :class:`bayescheck.models.LinearRegression`.
+    """Stream the data through the conjugate engine of a linear regression.
 
     ``declaration=True`` (``check``) also takes each batch's
     :meth:`~bayescheck.models.LinearRegression.declaration_root` on the same pass, from the same
@@ -142,8 +142,25 @@ def fit_linear_regression(spec: Spec, *, out: Path | None = None, resume: bool =
     gathered = {}
     if roots is not None and stream.records and all(r.name in roots for r in stream.records):
         gathered = {"rows": int(post.n), "batch_roots": [roots[r.name] for r in stream.records]}
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=oracles, log_evidence=post.log_evidence, state=post), FitRecord(n_rows=int(post.n), batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                 for r in stream.records], trajectory=stream.trajectory, seconds=time.perf_counter() - started, declaration=gathered))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=oracles,
+            log_evidence=post.log_evidence,
+            state=post,
+        ),
+        FitRecord(
+            n_rows=int(post.n),
+            batches=[
+                {"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                for r in stream.records
+            ],
+            trajectory=stream.trajectory,
+            seconds=time.perf_counter() - started,
+            declaration=gathered,
+        ),
+    )
 
 
 def batch_statistic(model: LinearRegression, batch: Batch) -> RegressionStats:

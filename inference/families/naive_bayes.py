@@ -2,8 +2,10 @@
 
 The engine is fed over a stream; the spec's query rows get minimum-risk decisions.
 
-The batches go through :func:`bayescheck.inference.scale.streaming.run_stream`; the checkpointed state is the
-engine's :class:`~bayescheck.inference.engines.naive_bayes_stats.NaiveBayesStats` itself (its schema,
+The batches go through :func:`bayescheck.inference.scale.streaming.run_stream`; the checkpointed
+state is the
+engine's :class:`~bayescheck.inference.engines.naive_bayes_stats.NaiveBayesStats` itself (its
+schema,
 classes and categories, is rebuilt from the spec and a pass over the labels, and a checkpoint
 written for another schema is refused on resume).
 ``posterior.json`` keeps the sufficient statistics, so ``bayescheck predict`` rebuilds the
@@ -439,26 +441,52 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
     queries = _query_records(model, nb, loss, options, checked, where=spec.path)
     parameters = {
         "classes": list(classes),
-        "settings": {"smoothing": model.smoothing, "concentration": model.concentration,
-                     "class_prior": model.class_prior, "gaussian": nb.gaussian,
-                     "nig_prior": {"mu0": model.mu0, "kappa0": model.kappa0, "a0": model.a0,
-                                   "b0": model.b0} if model.gaussians else None},
-        "class_prior": {c: float(p) for c, p in zip(classes, np.exp(nb.class_log_prior),
-                                                    strict=True)},
-        "class_weight": {"mean": dict(zip(classes, nb.class_posterior.mean.tolist(),
-                                          strict=True)),
-                         "sd": dict(zip(classes, nb.class_posterior.sd.tolist(), strict=True)),
-                         "distribution": "dirichlet",
-                         "concentration": nb.class_posterior.alpha.tolist()},
+        "settings": {
+            "smoothing": model.smoothing,
+            "concentration": model.concentration,
+            "class_prior": model.class_prior,
+            "gaussian": nb.gaussian,
+            "nig_prior": {"mu0": model.mu0, "kappa0": model.kappa0, "a0": model.a0, "b0": model.b0}
+            if model.gaussians
+            else None,
+        },
+        "class_prior": {
+            c: float(p) for c, p in zip(classes, np.exp(nb.class_log_prior), strict=True)
+        },
+        "class_weight": {
+            "mean": dict(zip(classes, nb.class_posterior.mean.tolist(), strict=True)),
+            "sd": dict(zip(classes, nb.class_posterior.sd.tolist(), strict=True)),
+            "distribution": "dirichlet",
+            "concentration": nb.class_posterior.alpha.tolist(),
+        },
         "features": _features_json(model, nb),
-        "decision": {"options": list(options), "classes": list(classes),
-                     "loss": np.asarray(loss).tolist(),
-                     "zero_one": model.loss is None},
+        "decision": {
+            "options": list(options),
+            "classes": list(classes),
+            "loss": np.asarray(loss).tolist(),
+            "zero_one": model.loss is None,
+        },
         "query": queries,
         "statistics": _statistics_json(stats),
     }
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=_oracles(model, nb, queries), log_evidence=None, state=nb), FitRecord(n_rows=stats.n, batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                 for r in stream.records], trajectory=stream.trajectory, seconds=time.perf_counter() - started))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=_oracles(model, nb, queries),
+            log_evidence=None,
+            state=nb,
+        ),
+        FitRecord(
+            n_rows=stats.n,
+            batches=[
+                {"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                for r in stream.records
+            ],
+            trajectory=stream.trajectory,
+            seconds=time.perf_counter() - started,
+        ),
+    )
 
 
 # ---- the fitted model again, for prediction ------------------------------------------------
@@ -497,8 +525,8 @@ def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
                             rng: np.random.Generator) -> tuple[dict, dict]:
     """Independent draws of the declaration's parameters from their exact posterior.
 
-    The declared model (:meth:`bayescheck.models.NaiveBayes.declare`, whatever the prediction settings):
-    ``class_weight ~ Dirichlet(concentration + class counts)`` (dims ``class``); per
+    The declared model (:meth:`bayescheck.models.NaiveBayes.declare`, whatever the prediction
+    settings): ``class_weight ~ Dirichlet(concentration + class counts)`` (dims ``class``); per
     categorical feature ``p_<f>[c] ~ Dirichlet(concentration + counts of class c)`` (dims
     ``class``, ``<f>_category``); per class and Gaussian feature the Normal-Inverse-Gamma
     posterior, ``sigma2 ~ InvGamma(a, b)`` and ``mu | sigma2 ~ N(m, sigma2 / kappa)`` (dims

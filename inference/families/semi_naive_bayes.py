@@ -22,7 +22,11 @@ from bayescheck.data.labels import string_labels
 from bayescheck.inference.engines.counts import encode_labels
 from bayescheck.inference.engines.decisions import bayes_decision
 from bayescheck.inference.engines.dist import Dist
-from bayescheck.inference.engines.networks import NetworkCounts, cpt_posterior, log_marginal_likelihood
+from bayescheck.inference.engines.networks import (
+    NetworkCounts,
+    cpt_posterior,
+    log_marginal_likelihood,
+)
 from bayescheck.inference.engines.one_dependence import (
     PairCounts,
     aode_log_scores,
@@ -288,8 +292,24 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
         parameters["network"] = network
     if model.kind == "aode":
         marginals = _aode_oracles(model, total, classes, categories, queries)
-    return AnalyticFit(Posterior(model=model.name, parameters=parameters, marginals=marginals, log_evidence=log_ml, state=total), FitRecord(n_rows=total.n, batches=[{"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
-                                for r in stream.records], trajectory=stream.trajectory, seconds=time.perf_counter() - started))
+    return AnalyticFit(
+        Posterior(
+            model=model.name,
+            parameters=parameters,
+            marginals=marginals,
+            log_evidence=log_ml,
+            state=total,
+        ),
+        FitRecord(
+            n_rows=total.n,
+            batches=[
+                {"name": r.name, "fingerprint": r.fingerprint, "rows": r.rows}
+                for r in stream.records
+            ],
+            trajectory=stream.trajectory,
+            seconds=time.perf_counter() - started,
+        ),
+    )
 
 
 def class_log_scores(model: SemiNaiveBayes, counts: PairCounts, parents: tuple[int, ...] | None,

@@ -1,1 +1,1 @@
-"""The scale of a fit: batches streamed with checkpoints, and the same statistics on a Dask cluster."""
+"""The scale of a fit: batches streamed with checkpoints, the same statistics on a Dask cluster."""

@@ -27,8 +27,8 @@ end and when the run stops on an error, the same checkpoint the stream writes (t
 state with the merged statistic applied, and the file, fingerprint and rows of every
 partition it covers). ``--resume`` verifies the covered files' fingerprints on the workers
 and computes only the others; a checkpoint of either kind resumes in either place. EM
-keeps its iterations instead (:mod:`bayescheck.inference.scale.em_checkpoint`). Dask is an optional dependency
-(``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
+keeps its iterations instead (:mod:`bayescheck.inference.scale.em_checkpoint`). Dask is an optional
+dependency (``pip install 'bayescheck[dask]'``); nothing here is imported by an in-process fit.
 """
 
 from __future__ import annotations
@@ -231,7 +231,8 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
     Returns
     -------
     (stats, records)
-        The merged statistic and each file's :class:`~bayescheck.inference.scale.streaming.BatchRecord`.
+        The merged statistic and each file's
+        :class:`~bayescheck.inference.scale.streaming.BatchRecord`.
 
     Raises
     ------
@@ -305,11 +306,11 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
     """The statistic of every file on the workers, merged on the client as each finishes.
 
     The client merges each partition's statistic into the running one in the order the
-    partitions finish and writes :func:`~bayescheck.inference.scale.streaming.save_checkpoint`'s checkpoint
-    (``apply(state, merged)``, the records of the partitions it covers, the trajectory
+    partitions finish and writes :func:`~bayescheck.inference.scale.streaming.save_checkpoint`'s
+    checkpoint (``apply(state, merged)``, the records of the partitions it covers, the trajectory
     loaded) every ``checkpoint_seconds`` (default
-    :func:`~bayescheck.inference.scale.streaming.checkpoint_interval`), at the end and when the run stops on
-    an error or an interrupt. The order of merging changes only floating-point rounding
+    :func:`~bayescheck.inference.scale.streaming.checkpoint_interval`), at the end and when the run
+    stops on an error or an interrupt. The order of merging changes only floating-point rounding
     (counts add exactly).
 
     Parameters
@@ -397,7 +398,8 @@ def stream_or_reduce(source, *, initial_state: Any, statistic: Callable[[Batch],
                      model_key: str = "") -> StreamResult:
     """A family's pass over its data: on the cluster of :func:`cluster`, else the stream.
 
-    In-process, ``stream(absorb, statistic)`` runs :func:`bayescheck.inference.scale.streaming.run_stream`
+    In-process, ``stream(absorb, statistic)`` runs
+    :func:`bayescheck.inference.scale.streaming.run_stream`
     with ``absorb(state, stat) = apply(state, stat)`` and ``statistic`` (which the stream
     computes on its read-ahead threads, in file order); on a cluster the statistics of
     the files are merged by :func:`reduce_partitions` (a tree on the workers) and applied
@@ -516,9 +518,10 @@ def _add_pairs(a, b):
 class ClusterRows:
     """The rows of a mixture held on the workers, one ``MatrixRows`` per file.
 
-    Implements the ``Rows`` protocol of :func:`bayescheck.inference.engines.mixture_em.fit_em` (``n``,
-    ``D``, the E-step ``statistics`` at a state, ``ptp``, ``seed_centres``) by running the
-    same computation on each partition's :class:`~bayescheck.inference.engines.mixture_em.MatrixRows`
+    Implements the ``Rows`` protocol of :func:`bayescheck.inference.engines.mixture_em.fit_em`
+    (``n``, ``D``, the E-step ``statistics`` at a state, ``ptp``, ``seed_centres``) by running the
+    same computation on each partition's
+    :class:`~bayescheck.inference.engines.mixture_em.MatrixRows`
     and merging the partial results: the E-step statistics by a tree of
     :func:`~bayescheck.inference.engines.mixture_em.combine_statistics` on the workers, so one
     iteration of EM is one map-reduce and only the merged statistics reach the client.
@@ -615,7 +618,7 @@ class ClusterRows:
         return np.array(chosen)
 
     def kmeans(self, K: int, iterations: int = 50) -> np.ndarray:
-        """The centres of :func:`~bayescheck.inference.engines.mixture_em.kmeans`, over the partitions."""
+        """The centres of :func:`~.engines.mixture_em.kmeans`, over the partitions."""
         from bayescheck.inference.engines.mixture_em import lloyd_centres, order_centres
 
         centres = self.seed_centres(K)

@@ -4,7 +4,8 @@ A mixture's EM has no per-partition statistic to keep: every iteration is a map-
 all the rows. What an interruption loses is the iterations, so that is what is kept: the
 starting states of the runs (the k-means++ seeds and their first M step), the runs that
 finished, and the parameters and objective history of the run in progress after its last
-M step. :class:`EMJournal` is the ``journal`` of :func:`bayescheck.inference.engines.mixture_em.fit_em`;
+M step. :class:`EMJournal` is the ``journal`` of
+:func:`bayescheck.inference.engines.mixture_em.fit_em`;
 it writes ``DIR/checkpoint.npz`` (atomically) on the stream's interval
 (``BAYESCHECK_CHECKPOINT_SECONDS``), after every finished run and when the fit stops
 (:meth:`EMJournal.flush`).

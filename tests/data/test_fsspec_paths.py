@@ -75,12 +75,14 @@ def test_a_url_glob_fits_like_the_local_files(tmp_path, bucket, scheme):
         f"file://{tmp_path}/parts/part*.parquet"
     remote, local = fit(load_spec(_spec(tmp_path, url))), \
         fit(load_spec(_spec(tmp_path, "parts/*.parquet")))
-    assert remote.log_evidence == local.log_evidence  # the same bytes: the same arithmetic
-    np.testing.assert_array_equal(remote.parameters["theta"]["mean"],
-                                  local.parameters["theta"]["mean"])
-    assert [b["fingerprint"] for b in remote.batches] == \
-        [b["fingerprint"] for b in local.batches]
-    names = [b["name"] for b in remote.batches]
+    assert (
+        remote.posterior.log_evidence == local.posterior.log_evidence
+    )  # the same bytes: the same arithmetic
+    np.testing.assert_array_equal(remote.posterior.parameters["theta"]["mean"],
+                                  local.posterior.parameters["theta"]["mean"])
+    assert [b["fingerprint"] for b in remote.record.batches] == \
+        [b["fingerprint"] for b in local.record.batches]
+    names = [b["name"] for b in remote.record.batches]
     assert all(is_url(n) for n in names)
     assert [n.rsplit("/", 1)[1] for n in names] == \
         ["part0.parquet", "part1.parquet", "part2.parquet", "part10.parquet"]
@@ -96,8 +98,8 @@ def test_resume_over_a_url_absorbs_only_new_files_and_refuses_a_changed_one(tmp_
     fs.pipe(f"{root}/part10.parquet", late)
     resumed = fit(spec, out=out, resume=True)
     whole = fit(spec)
-    assert resumed.log_evidence == whole.log_evidence
-    assert resumed.batches == whole.batches
+    assert resumed.posterior.log_evidence == whole.posterior.log_evidence
+    assert resumed.record.batches == whole.record.batches
     fs.pipe(f"{root}/part1.parquet", _parquet(np.random.default_rng(9), 75))
     with pytest.raises(DataError, match="content changed since this batch was absorbed"):
         fit(spec, out=out, resume=True)

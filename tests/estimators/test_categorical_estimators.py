@@ -47,7 +47,7 @@ def test_semi_naive_from_spec_is_bayescheck_fit_and_predict(name):
     X = pd.DataFrame(encoder.transform(frame[list(m.features)]), columns=list(m.features))
     est = SemiNaiveBayesClassifier.from_spec(path).fit(X, frame[m.target])
     fitted = bayescheck.fit(spec)
-    structure = fitted.parameters["structure"]
+    structure = fitted.posterior.parameters["structure"]
     if m.kind == "spode":
         assert est.super_parent_ == structure["super_parent"]
         assert est.cross_validation_ == structure["cross_validation"]
@@ -56,7 +56,9 @@ def test_semi_naive_from_spec_is_bayescheck_fit_and_predict(name):
     table = bayescheck.predict(spec, fitted, frame[list(m.features)])
     np.testing.assert_allclose(est.predict_proba(X), _proba(table, est.classes_), rtol=1e-12)
     query = pd.DataFrame([{f: q[f] for f in m.features} for q in m.queries])
-    expected = [[q["probabilities"][c] for c in est.classes_] for q in fitted.parameters["query"]]
+    expected = [
+        [q["probabilities"][c] for c in est.classes_] for q in fitted.posterior.parameters["query"]
+    ]
     np.testing.assert_allclose(
         est.predict_proba(pd.DataFrame(encoder.transform(query), columns=list(m.features))),
         expected, rtol=1e-12)
@@ -207,7 +209,7 @@ def test_network_from_spec_answers_the_specs_queries(target):
     encoder = OrdinalEncoder().fit(frame[features])
     est = BayesianNetworkClassifier.from_spec(ASIA, target=target)
     est.fit(pd.DataFrame(encoder.transform(frame[features]), columns=features), frame[target])
-    for q in bayescheck.fit(spec).parameters["query"]:
+    for q in bayescheck.fit(spec).posterior.parameters["query"]:
         if q["target"] != target:
             continue
         row = pd.DataFrame([{f: q["evidence"].get(f, np.nan) for f in features}])
@@ -233,7 +235,7 @@ def test_network_with_missing_training_cells_is_bayescheck_fits_em(tmp_path):
     holes.to_csv(tmp_path / "asia.csv", index=False)
     text = ASIA.read_text().split("[[query]]")[0]
     (tmp_path / "asia.toml").write_text(text)
-    fitted = bayescheck.fit(tmp_path / "asia.toml").parameters
+    fitted = bayescheck.fit(tmp_path / "asia.toml").posterior.parameters
     features = [n for n in fitted["nodes"] if n != "lung"]
     encoder = OrdinalEncoder(handle_unknown="use_encoded_value",
                              unknown_value=np.nan).fit(frame[features])  # NaN stays NaN

@@ -120,7 +120,7 @@ def test_categorical_from_spec_predicts_as_bayescheck_fit():
     est = CategoricalNaiveBayes.from_spec(path).fit(encoder.transform(frame[features]),
                                                     frame[spec.model.target])
     query = pd.DataFrame([{f: q[f] for f in features} for q in spec.model.queries])
-    fitted = bayescheck.fit(spec).parameters["query"][0]
+    fitted = bayescheck.fit(spec).posterior.parameters["query"][0]
     proba = est.predict_proba(encoder.transform(query))[0]
     expected = [fitted["probabilities"][c] for c in est.classes_]
     np.testing.assert_allclose(proba, expected, rtol=1e-12)
@@ -155,7 +155,7 @@ def test_mixture_from_spec_fits_as_bayescheck_fit(tmp_path):
     path = ROOT / "examples" / "gaussian_mixture" / "blobs.toml"
     frame = pd.read_csv(path.parent / "blobs.csv")
     est = GaussianMixture.from_spec(path).fit(frame[["x1", "x2"]])
-    fitted = bayescheck.fit(path).parameters
+    fitted = bayescheck.fit(path).posterior.parameters
     np.testing.assert_array_equal(est.means_, fitted["means"]["estimate"])
     np.testing.assert_array_equal(est.covariances_, fitted["covariances"]["estimate"])
     frame.to_csv(tmp_path / "blobs.csv", index=False)

@@ -128,7 +128,7 @@ def test_from_spec_fits_as_bayescheck_fit(spec):
     path = ROOT / "examples" / spec
     X, y = _spec_rows(path)
     est = BayesianLinearRegression.from_spec(path).fit(X, y)
-    theta = bayescheck.fit(path).parameters["theta"]
+    theta = bayescheck.fit(path).posterior.parameters["theta"]
     k = int(est.fit_intercept)
     mean = np.r_[[est.intercept_] if k else [], est.coef_]
     np.testing.assert_allclose(mean, theta["mean"], rtol=1e-12, atol=1e-14)
@@ -149,7 +149,7 @@ def test_to_spec_round_trips(tmp_path, diabetes):
         mine, theirs = est.get_params(), back.get_params()
         for key in mine:
             np.testing.assert_array_equal(np.asarray(theirs[key]), np.asarray(mine[key]), key)
-        fitted = bayescheck.fit(tmp_path / "s.toml").parameters["theta"]["mean"]
+        fitted = bayescheck.fit(tmp_path / "s.toml").posterior.parameters["theta"]["mean"]
         np.testing.assert_allclose(fitted, np.r_[est.intercept_, est.coef_], rtol=1e-12)
     ard = ARDRegression(method="mackay", tol=1e-7, alpha_shape=2.0)
     (tmp_path / "a.toml").write_text(ard.to_spec("d.csv", target="target"))
@@ -160,7 +160,7 @@ def test_ard_from_spec_fits_as_bayescheck_fit():
     path = ROOT / "examples" / "ard" / "design.toml"
     X, y = _spec_rows(path)
     est = ARDRegression.from_spec(path).fit(X, y)
-    w = bayescheck.fit(path).parameters["w"]
+    w = bayescheck.fit(path).posterior.parameters["w"]
     k = int(est.fit_intercept)
     np.testing.assert_array_equal(np.r_[[est.intercept_] if k else [], est.coef_], w["mean"])
 

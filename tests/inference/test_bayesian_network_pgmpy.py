@@ -116,25 +116,25 @@ def test_asia_cpts_and_queries_equal_pgmpy(tmp_path, asia, prior, estimator):
     spec, data = sampled_spec(tmp_path, asia, 3000, 1, prior, ASIA_QUERIES)
     result = fit(spec)
     reference = pgmpy_fit(asia, data, **estimator)
-    assert cpt_mismatches(result.parameters["cpts"], reference) == []
-    assert query_mismatches(result.parameters["query"], reference) == []
+    assert cpt_mismatches(result.posterior.parameters["cpts"], reference) == []
+    assert query_mismatches(result.posterior.parameters["query"], reference) == []
 
 
 def test_the_comparisons_flag_a_wrong_cpt_and_a_wrong_query(tmp_path, asia):
     spec, data = sampled_spec(tmp_path, asia, 2000, 2, "concentration = 1.0", ASIA_QUERIES)
     result = fit(spec)
     reference = pgmpy_fit(asia, data, prior_type="dirichlet", pseudo_counts=1)
-    cpts = {k: dict(v) for k, v in result.parameters["cpts"].items()}
+    cpts = {k: dict(v) for k, v in result.posterior.parameters["cpts"].items()}
     mean = [list(r) for r in cpts["lung"]["mean"]]
     mean[0][1] *= 1.5
     cpts["lung"] = {**cpts["lung"], "mean": mean}
     assert len(cpt_mismatches(cpts, reference)) == 1
     # the ratio of posterior-mean sums computed with the maximum-likelihood CPTs instead
     ml = pgmpy_fit(asia, data, prior_type="dirichlet", pseudo_counts=1e-9)
-    assert query_mismatches(result.parameters["query"], ml)
+    assert query_mismatches(result.posterior.parameters["query"], ml)
     # and with a prior off by a factor 2 every CPT of a sparse node moves
     off = pgmpy_fit(asia, data, prior_type="dirichlet", pseudo_counts=2)
-    assert len(cpt_mismatches(result.parameters["cpts"], off)) > 10
+    assert len(cpt_mismatches(result.posterior.parameters["cpts"], off)) > 10
 
 
 def test_child_network_equals_pgmpy_with_bdeu(tmp_path, child):
@@ -148,10 +148,10 @@ def test_child_network_equals_pgmpy_with_bdeu(tmp_path, child):
     spec, data = sampled_spec(tmp_path, child, 5000, 3, "equivalent_sample_size = 10.0",
                               queries)
     result = fit(spec)
-    assert "None" in result.parameters["cpts"]["DuctFlow"]["states"]
+    assert "None" in result.posterior.parameters["cpts"]["DuctFlow"]["states"]
     reference = pgmpy_fit(child, data, prior_type="BDeu", equivalent_sample_size=10)
-    assert cpt_mismatches(result.parameters["cpts"], reference) == []
-    assert query_mismatches(result.parameters["query"], reference) == []
+    assert cpt_mismatches(result.posterior.parameters["cpts"], reference) == []
+    assert query_mismatches(result.posterior.parameters["query"], reference) == []
 
 
 def test_child_streamed_with_states_first_seen_late_equals_pgmpy(tmp_path, child):
@@ -179,9 +179,9 @@ def test_child_streamed_with_states_first_seen_late_equals_pgmpy(tmp_path, child
     streamed = fit(load_spec(tmp_path / "stream.toml"))
     frames = fit(Spec(model=spec.model, data=DataSource.from_frame(*parts), raw=spec.raw))
     reference = pgmpy_fit(child, data, prior_type="BDeu", equivalent_sample_size=10)
-    assert cpt_mismatches(streamed.parameters["cpts"], reference) == []
-    assert frames.parameters["cpts"] == streamed.parameters["cpts"]
-    assert frames.log_evidence == streamed.log_evidence
+    assert cpt_mismatches(streamed.posterior.parameters["cpts"], reference) == []
+    assert frames.posterior.parameters["cpts"] == streamed.posterior.parameters["cpts"]
+    assert frames.posterior.log_evidence == streamed.posterior.log_evidence
 
 
 @pytest.mark.parametrize("prior, score", [("concentration = 1.0", "K2"),
@@ -195,13 +195,13 @@ def test_log_evidence_equals_pgmpy_structure_score(tmp_path, asia, prior, score)
               else structure_score.BDeu(data, equivalent_sample_size=10))
     theirs = scorer.score(asia)
     # pgmpy adds a log structure prior (0 by default), so the scores are equal
-    assert result.log_evidence == pytest.approx(theirs, rel=1e-10)
+    assert result.posterior.log_evidence == pytest.approx(theirs, rel=1e-10)
     # and a structure missing an edge scores differently under both
     from pgmpy.models import DiscreteBayesianNetwork
 
     smaller = DiscreteBayesianNetwork([e for e in asia.edges() if e != ("smoke", "lung")])
     smaller.add_nodes_from(asia.nodes())
-    assert scorer.score(smaller) != pytest.approx(result.log_evidence, rel=1e-6)
+    assert scorer.score(smaller) != pytest.approx(result.posterior.log_evidence, rel=1e-6)
 
 
 def _pgmpy_network(network, cpts: dict):
@@ -237,9 +237,9 @@ def test_em_with_cells_missing_at_random_is_a_fixed_point_of_pgmpy_inference(tmp
     text = (tmp_path / "spec.toml").read_text() + "[fit]\ntol = 1e-13\nmax_iter = 5000\n"
     (tmp_path / "spec.toml").write_text(text)
     result = fit(load_spec(tmp_path / "spec.toml"))
-    em, cpts = result.parameters["em"], result.parameters["cpts"]
-    assert result.parameters["fit"]["converged"] and em["incomplete_rows"] > 500
-    assert result.log_evidence is None and result.marginals == []
+    em, cpts = result.posterior.parameters["em"], result.posterior.parameters["cpts"]
+    assert result.posterior.parameters["fit"]["converged"] and em["incomplete_rows"] > 500
+    assert result.posterior.log_evidence is None and result.posterior.marginals == []
     assert (np.diff(em["objective"]) >= -1e-12 * np.abs(em["objective"][1:])).all()
 
     joint = VariableElimination(_pgmpy_network(asia, cpts)).query(

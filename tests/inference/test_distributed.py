@@ -89,15 +89,23 @@ def test_linear_regression_on_the_cluster_equals_the_stream(tmp_path, address, t
                             suffix))
     local = fit(spec)
     remote = fit(spec, scheduler=address)
-    theta_l, theta_r = local.parameters["theta"], remote.parameters["theta"]
+    theta_l, theta_r = local.posterior.parameters["theta"], remote.posterior.parameters["theta"]
     _close(theta_r["mean"], theta_l["mean"])
     _close(theta_r["cov"], theta_l["cov"])
-    _close(remote.log_evidence, local.log_evidence)
-    if "scale" in local.parameters.get("sigma2", {}):
-        _close(remote.parameters["sigma2"]["scale"], local.parameters["sigma2"]["scale"])
-        assert remote.parameters["sigma2"]["shape"] == local.parameters["sigma2"]["shape"]
-    assert remote.n_rows == local.n_rows == 518
-    assert remote.batches == local.batches  # same files, fingerprints and rows, same order
+    _close(remote.posterior.log_evidence, local.posterior.log_evidence)
+    if "scale" in local.posterior.parameters.get("sigma2", {}):
+        _close(
+            remote.posterior.parameters["sigma2"]["scale"],
+            local.posterior.parameters["sigma2"]["scale"],
+        )
+        assert (
+            remote.posterior.parameters["sigma2"]["shape"]
+            == local.posterior.parameters["sigma2"]["shape"]
+        )
+    assert remote.record.n_rows == local.record.n_rows == 518
+    assert (
+        remote.record.batches == local.record.batches
+    )  # same files, fingerprints and rows, same order
 
 
 def test_the_comparison_sees_a_missing_partition(tmp_path, address):
@@ -108,7 +116,10 @@ def test_the_comparison_sees_a_missing_partition(tmp_path, address):
     (tmp_path / "parts" / "3.csv").unlink()
     remote = fit(load_spec(tmp_path / "spec.toml"), scheduler=address)
     with pytest.raises(AssertionError):
-        _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
+        _close(
+            remote.posterior.parameters["theta"]["mean"],
+            local.posterior.parameters["theta"]["mean"],
+        )
 
 
 def test_counts_on_the_cluster_equal_the_stream(tmp_path, address):
@@ -120,10 +131,10 @@ def test_counts_on_the_cluster_equal_the_stream(tmp_path, address):
     spec = load_spec(_write(tmp_path / "coin", coin, 'model = "beta_bernoulli"\n[data]\n'
                             'path = "PATH"\ntarget = "heads"\n[prior]\na = 2.0\nb = 3.0\n'))
     local, remote = fit(spec), fit(spec, scheduler=address)
-    assert remote.parameters["p"]["a"] == local.parameters["p"]["a"]
-    assert remote.parameters["p"]["b"] == local.parameters["p"]["b"]
-    assert remote.log_evidence == pytest.approx(local.log_evidence, rel=RTOL)
-    assert remote.batches == local.batches
+    assert remote.posterior.parameters["p"]["a"] == local.posterior.parameters["p"]["a"]
+    assert remote.posterior.parameters["p"]["b"] == local.posterior.parameters["p"]["b"]
+    assert remote.posterior.log_evidence == pytest.approx(local.posterior.log_evidence, rel=RTOL)
+    assert remote.record.batches == local.record.batches
 
     # labels appear in different files, none declared: the category order must agree too
     (tmp_path / "die").mkdir()
@@ -132,8 +143,8 @@ def test_counts_on_the_cluster_equal_the_stream(tmp_path, address):
     spec = load_spec(_write(tmp_path / "die", die, 'model = "dirichlet_categorical"\n[data]\n'
                             'path = "PATH"\ntarget = "face"\n'))
     local, remote = fit(spec), fit(spec, scheduler=address)
-    assert remote.parameters["pi"] == local.parameters["pi"]
-    assert remote.log_evidence == pytest.approx(local.log_evidence, rel=RTOL)
+    assert remote.posterior.parameters["pi"] == local.posterior.parameters["pi"]
+    assert remote.posterior.log_evidence == pytest.approx(local.posterior.log_evidence, rel=RTOL)
 
 
 NAIVE = """model = "naive_bayes"
@@ -161,13 +172,16 @@ def test_naive_bayes_on_the_cluster_equals_the_stream(tmp_path, address):
             "weight": rng.normal(50.0, 5.0, size=n), "label": label}))
     spec = load_spec(_write(tmp_path, frames, NAIVE))
     local, remote = fit(spec), fit(spec, scheduler=address)
-    s_l, s_r = local.parameters["statistics"], remote.parameters["statistics"]
+    s_l, s_r = local.posterior.parameters["statistics"], remote.posterior.parameters["statistics"]
     assert s_r["classes"] == s_l["classes"] and s_r["categories"] == s_l["categories"]
     assert s_r["class_counts"] == s_l["class_counts"]
     assert s_r["category_counts"] == s_l["category_counts"]
     _close(s_r["gaussian_mean"], s_l["gaussian_mean"])
     _close(s_r["gaussian_m2"], s_l["gaussian_m2"])
-    feats_l, feats_r = local.parameters["features"], remote.parameters["features"]
+    feats_l, feats_r = (
+        local.posterior.parameters["features"],
+        remote.posterior.parameters["features"],
+    )
     for name in ("size", "weight"):
         _close(list(feats_r[name]["predictive"]["scale"].values()),
                list(feats_l[name]["predictive"]["scale"].values()))
@@ -209,15 +223,19 @@ def test_mixture_em_on_the_cluster_equals_the_in_process_em(tmp_path, address, c
         text = text.replace("iw_dof = 4.0\niw_scale = 1.0", "ig_shape = 2.0\nig_scale = 1.0")
     spec = load_spec(_write(tmp_path, _blobs(np.random.default_rng(4)), text))
     local, remote = fit(spec), fit(spec, scheduler=address)
-    assert remote.info["n_iter"] == local.info["n_iter"]
-    assert remote.info["best_restart"] == local.info["best_restart"]
+    assert remote.record.info["n_iter"] == local.record.info["n_iter"]
+    assert remote.record.info["best_restart"] == local.record.info["best_restart"]
     for name in ("weights", "means", "sds"):
-        _close(remote.parameters[name]["estimate"], local.parameters[name]["estimate"], 1e-9)
-    _close(remote.info["history"], local.info["history"], 1e-11)
-    _close(remote.info["restart_objectives"], local.info["restart_objectives"], 1e-11)
-    _close(remote.info["responsibilities_first_rows"],
-           local.info["responsibilities_first_rows"], 1e-9)
-    assert remote.n_rows == local.n_rows == 500
+        _close(
+            remote.posterior.parameters[name]["estimate"],
+            local.posterior.parameters[name]["estimate"],
+            1e-9,
+        )
+    _close(remote.record.info["history"], local.record.info["history"], 1e-11)
+    _close(remote.record.info["restart_objectives"], local.record.info["restart_objectives"], 1e-11)
+    _close(remote.record.info["responsibilities_first_rows"],
+           local.record.info["responsibilities_first_rows"], 1e-9)
+    assert remote.record.n_rows == local.record.n_rows == 500
 
 
 @pytest.mark.slow
@@ -324,7 +342,9 @@ def test_local_cluster_of_worker_processes(tmp_path):
     spec = _write(tmp_path, _regression_frames(np.random.default_rng(8)), LINEAR_KNOWN)
     local = fit(load_spec(spec))
     remote = fit(load_spec(spec), scheduler="local", workers=2)
-    _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
+    _close(
+        remote.posterior.parameters["theta"]["mean"], local.posterior.parameters["theta"]["mean"]
+    )
 
 
 def _split(frame, k):
@@ -341,8 +361,10 @@ def test_public_data_sets_on_the_cluster(tmp_path, address):
                             'target = "target"\nintercept = true\n[prior]\nmean = 0.0\n'
                             'cov = 1e6\nnoise_shape = 2.0\nnoise_scale = 1.0\n'))
     local, remote = fit(spec), fit(spec, scheduler=address)
-    _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
-    _close(remote.log_evidence, local.log_evidence)
+    _close(
+        remote.posterior.parameters["theta"]["mean"], local.posterior.parameters["theta"]["mean"]
+    )
+    _close(remote.posterior.log_evidence, local.posterior.log_evidence)
 
     iris = datasets.load_iris(as_frame=True).frame.sample(frac=1.0, random_state=0)
     iris.columns = ["sl", "sw", "pl", "pw", "species"]
@@ -351,8 +373,8 @@ def test_public_data_sets_on_the_cluster(tmp_path, address):
                             'model = "naive_bayes"\n[data]\npath = "PATH"\n'
                             'target = "species"\nfeatures_kind = "gaussian"\n'))
     local, remote = fit(spec), fit(spec, scheduler=address)
-    _close(remote.parameters["statistics"]["gaussian_m2"],
-           local.parameters["statistics"]["gaussian_m2"])
+    _close(remote.posterior.parameters["statistics"]["gaussian_m2"],
+           local.posterior.parameters["statistics"]["gaussian_m2"])
 
 
 def test_a_url_glob_on_the_cluster_equals_the_stream(tmp_path, address):
@@ -373,6 +395,8 @@ def test_a_url_glob_on_the_cluster_equals_the_stream(tmp_path, address):
         remote = fit(load_spec(spec), scheduler=address)
     finally:
         fs.rm(root, recursive=True)
-    _close(remote.parameters["theta"]["mean"], local.parameters["theta"]["mean"])
-    _close(remote.log_evidence, local.log_evidence)
-    assert remote.batches == local.batches and remote.n_rows == 518
+    _close(
+        remote.posterior.parameters["theta"]["mean"], local.posterior.parameters["theta"]["mean"]
+    )
+    _close(remote.posterior.log_evidence, local.posterior.log_evidence)
+    assert remote.record.batches == local.record.batches and remote.record.n_rows == 518

@@ -212,11 +212,11 @@ def _assert_same_fit(resumed, whole, family: str, *, file_order=True):
     stream lists batches in the order it absorbed them, the checkpoint's first).
     """
     if file_order:
-        assert resumed.batches == whole.batches
+        assert resumed.record.batches == whole.record.batches
     else:
-        assert sorted(resumed.batches, key=str) == sorted(whole.batches, key=str)
-    assert resumed.n_rows == whole.n_rows
-    p, q = resumed.parameters, whole.parameters
+        assert sorted(resumed.record.batches, key=str) == sorted(whole.record.batches, key=str)
+    assert resumed.record.n_rows == whole.record.n_rows
+    p, q = resumed.posterior.parameters, whole.posterior.parameters
     if family in ("known_noise", "unknown_noise"):
         _close(p["theta"]["mean"], q["theta"]["mean"])
         # relative to the matrix's scale: entries that are 0 in exact arithmetic (diabetes's
@@ -224,7 +224,7 @@ def _assert_same_fit(resumed, whole, family: str, *, file_order=True):
         cov = np.asarray(q["theta"]["cov"])
         np.testing.assert_allclose(p["theta"]["cov"], cov, rtol=RTOL,
                                    atol=RTOL * np.abs(cov).max())
-        _close(resumed.log_evidence, whole.log_evidence)
+        _close(resumed.posterior.log_evidence, whole.posterior.log_evidence)
         if family == "unknown_noise":
             _close(p["sigma2"]["scale"], q["sigma2"]["scale"])
     elif family == "naive_bayes":
@@ -235,7 +235,9 @@ def _assert_same_fit(resumed, whole, family: str, *, file_order=True):
         _close(s["gaussian_m2"], t["gaussian_m2"])
     else:  # integer counts: exactly
         assert p == q
-        assert resumed.log_evidence == pytest.approx(whole.log_evidence, rel=RTOL)
+        assert resumed.posterior.log_evidence == pytest.approx(
+            whole.posterior.log_evidence, rel=RTOL
+        )
 
 
 # ---- interruptions ------------------------------------------------------------------------
@@ -259,7 +261,7 @@ def test_killed_after_k_partitions_resumes_to_the_uninterrupted_fit(tmp_path, ad
     resumed = fit(spec, out=out, resume=True, scheduler=address)
     # only the 7 files the checkpoint does not cover were read again (naive Bayes reads
     # them twice: its label pass, then the statistics)
-    uncovered = sorted(Path(b["name"]).name for b in resumed.batches
+    uncovered = sorted(Path(b["name"]).name for b in resumed.record.batches
                        if b["name"] not in {r.name for r in covered})
     assert len(uncovered) == FILES - 5
     assert sorted(set(computed)) == uncovered
@@ -306,11 +308,13 @@ def test_the_comparison_sees_a_double_count(tmp_path, address, kill_after):
         every, _ = dist.reduce_partitions(spec.data, partial(batch_statistic, spec.model),
                                           operator.add)
     doubled = done.state.update(every)
-    assert doubled.n > whole.n_rows
+    assert doubled.n > whole.record.n_rows
     with pytest.raises(AssertionError):
-        _close(doubled.mean, whole.parameters["theta"]["mean"])
+        _close(doubled.mean, whole.posterior.parameters["theta"]["mean"])
     resumed = fit(spec, out=out, resume=True, scheduler=address)
-    _close(resumed.parameters["theta"]["mean"], whole.parameters["theta"]["mean"])
+    _close(
+        resumed.posterior.parameters["theta"]["mean"], whole.posterior.parameters["theta"]["mean"]
+    )
 
 
 # ---- a checkpoint of either kind resumes in either place ---------------------------------
@@ -545,10 +549,10 @@ def test_em_killed_mid_run_resumes_at_its_last_iteration(tmp_path, address, wher
     assert len(em_steps) <= uninterrupted - 3
     # the same operations on the same numbers: equal to the last bit
     for name in ("weights", "means", "sds"):
-        assert resumed.parameters[name] == whole.parameters[name]
-    assert resumed.info["history"] == whole.info["history"]
-    assert resumed.info["restart_objectives"] == whole.info["restart_objectives"]
-    assert resumed.info["n_iter"] == whole.info["n_iter"]
+        assert resumed.posterior.parameters[name] == whole.posterior.parameters[name]
+    assert resumed.record.info["history"] == whole.record.info["history"]
+    assert resumed.record.info["restart_objectives"] == whole.record.info["restart_objectives"]
+    assert resumed.record.info["n_iter"] == whole.record.info["n_iter"]
 
 
 def test_em_resume_refuses_changed_or_new_files(tmp_path, address, kill_em_after):
@@ -703,8 +707,8 @@ def test_public_data_sets_resume_on_the_cluster(tmp_path, address, kill_after, k
     kill_em_after(10**9)
     assert _em_meta(mix / "out")["current"]
     resumed = fit(spec, out=mix / "out", resume=True, scheduler=address)
-    assert resumed.parameters["means"] == whole.parameters["means"]
-    assert resumed.info["history"] == whole.info["history"]
+    assert resumed.posterior.parameters["means"] == whole.posterior.parameters["means"]
+    assert resumed.record.info["history"] == whole.record.info["history"]
 
 
 def _rewrite(path: Path, edit) -> None:

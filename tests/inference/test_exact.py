@@ -49,7 +49,7 @@ def test_exact_draws_follow_the_closed_form_posterior(name):
     spec = load_spec(EXAMPLES / "linear_regression" / f"{name}.toml")
     f = fit(spec)
     tree = exact_posterior(spec, f, draws=DRAWS, chains=CHAINS, seed=1)
-    assert _agrees(tree, f.parameters)
+    assert _agrees(tree, f.posterior.parameters)
     post = tree["posterior"]
     assert post["theta"].dims == ("chain", "draw", "feature")
     assert list(post["feature"].values) == list(spec.model.features)
@@ -65,7 +65,7 @@ def test_draws_from_a_wrong_posterior_are_caught():
     theta = {**wrong["parameters"]["theta"], "scale_matrix": wrong["parameters"]["theta"]["cov"]}
     wrong["parameters"] = {**wrong["parameters"], "theta": theta}
     tree = exact_posterior(spec, wrong, draws=DRAWS, chains=CHAINS, seed=1)
-    assert not _agrees(tree, f.parameters)
+    assert not _agrees(tree, f.posterior.parameters)
 
 
 def test_names_and_dims_are_the_declarations_and_arviz_summarises_them():

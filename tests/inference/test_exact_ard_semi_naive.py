@@ -105,18 +105,18 @@ def _ard_specs():
 def test_ard_draws_are_the_gaussian_given_the_estimates(name):
     spec = _ard_specs()[name]
     f = fit(spec)
-    assert f.parameters["w"]["pruned"]  # both have pruned weights: w is 0 there
+    assert f.posterior.parameters["w"]["pruned"]  # both have pruned weights: w is 0 there
     tree = exact_posterior(spec, f, draws=DRAWS, chains=CHAINS, seed=3)
-    assert _agrees(tree, _ard_closed_form(f.parameters))
+    assert _agrees(tree, _ard_closed_form(f.posterior.parameters))
     attrs = tree["posterior"].attrs
     assert "type-II maximum-likelihood" in attrs["conditional_on"]
-    assert attrs["sigma2"] == f.parameters["sigma2"]["value"]
-    pruned = [i for i, f_ in enumerate(f.parameters["w"]["features"])
-              if f_ in f.parameters["w"]["pruned"]]
+    assert attrs["sigma2"] == f.posterior.parameters["sigma2"]["value"]
+    pruned = [i for i, f_ in enumerate(f.posterior.parameters["w"]["features"])
+              if f_ in f.posterior.parameters["w"]["pruned"]]
     assert np.all(np.isinf(attrs["alpha"][pruned]))
     # the correlations are the posterior covariance's, not only the marginals
     w = tree["posterior"]["w_relevant"].values.reshape(N, -1)
-    cov = np.asarray(f.parameters["w"]["cov"])
+    cov = np.asarray(f.posterior.parameters["w"]["cov"])
     r, r_hat = (c / np.sqrt(np.outer(np.diag(c), np.diag(c))) for c in (cov, np.cov(w.T)))
     iu = np.triu_indices(len(cov), 1)
     z = (np.arctanh(r_hat[iu]) - np.arctanh(r[iu])) * np.sqrt(N - 3)
@@ -131,7 +131,7 @@ def test_ard_draws_with_a_wrong_mean_are_caught():
     i = w["features"].index(w["cov_features"][0])
     w["mean"][i] += 0.1 * w["sd"][i]  # a tenth of a posterior sd
     tree = exact_posterior(spec, wrong, draws=DRAWS, chains=CHAINS, seed=3)
-    assert not _agrees(tree, _ard_closed_form(right.parameters))
+    assert not _agrees(tree, _ard_closed_form(right.posterior.parameters))
 
 
 @pytest.mark.parametrize("name", SEMI)
@@ -139,7 +139,7 @@ def test_semi_naive_draws_are_the_dirichlet_posterior(name):
     spec = load_spec(EXAMPLES / "semi_naive_bayes" / name)
     f = fit(spec)
     tree = exact_posterior(spec, f, draws=DRAWS, chains=CHAINS, seed=4)
-    assert _agrees(tree, _semi_closed_form(spec, f.parameters))
+    assert _agrees(tree, _semi_closed_form(spec, f.posterior.parameters))
 
 
 @pytest.mark.parametrize("name", ["play_tennis_tan.toml", "play_tennis_aode.toml"])
@@ -149,7 +149,7 @@ def test_semi_naive_draws_with_a_wrong_concentration_are_caught(name):
     wrong = copy.deepcopy(right.to_json())
     wrong["parameters"]["concentration"] = 1.5
     tree = exact_posterior(spec, wrong, draws=DRAWS, chains=CHAINS, seed=4)
-    assert not _agrees(tree, _semi_closed_form(spec, right.parameters))
+    assert not _agrees(tree, _semi_closed_form(spec, right.posterior.parameters))
 
 
 def _declared(model) -> dict:

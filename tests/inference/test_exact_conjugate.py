@@ -91,7 +91,7 @@ def test_draw_moments_are_the_closed_form(name):
     spec = load_spec(EXAMPLES / name)
     f = fit(spec)
     tree = exact_posterior(spec, f, draws=DRAWS, chains=CHAINS, seed=2)
-    moments = _closed_form(f.parameters)
+    moments = _closed_form(f.posterior.parameters)
     n_stats = sum(np.size(m) for m, _ in moments.values())
     limit = 3.3 + 0.5 * np.log(n_stats)  # a family-wise bound on |z| over every entry
     for v, z in _z(tree, moments).items():
@@ -107,7 +107,7 @@ def test_draws_from_a_wrong_concentration_are_caught():
     wrong = copy.deepcopy(right.to_json())
     wrong["parameters"]["settings"] = {**wrong["parameters"]["settings"], "concentration": 2.0}
     tree = exact_posterior(spec, wrong, draws=DRAWS, chains=CHAINS, seed=2)
-    z = _z(tree, _closed_form(right.parameters))
+    z = _z(tree, _closed_form(right.posterior.parameters))
     assert max(np.max(np.abs(v)) for v in z.values()) > 10
 
 
@@ -124,7 +124,7 @@ def test_bayes_rule_draws_are_the_posterior_over_hypotheses(wrong):
     model = spec.model.declare()
     assert post["posterior"].dims[2:] == tuple(model.named_vars_to_dims["posterior"])
     assert post["h"].dims == ("chain", "draw")
-    p = np.array([result.parameters["posterior"]["mean"][h]
+    p = np.array([result.posterior.parameters["posterior"]["mean"][h]
                   for h in post["hypothesis"].values])
     if wrong:
         p = p[::-1]

@@ -55,7 +55,7 @@ def test_comparison_writes_scipys_threshold():
 
 @pytest.mark.slow
 def test_importing_compare_leaves_scipy_stats_out():
-    code = ("import json, sys; import inference.compare; "
+    code = ("import json, sys; import bayescheck.inference.checking.compare; "
             "print('REPORT', json.dumps('scipy.stats' in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})

@@ -67,11 +67,13 @@ def test_read_ahead_gives_the_sequential_result_bit_for_bit(tmp_path, monkeypatc
         ahead_fit = fit(load_spec(spec_path))
         # The statistics were computed on the read-ahead threads, not in the caller's.
         assert threads and all(t.startswith("bayescheck-read") for t in threads), threads
-        np.testing.assert_array_equal(ahead_fit.state.root, sequential.state.root)
-        assert ahead_fit.state.n == sequential.state.n
-        assert ahead_fit.batches == sequential.batches
-        assert ahead_fit.trajectory == sequential.trajectory
-        assert ahead_fit.log_evidence == sequential.log_evidence
+        np.testing.assert_array_equal(
+            ahead_fit.posterior.state.root, sequential.posterior.state.root
+        )
+        assert ahead_fit.posterior.state.n == sequential.posterior.state.n
+        assert ahead_fit.record.batches == sequential.record.batches
+        assert ahead_fit.record.trajectory == sequential.record.trajectory
+        assert ahead_fit.posterior.log_evidence == sequential.posterior.log_evidence
 
 
 def test_an_error_on_a_read_ahead_thread_names_the_file_and_row_and_resumes(tmp_path,
@@ -99,9 +101,9 @@ def test_an_error_on_a_read_ahead_thread_names_the_file_and_row_and_resumes(tmp_
     assert [Path(r.name).name for r in saved.records] == [f"{i}.csv" for i in range(4)]
     bad.write_text(good)
     resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
-    assert [Path(b["name"]).name for b in resumed.batches] == [f"{i}.csv" for i in range(7)]
-    np.testing.assert_array_equal(resumed.state.root, whole.state.root)
-    assert resumed.trajectory == whole.trajectory
+    assert [Path(b["name"]).name for b in resumed.record.batches] == [f"{i}.csv" for i in range(7)]
+    np.testing.assert_array_equal(resumed.posterior.state.root, whole.posterior.state.root)
+    assert resumed.record.trajectory == whole.record.trajectory
 
 
 def test_a_changed_batch_is_refused_in_its_place_with_read_ahead(tmp_path, monkeypatch):
@@ -197,8 +199,8 @@ def test_an_interrupt_with_read_ahead_saves_the_batches_absorbed(tmp_path, monke
     assert [Path(r.name).name for r in saved.records] == ["0.parquet", "1.parquet",
                                                           "2.parquet"]
     resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
-    np.testing.assert_array_equal(resumed.state.root, whole.state.root)
-    assert resumed.trajectory == whole.trajectory
+    np.testing.assert_array_equal(resumed.posterior.state.root, whole.posterior.state.root)
+    assert resumed.record.trajectory == whole.record.trajectory
 
 
 @pytest.mark.parametrize("name, raw, wanted", [

@@ -57,14 +57,14 @@ def test_checkpoint_resume_equals_uninterrupted(tmp_path):
     for i in (4, 5):
         shutil.move(tmp_path / "batches" / f"{i}.csv", held / f"{i}.csv")
     first = fit(load_spec(spec_path), out=tmp_path / "part")
-    assert first.n_rows == 120
+    assert first.record.n_rows == 120
     for i in (4, 5):
         shutil.move(held / f"{i}.csv", tmp_path / "batches" / f"{i}.csv")
     resumed = fit(load_spec(spec_path), out=tmp_path / "part", resume=True)
-    assert resumed.n_rows == whole.n_rows == 180
-    np.testing.assert_allclose(resumed.state.mean, whole.state.mean, rtol=1e-12)
-    np.testing.assert_allclose(resumed.state.cov, whole.state.cov, rtol=1e-12)
-    assert len(resumed.trajectory) == 6
+    assert resumed.record.n_rows == whole.record.n_rows == 180
+    np.testing.assert_allclose(resumed.posterior.state.mean, whole.posterior.state.mean, rtol=1e-12)
+    np.testing.assert_allclose(resumed.posterior.state.cov, whole.posterior.state.cov, rtol=1e-12)
+    assert len(resumed.record.trajectory) == 6
 
 
 @pytest.mark.slow
@@ -102,8 +102,8 @@ def test_sigkill_midway_then_resume(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "batch 4/6" in done.stderr and "batch 1/6" not in done.stderr
     resumed = posterior_json(out)
-    np.testing.assert_allclose(resumed["mean"], whole.state.mean, rtol=1e-12)
-    np.testing.assert_allclose(resumed["cov"], whole.state.cov, rtol=1e-12)
+    np.testing.assert_allclose(resumed["mean"], whole.posterior.state.mean, rtol=1e-12)
+    np.testing.assert_allclose(resumed["cov"], whole.posterior.state.cov, rtol=1e-12)
 
 
 def test_batch_fed_twice_is_refused(tmp_path):
@@ -154,7 +154,7 @@ def test_checkpoint_is_written_atomically(tmp_path):
 def test_natural_order_of_batches(tmp_path):
     spec_path = make_stream(tmp_path, n_batches=12, rows=5)
     result = fit(load_spec(spec_path))
-    order = [Path(b["name"]).name for b in result.batches]
+    order = [Path(b["name"]).name for b in result.record.batches]
     assert order == [f"{i}.csv" for i in range(12)]
 
 
@@ -198,7 +198,7 @@ def test_checkpoint_on_an_interval_and_at_the_end(tmp_path, monkeypatch, seconds
     assert saves == expected
     resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)  # nothing new
     assert saves == expected  # nothing absorbed, nothing written
-    np.testing.assert_array_equal(resumed.state.mean, result.state.mean)
+    np.testing.assert_array_equal(resumed.posterior.state.mean, result.posterior.state.mean)
 
 
 def test_a_bad_batch_keeps_the_batches_before_it(tmp_path, monkeypatch):
@@ -218,8 +218,8 @@ def test_a_bad_batch_keeps_the_batches_before_it(tmp_path, monkeypatch):
     saves = _count_saves(monkeypatch)
     resumed = fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
     assert saves == [6]
-    assert [Path(b["name"]).name for b in resumed.batches] == [f"{i}.csv" for i in range(6)]
-    np.testing.assert_array_equal(resumed.state.root, whole.state.root)
+    assert [Path(b["name"]).name for b in resumed.record.batches] == [f"{i}.csv" for i in range(6)]
+    np.testing.assert_array_equal(resumed.posterior.state.root, whole.posterior.state.root)
 
 
 def test_checkpoint_interval_must_be_a_number(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -52,18 +53,18 @@ def test_example_spec_and_fit(example_fit, tmp_path):
                                                                      "ric")
     assert model.features == tuple(f"x{j}" for j in range(1, 13))
     result = example_fit
-    w = result.parameters["w"]
+    w = result.posterior.parameters["w"]
     assert w["relevant"] == ["x2", "x6", "x9"]  # the true non-zeros (make_data.py)
     assert len(w["pruned"]) == 9
-    assert [m.name for m in result.marginals] == ["w[x2]", "w[x6]", "w[x9]"]
-    assert result.estimates == []
-    alpha = result.parameters["alpha"]["value"]
+    assert [m.name for m in result.posterior.marginals] == ["w[x2]", "w[x6]", "w[x9]"]
+    assert result.posterior.estimates == []
+    alpha = result.posterior.parameters["alpha"]["value"]
     assert all(np.isinf(a) == (f in w["pruned"]) for a, f in zip(alpha, w["features"],
                                                                   strict=True))
-    info = result.info
+    info = result.record.info
     assert info["converged"] and info["relevant_features"] == ["x2", "x6", "x9"]
     assert len(info["log_evidence_per_iteration"]) == info["n_iter"] + 1
-    assert result.log_evidence == info["log_evidence_per_iteration"][-1]
+    assert result.posterior.log_evidence == info["log_evidence_per_iteration"][-1]
     assert {p["kind"] for p in fit_figures(result)} == {"series", "intervals"}
     # posterior.json through the CLI: strict JSON (pruned alphas are null), relevant features
     assert main(["fit", str(EXAMPLE), "--out", str(tmp_path), "--quiet"]) == 0
@@ -76,7 +77,7 @@ def test_example_spec_and_fit(example_fit, tmp_path):
 def test_conditional_posterior_equals_linear_regression_engine(example_fit, tmp_path):
     """Given (alpha, sigma2), the ARD posterior of the relevant weights is the Bayesian
     linear regression with prior N(0, diag(1 / alpha)) and noise sd sqrt(sigma2)."""
-    params = example_fit.parameters
+    params = example_fit.posterior.parameters
     relevant = params["w"]["relevant"]
     alpha = [a for a in params["alpha"]["value"] if np.isfinite(a)]
     sigma2 = params["sigma2"]["value"]
@@ -88,11 +89,14 @@ def test_conditional_posterior_equals_linear_regression_engine(example_fit, tmp_
                     f'[likelihood]\nnoise_sd = {float(np.sqrt(sigma2))!r}\n')
     lr = fit(load_spec(spec))
     keep = [params["w"]["features"].index(f) for f in relevant]
-    np.testing.assert_allclose(np.array(params["w"]["mean"])[keep], lr.parameters["theta"]["mean"],
-                               rtol=1e-10)
-    np.testing.assert_allclose(params["w"]["cov"], lr.parameters["theta"]["cov"], rtol=1e-9)
+    np.testing.assert_allclose(
+        np.array(params["w"]["mean"])[keep], lr.posterior.parameters["theta"]["mean"], rtol=1e-10
+    )
+    np.testing.assert_allclose(
+        params["w"]["cov"], lr.posterior.parameters["theta"]["cov"], rtol=1e-9
+    )
     # and the evidence of the pruned model is the regression's on the relevant columns
-    assert example_fit.log_evidence == pytest.approx(lr.log_evidence, rel=1e-10)
+    assert example_fit.posterior.log_evidence == pytest.approx(lr.posterior.log_evidence, rel=1e-10)
 
 
 def test_tied_precisions_equal_gaussian_posterior():
@@ -117,8 +121,8 @@ def test_methods_selectable_from_the_spec(tmp_path):
         path = _write(tmp_path, frame, f'[fit]\nmethod = "{method}"\nmax_iter = 20000\n'
                                        f'tol = 1e-8\n', name=f"{method}.toml")
         results[method] = fit(load_spec(path))
-        assert results[method].info["method"] == method
-    means = {k: np.array(r.parameters["w"]["mean"]) for k, r in results.items()}
+        assert results[method].record.info["method"] == method
+    means = {k: np.array(r.posterior.parameters["w"]["mean"]) for k, r in results.items()}
     # the strong weights agree to tolerance whatever the update
     np.testing.assert_allclose(means["em"][:2], means["fast"][:2], atol=1e-3)
     np.testing.assert_allclose(means["mackay"][:2], means["fast"][:2], atol=1e-3)
@@ -144,11 +148,11 @@ def test_hierarchical_mode_gives_point_estimates(tmp_path):
     path = _write(tmp_path, _frame(), '[check]\nmode = "both"\n[fit]\n'
                                       'relevance_threshold = "ric"\n')
     result = fit(load_spec(path))
-    assert [m.name for m in result.marginals] == ["w[x0]", "w[x1]"]
-    names = [e.name for e in result.estimates]
+    assert [m.name for m in result.posterior.marginals] == ["w[x0]", "w[x1]"]
+    names = [e.name for e in result.posterior.estimates]
     assert names == [f"w[x{j}]" for j in range(6)] + ["sigma2"]
-    assert [e.nonzero for e in result.estimates] == [True, True] + [False] * 4 + [None]
-    assert result.estimates[-1].value == result.parameters["sigma2"]["value"]
+    assert [e.nonzero for e in result.posterior.estimates] == [True, True] + [False] * 4 + [None]
+    assert result.posterior.estimates[-1].value == result.posterior.parameters["sigma2"]["value"]
 
 
 def test_zero_and_constant_columns_and_more_features_than_rows(tmp_path):
@@ -159,11 +163,11 @@ def test_zero_and_constant_columns_and_more_features_than_rows(tmp_path):
     path.write_text(path.read_text().replace('target = "y"\n', 'target = "y"\nintercept = true\n'))
     spec = load_spec(path)
     result = fit(spec)
-    w = result.parameters["w"]
+    w = result.posterior.parameters["w"]
     assert w["features"][:3] == ["intercept", "zero", "const"]
     assert "zero" in w["pruned"] and {"x0", "x1"} <= set(w["relevant"])
-    assert result.findings["zero_columns"] == ["zero"]
-    assert result.findings["constant_columns"] == ["const"]
+    assert result.record.findings["zero_columns"] == ["zero"]
+    assert result.record.findings["constant_columns"] == ["const"]
     notes = fit_notes(result, spec)
     assert any("all-zero column(s) zero" in n for n in notes)
     assert any("constant column(s) const duplicate the intercept" in n for n in notes)
@@ -175,16 +179,19 @@ def test_zero_and_constant_columns_and_more_features_than_rows(tmp_path):
         spec = load_spec(path)
         result = fit(spec)
         assert any("more features (30) than rows (12)" in n for n in fit_notes(result, spec))
-        assert 1 <= len(result.parameters["w"]["relevant"]) <= 12
-        assert "x0" in result.parameters["w"]["relevant"]
-        assert np.all(np.isfinite(result.parameters["w"]["mean"]))
+        assert 1 <= len(result.posterior.parameters["w"]["relevant"]) <= 12
+        assert "x0" in result.posterior.parameters["w"]["relevant"]
+        assert np.all(np.isfinite(result.posterior.parameters["w"]["mean"]))
     # exact type-II ML interpolates a wide design: said plainly, no crash
     noisy = _frame(n=12, m=30, nonzero=(1.0,), noise=1.0, seed=3)
     path = _write(tmp_path, noisy, "[fit]\nrelevance_threshold = 1\n", name="noisy.toml")
     spec = load_spec(path)
     result = fit(spec)
-    if len(result.parameters["w"]["relevant"]) >= 12 or result.parameters["sigma2"]["value"] < 1e-6:
-        assert result.findings["noise_collapsed"]
+    if (
+        len(result.posterior.parameters["w"]["relevant"]) >= 12
+        or result.posterior.parameters["sigma2"]["value"] < 1e-6
+    ):
+        assert result.record.findings["noise_collapsed"]
         assert any("collapsed" in n and "relevance_threshold" in n
                    for n in fit_notes(result, spec))
 
@@ -198,28 +205,33 @@ def test_auto_threshold_is_ric_exactly_when_columns_reach_rows(tmp_path):
         spec = load_spec(_write(tmp_path, frame, "", name=f"auto_{n}_{m}.toml"))
         assert spec.model.relevance_threshold == "auto"
         result = fit(spec)
-        assert result.info["relevance_threshold"] == "auto"
-        assert result.info["relevance_threshold_used"] == used
-        assert result.certificates[0]["penalised"] == (used == "ric")
+        assert result.record.info["relevance_threshold"] == "auto"
+        assert result.record.info["relevance_threshold_used"] == used
+        assert result.record.certificates[0]["penalised"] == (used == "ric")
         said = [n_ for n_ in fit_notes(result, spec) if "relevance_threshold \"auto\"" in n_]
         assert len(said) == 1 and (("chose \"ric\"" in said[0]) == (used == "ric"))
         explicit = fit(load_spec(_write(tmp_path, frame, f"[fit]\nrelevance_threshold = "
                                         f"{json.dumps(used)}\n", name=f"x_{n}_{m}.toml")))
-        assert explicit.parameters["w"]["relevant"] == result.parameters["w"]["relevant"]
-        assert explicit.log_evidence == pytest.approx(result.log_evidence, rel=1e-12)
+        assert (
+            explicit.posterior.parameters["w"]["relevant"]
+            == result.posterior.parameters["w"]["relevant"]
+        )
+        assert explicit.posterior.log_evidence == pytest.approx(
+            result.posterior.log_evidence, rel=1e-12
+        )
     # em / mackay know only the exact criterion: "auto" is 1 for them even when M >= n
     frame = _frame(n=12, m=30, nonzero=(3.0,), noise=0.1, seed=2)
     spec = load_spec(_write(tmp_path, frame, '[fit]\nmethod = "mackay"\nmax_iter = 3000\n',
                             name="auto_mackay.toml"))
-    assert fit(spec).info["relevance_threshold_used"] == 1.0
+    assert fit(spec).record.info["relevance_threshold_used"] == 1.0
 
 
 def test_every_weight_pruned_cannot_be_checked_conditionally():
     model = ARD(features=("a", "b"), target="y")
     frame = pd.DataFrame({"a": [1.0, 2.0], "b": [0.0, 1.0], "y": [0.1, -0.1]})
-    pruned = type("Fit", (), {"parameters": {
-        "w": {"features": ["a", "b"]}, "alpha": {"value": [None, float("inf")]},
-        "sigma2": {"value": 1.0}}})()
+    parameters = {"w": {"features": ["a", "b"]}, "alpha": {"value": [None, float("inf")]},
+                  "sigma2": {"value": 1.0}}
+    pruned = SimpleNamespace(posterior=SimpleNamespace(parameters=parameters))
     with pytest.raises(BayescheckError, match="every weight was pruned.*mode = 'hierarchical'"):
         model.declare(DataSource.from_frame(frame), fit=pruned)
 
@@ -306,7 +318,7 @@ def test_spec_built_in_python_runs():
     model = ARD(features=tuple(f"x{j}" for j in range(6)), target="y", method="em",
                 max_iter=5000)
     result = fit(Spec(model=model, data=DataSource.from_frame(frame)))
-    assert {"x0", "x1"} <= set(result.parameters["w"]["relevant"])
+    assert {"x0", "x1"} <= set(result.posterior.parameters["w"]["relevant"])
     with pytest.raises(ValueError, match="mode must be one of"):
         replace(model, mode="everything")
 
@@ -316,19 +328,19 @@ def test_fit_info_lists_the_starts_and_the_weights_ric_would_not_keep(tmp_path):
     kept weights whose q^2/s is at most 2 log M (those "ric" would leave out)."""
     frame = _frame(n=80, m=40, nonzero=(3.0, -2.0, 1.0), noise=1.0, seed=5)
     result = fit(load_spec(_write(tmp_path, frame, "")))
-    info = result.info
+    info = result.record.info
     assert [s["start"] for s in info["starts"]] == ["empty", "full_em"]
     chosen = max(info["starts"], key=lambda s: s["objective"])
-    assert result.log_evidence == pytest.approx(chosen["log_evidence"], rel=1e-12)
+    assert result.posterior.log_evidence == pytest.approx(chosen["log_evidence"], rel=1e-12)
     weak = info["kept_below_ric"]
     assert weak["threshold"] == pytest.approx(2 * np.log(40))
-    kept = result.parameters["w"]["relevant"]
-    ratios = {k["feature"]: k["q2_over_s"] for k in result.certificates[0]["kept"]}
+    kept = result.posterior.parameters["w"]["relevant"]
+    ratios = {k["feature"]: k["q2_over_s"] for k in result.record.certificates[0]["kept"]}
     assert set(ratios) == set(kept)
     assert weak["features"] == [f for f in kept if ratios[f] <= weak["threshold"]]
     assert weak["features"]  # noise columns pass q^2/s > 1 about a third of the time
     assert {"x0", "x1"} <= set(kept) - set(weak["features"])
     ric = fit(load_spec(_write(tmp_path, frame, '[fit]\nrelevance_threshold = "ric"\n',
                                name="ric.toml")))
-    assert "kept_below_ric" not in ric.info
-    assert len(ric.parameters["w"]["relevant"]) < len(kept)
+    assert "kept_below_ric" not in ric.record.info
+    assert len(ric.posterior.parameters["w"]["relevant"]) < len(kept)

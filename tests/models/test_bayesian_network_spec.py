@@ -47,7 +47,7 @@ def test_cpts_are_the_laplace_counts_and_the_query_enumerates(tmp_path):
                                  'evidence = { c = "q" }\n')
     result = fit(load_spec(spec))
     table = pd.read_csv(tmp_path / "data.csv")
-    cpts = result.parameters["cpts"]
+    cpts = result.posterior.parameters["cpts"]
     # P(c | a, b) with rows (a, b) in sorted order, Laplace: (n_abc + 1) / (n_ab + 2)
     for j, (a, b) in enumerate([("x", "u"), ("x", "v"), ("y", "u"), ("y", "v")]):
         rows = table[(table.a == a) & (table.b == b)]
@@ -67,7 +67,7 @@ def test_cpts_are_the_laplace_counts_and_the_query_enumerates(tmp_path):
             p_c = ((rows_ab.c == "q").sum() + 1) / (len(rows_ab) + 2)
             total += p_b * p_c
         joint[a] = p_a[a] * total
-    q = result.parameters["query"][0]
+    q = result.posterior.parameters["query"][0]
     for a in "xy":
         assert q["joint"][a] == pytest.approx(joint[a], rel=1e-12)
         assert q["probabilities"][a] == pytest.approx(joint[a] / sum(joint.values()))
@@ -79,18 +79,18 @@ def test_cpts_are_the_laplace_counts_and_the_query_enumerates(tmp_path):
         expected += math.lgamma(2) - math.lgamma(2 + len(rows))
         for s in set(table[col]):
             expected += math.lgamma(1 + (rows[col] == s).sum()) - math.lgamma(1)
-    assert result.log_evidence == pytest.approx(expected, rel=1e-12)
+    assert result.posterior.log_evidence == pytest.approx(expected, rel=1e-12)
 
 
 def test_bdeu_prior_and_structure_comparison(tmp_path):
     full = fit(load_spec(write(tmp_path, prior="equivalent_sample_size = 4.0")))
-    assert full.parameters["cpts"]["c"]["prior"] == pytest.approx(4.0 / 8)
-    assert full.parameters["cpts"]["a"]["prior"] == pytest.approx(2.0)
+    assert full.posterior.parameters["cpts"]["c"]["prior"] == pytest.approx(4.0 / 8)
+    assert full.posterior.parameters["cpts"]["a"]["prior"] == pytest.approx(2.0)
     body = SPEC.format(prior="equivalent_sample_size = 4.0", extra="").replace(
         '[["a", "b"], ["a", "c"], ["b", "c"]]', "[]")
     (tmp_path / "spec.toml").write_text(body)
     empty = fit(load_spec(tmp_path / "spec.toml"))
-    assert empty.log_evidence != pytest.approx(full.log_evidence)
+    assert empty.posterior.log_evidence != pytest.approx(full.posterior.log_evidence)
 
 
 def test_glob_stream_equals_one_file_and_resumes(tmp_path):
@@ -104,18 +104,18 @@ def test_glob_stream_equals_one_file_and_resumes(tmp_path):
                                                       'path = "batches/*.csv"')
     (folder / "spec.toml").write_text(text)
     streamed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out")
-    assert len(streamed.batches) == 4
-    assert streamed.parameters["cpts"] == one.parameters["cpts"]
-    assert streamed.log_evidence == pytest.approx(one.log_evidence, rel=1e-13)
+    assert len(streamed.record.batches) == 4
+    assert streamed.posterior.parameters["cpts"] == one.posterior.parameters["cpts"]
+    assert streamed.posterior.log_evidence == pytest.approx(one.posterior.log_evidence, rel=1e-13)
     # a fifth batch arrives: resume absorbs only it
     frame.iloc[:10].to_csv(folder / "batches" / "4.csv", index=False)
     resumed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out", resume=True)
-    assert resumed.n_rows == len(frame) + 10 and len(resumed.batches) == 5
+    assert resumed.record.n_rows == len(frame) + 10 and len(resumed.record.batches) == 5
 
 
 def test_example_independences_and_the_whole_graph_mistake():
     result = fit(load_spec(EXAMPLE / "asia.toml"))
-    ind = {i["name"]: i for i in result.parameters["independence"]}
+    ind = {i["name"]: i for i in result.posterior.parameters["independence"]}
     assert ind["tub_smoke"]["d_separated"] is True  # whole-graph moralisation says False
     assert ind["tub_smoke"]["ancestral_set"] == ["asia", "smoke", "tub"]
     assert ind["tub_smoke_given_either"]["d_separated"] is False
@@ -128,9 +128,12 @@ def test_fit_does_not_import_pymc(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; from bayescheck.models import load_spec; from bayescheck.inference.families import fit; "
-            f"fit(load_spec({str(EXAMPLE / 'asia.toml')!r})); "
-            "print(any(m.split('.')[0] in ('pymc', 'arviz') for m in sys.modules))")
+    code = (
+        "import sys; from bayescheck.models import load_spec; "
+        "from bayescheck.inference.families import fit; "
+        f"fit(load_spec({str(EXAMPLE / 'asia.toml')!r})); "
+        "print(any(m.split('.')[0] in ('pymc', 'arviz') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[2], check=True)
     assert out.stdout.strip() == "False"
@@ -199,12 +202,12 @@ def test_states_spelt_like_missing_values_are_states(tmp_path):
     spec = write(tmp_path, extra='[[query]]\nname = "q"\ntarget = "c"\n'
                                  'evidence = { a = "None", b = "NA" }\n', data=spelt)
     result = fit(load_spec(spec))
-    cpts = result.parameters["cpts"]
+    cpts = result.posterior.parameters["cpts"]
     assert cpts["a"]["states"] == ["None", "yes"]
     assert cpts["b"]["states"] == ["01", "1", "NA"]
     assert cpts["c"]["states"] == ["N/A", "nan", "null"]
     assert cpts["a"]["mean"][0] == pytest.approx([(3 + 1) / (5 + 2), (2 + 1) / (5 + 2)])
-    assert result.n_rows == 5
+    assert result.record.n_rows == 5
 
 
 def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
@@ -213,14 +216,14 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     holed.to_csv(tmp_path / "asia.csv", index=False)
     shutil.copy(EXAMPLE / "asia.toml", tmp_path / "asia.toml")
     one = fit(load_spec(tmp_path / "asia.toml"))
-    em = one.parameters["em"]
+    em = one.posterior.parameters["em"]
     assert em["missing_cells"] == int(holed.isna().to_numpy().sum())
     assert em["incomplete_rows"] == int(holed.isna().any(axis=1).sum())
-    assert one.n_rows == len(frame) and one.log_evidence is None
+    assert one.record.n_rows == len(frame) and one.posterior.log_evidence is None
     assert "EM point estimate" in em["words"] and "no longer exact" in em["words"]
-    assert all(q["plug_in"] and not q["cross_checked"] for q in one.parameters["query"])
+    assert all(q["plug_in"] and not q["cross_checked"] for q in one.posterior.parameters["query"])
     # the expected counts of each node add up to every row
-    for entry in one.parameters["cpts"].values():
+    for entry in one.posterior.parameters["cpts"].values():
         assert np.sum(entry["expected_counts"]) == pytest.approx(len(frame), rel=1e-12)
         assert "mean" not in entry and "sd" not in entry
     folder = tmp_path / "stream"
@@ -230,16 +233,17 @@ def test_missing_cells_are_fitted_by_em_streamed_and_resumed(tmp_path, capsys):
     (folder / "spec.toml").write_text((EXAMPLE / "asia.toml").read_text().replace(
         'path = "asia.csv"', 'path = "b/*.csv"'))
     first = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out")
-    for n, entry in one.parameters["cpts"].items():
-        np.testing.assert_allclose(first.parameters["cpts"][n]["estimate"], entry["estimate"],
-                                   rtol=1e-12)
+    for n, entry in one.posterior.parameters["cpts"].items():
+        np.testing.assert_allclose(
+            first.posterior.parameters["cpts"][n]["estimate"], entry["estimate"], rtol=1e-12
+        )
     holed.iloc[:20].to_csv(folder / "b" / "3.csv", index=False)
     resumed = fit(load_spec(folder / "spec.toml"), out=tmp_path / "out", resume=True)
-    assert resumed.n_rows == len(frame) + 20 and len(resumed.batches) == 4
+    assert resumed.record.n_rows == len(frame) + 20 and len(resumed.record.batches) == 4
     # each batch's record (and progress line) counts all its rows, incomplete ones too
     assert [b["rows"] for b in resumed.to_json()["batches"]] == [
         len(p) for p in np.array_split(np.arange(len(holed)), 3)] + [20]
-    assert resumed.parameters["em"]["incomplete_rows"] == \
+    assert resumed.posterior.parameters["em"]["incomplete_rows"] == \
         em["incomplete_rows"] + int(holed.iloc[:20].isna().any(axis=1).sum())
     # an EM estimate has no exact posterior to draw from
     from bayescheck.inference.families.exact import exact_posterior
@@ -293,17 +297,24 @@ def test_states_first_seen_in_later_batches_resume_and_equal_one_file(tmp_path, 
     streamed = fit(load_spec(tmp_path / "s" / "spec.toml"))
     key = "estimate" if holes else "mean"
     for result in (resumed, streamed):
-        assert len(result.batches) == 3 and result.n_rows == one.n_rows == len(frame)
-        for n, entry in one.parameters["cpts"].items():
-            got = result.parameters["cpts"][n]
+        assert len(result.record.batches) == 3 and result.record.n_rows == one.record.n_rows == len(
+            frame
+        )
+        for n, entry in one.posterior.parameters["cpts"].items():
+            got = result.posterior.parameters["cpts"][n]
             assert got["states"] == entry["states"] and got["rows"] == entry["rows"]
             assert got["counts"] == entry["counts"]
             np.testing.assert_allclose(got[key], entry[key], rtol=1e-12)
         if holes:
-            assert result.parameters["em"]["missing_cells"] == one.parameters["em"][
-                "missing_cells"] > 0
+            assert (
+                result.posterior.parameters["em"]["missing_cells"]
+                == one.posterior.parameters["em"]["missing_cells"]
+                > 0
+            )
         else:
-            assert result.log_evidence == pytest.approx(one.log_evidence, rel=1e-13)
+            assert result.posterior.log_evidence == pytest.approx(
+                one.posterior.log_evidence, rel=1e-13
+            )
 
 
 def test_in_memory_frames_equal_the_csv_fit(tmp_path):
@@ -316,8 +327,8 @@ def test_in_memory_frames_equal_the_csv_fit(tmp_path):
     shuffled = frame.sample(frac=1.0, random_state=0)
     parts = [shuffled.iloc[i:i + 400] for i in (0, 400, 800)]
     frames = fit(Spec(model=spec.model, data=DataSource.from_frame(*parts), raw=spec.raw))
-    assert frames.parameters["cpts"] == csv.parameters["cpts"]
-    assert frames.log_evidence == pytest.approx(csv.log_evidence, rel=1e-13)
+    assert frames.posterior.parameters["cpts"] == csv.posterior.parameters["cpts"]
+    assert frames.posterior.log_evidence == pytest.approx(csv.posterior.log_evidence, rel=1e-13)
     # the same frame twice is refused (the in-memory fingerprint recognises it)
     from bayescheck.models.errors import DataError
     with pytest.raises(DataError, match="same content as batch 'frame 0'"):
@@ -351,15 +362,15 @@ def test_categorical_frames_equal_the_text_fit(holes):
     assert cats[0]["bronc"].cat.categories.tolist() == [9, 10]
     want = fit(Spec(model=spec.model, data=DataSource.from_frame(*parts), raw=spec.raw))
     got = fit(Spec(model=spec.model, data=DataSource.from_frame(*cats), raw=spec.raw))
-    assert got.parameters["cpts"]["bronc"]["states"] == ["10", "9"]
-    assert "maybe" not in got.parameters["cpts"]["asia"]["states"]
-    assert got.parameters["cpts"] == want.parameters["cpts"]
-    assert got.parameters["query"] == want.parameters["query"]
+    assert got.posterior.parameters["cpts"]["bronc"]["states"] == ["10", "9"]
+    assert "maybe" not in got.posterior.parameters["cpts"]["asia"]["states"]
+    assert got.posterior.parameters["cpts"] == want.posterior.parameters["cpts"]
+    assert got.posterior.parameters["query"] == want.posterior.parameters["query"]
     if holes:
-        assert got.parameters["em"]["missing_cells"] == want.parameters["em"][
+        assert got.posterior.parameters["em"]["missing_cells"] == want.posterior.parameters["em"][
             "missing_cells"] > 0
     else:
-        assert got.log_evidence == want.log_evidence
+        assert got.posterior.log_evidence == want.posterior.log_evidence
 
 
 def test_categorical_node_with_no_observed_value_is_refused():
@@ -388,4 +399,4 @@ def test_held_states_refuse_a_new_state_naming_column_and_row():
         fit(Spec(model=model, data=DataSource.from_frame(frame), raw={}))
     assert err.value.column == "b" and err.value.row == 3
     ok = fit(Spec(model=model, data=DataSource.from_frame(frame.iloc[:2]), raw={}))
-    assert ok.parameters["cpts"]["b"]["counts"] == [[1, 0], [0, 1]]
+    assert ok.posterior.parameters["cpts"]["b"]["counts"] == [[1, 0], [0, 1]]

@@ -221,8 +221,8 @@ def aode_rows(model, source, fit_result):
     The tables in the declaration's coordinates (stick-breaking, tested above)."""
     import pymc as pm
 
-    classes = tuple(fit_result.parameters["classes"])
-    categories = {f: tuple(v) for f, v in fit_result.parameters["categories"].items()}
+    classes = tuple(fit_result.posterior.parameters["classes"])
+    categories = {f: tuple(v) for f, v in fit_result.posterior.parameters["categories"].items()}
     frame = source.read_all()
     y = np.searchsorted(classes, frame[model.target].astype(str).to_numpy())
     X = np.column_stack([np.searchsorted(categories[f], frame[f].astype(str).to_numpy())

@@ -42,9 +42,9 @@ def test_coin_posterior_against_counting_and_the_chain_rule():
     result = fit(spec)
     y = [int(v) for v in column(COIN.parent / "coin.csv", "heads")]
     a, b, n, k = 10.0, 10.0, len(y), sum(y)
-    p = result.parameters["p"]
+    p = result.posterior.parameters["p"]
     assert (p["a"], p["b"]) == (a + k, b + n - k) == (19.0, 13.0)
-    assert p["successes"] == k and p["trials"] == n == result.n_rows
+    assert p["successes"] == k and p["trials"] == n == result.record.n_rows
     assert p["mean"] == pytest.approx((a + k) / (a + b + n), rel=1e-14)
     A, B = a + k, b + n - k
     assert p["sd"] == pytest.approx(math.sqrt(A * B / ((A + B) ** 2 * (A + B + 1))), rel=1e-12)
@@ -60,11 +60,11 @@ def test_coin_posterior_against_counting_and_the_chain_rule():
         p1 = (a + heads) / (a + b + i)
         log_ev += math.log(p1 if yi else 1 - p1)
         heads += yi
-    assert result.log_evidence == pytest.approx(log_ev, rel=1e-12)
-    (m,) = result.marginals
+    assert result.posterior.log_evidence == pytest.approx(log_ev, rel=1e-12)
+    (m,) = result.posterior.marginals
     assert (m.name, m.var, m.coords) == ("p", "p", {})
     assert m.dist.args == (A, B)
-    assert [q.dist.args for q in result.priors] == [(10.0, 10.0)]
+    assert [q.dist.args for q in result.posterior.priors] == [(10.0, 10.0)]
 
 
 def test_die_posterior_is_laplace_smoothing_with_an_unseen_face():
@@ -75,7 +75,7 @@ def test_die_posterior_is_laplace_smoothing_with_an_unseen_face():
     n, N = len(faces), 6
     counts = [faces.count(str(f)) for f in range(1, 7)]
     assert counts[5] == 0
-    pi = result.parameters["pi"]
+    pi = result.posterior.parameters["pi"]
     assert pi["categories"] == ["1", "2", "3", "4", "5", "6"]
     assert pi["counts"] == counts
     assert pi["alpha"] == [1.0 + c for c in counts]
@@ -90,13 +90,13 @@ def test_die_posterior_is_laplace_smoothing_with_an_unseen_face():
     for i, f in enumerate(faces):
         log_ev += math.log((1 + seen[f]) / (N + i))
         seen[f] += 1
-    assert result.log_evidence == pytest.approx(log_ev, rel=1e-12)
-    assert [m.name for m in result.marginals] == [f"pi[{f}]" for f in range(1, 7)]
+    assert result.posterior.log_evidence == pytest.approx(log_ev, rel=1e-12)
+    assert [m.name for m in result.posterior.marginals] == [f"pi[{f}]" for f in range(1, 7)]
     a0 = n + N
-    for m, c in zip(result.marginals, counts, strict=True):
+    for m, c in zip(result.posterior.marginals, counts, strict=True):
         assert m.coords == {"category": m.name[3]}
         assert m.dist.args == pytest.approx((1 + c, a0 - 1 - c))
-    assert all(q.dist.args == pytest.approx((1.0, 5.0)) for q in result.priors)
+    assert all(q.dist.args == pytest.approx((1.0, 5.0)) for q in result.posterior.priors)
 
 
 def test_laplace_equals_dirichlet_one_posterior_mean_through_the_spec(tmp_path):
@@ -119,13 +119,13 @@ def test_per_category_concentration_and_undeclared_categories(tmp_path):
     pd.DataFrame({"y": [2, 10, 2, 1, 10, 2]}).to_csv(tmp_path / "d.csv", index=False)
     (tmp_path / "a.toml").write_text('model = "dirichlet_categorical"\n[data]\npath = "d.csv"\n'
                                      'target = "y"\n[prior]\nconcentration = 0.5\n')
-    pi = fit(load_spec(tmp_path / "a.toml")).parameters["pi"]
+    pi = fit(load_spec(tmp_path / "a.toml")).posterior.parameters["pi"]
     assert pi["categories"] == ["1", "2", "10"]  # numeric labels in numeric order
     assert pi["alpha"] == [1.5, 3.5, 2.5]
     (tmp_path / "b.toml").write_text('model = "dirichlet_categorical"\n[data]\npath = "d.csv"\n'
                                      'target = "y"\ncategories = [10, 2, 1]\n'
                                      '[prior]\nconcentration = [1, 2, 3]\n')
-    pi = fit(load_spec(tmp_path / "b.toml")).parameters["pi"]
+    pi = fit(load_spec(tmp_path / "b.toml")).posterior.parameters["pi"]
     assert pi["categories"] == ["10", "2", "1"]
     assert pi["alpha"] == [1 + 2, 2 + 3, 3 + 1]
 
@@ -148,7 +148,7 @@ def test_bernoulli_labels_in_every_spelling(tmp_path, text):
     (tmp_path / "d.csv").write_text(text)
     (tmp_path / "s.toml").write_text('model = "beta_bernoulli"\n[data]\npath = "d.csv"\n'
                                      'target = "y"\n')
-    p = fit(load_spec(tmp_path / "s.toml")).parameters["p"]
+    p = fit(load_spec(tmp_path / "s.toml")).posterior.parameters["p"]
     assert (p["successes"], p["trials"]) == (3, 4)
     assert (p["a"], p["b"]) == (4.0, 2.0)  # default prior Beta(1, 1)
 
@@ -156,7 +156,7 @@ def test_bernoulli_labels_in_every_spelling(tmp_path, text):
 def test_bernoulli_bool_frame_from_python():
     spec = Spec(model=BetaBernoulli(target="y", a=2, b=3),
                 data=DataSource.from_frame(pd.DataFrame({"y": [True, False, True]})))
-    p = fit(spec).parameters["p"]
+    p = fit(spec).posterior.parameters["p"]
     assert (p["a"], p["b"]) == (4.0, 4.0)
 
 
@@ -183,10 +183,16 @@ def test_bernoulli_stream_equals_one_batch(tmp_path):
             '[prior]\na = 2.5\nb = 0.5\n')
     stream = fit(_spec(tmp_path, "s.toml", body.format("b/*.csv")))
     whole = fit(_spec(tmp_path, "w.toml", body.format("all.csv")))
-    assert len(stream.batches) == 3 and [b["rows"] for b in stream.batches] == [7, 53, 41]
-    assert stream.parameters == whole.parameters
-    assert stream.log_evidence == whole.log_evidence
-    assert [t["mean"]["p"] for t in stream.trajectory][-1] == whole.parameters["p"]["mean"]
+    assert len(stream.record.batches) == 3 and [b["rows"] for b in stream.record.batches] == [
+        7,
+        53,
+        41,
+    ]
+    assert stream.posterior.parameters == whole.posterior.parameters
+    assert stream.posterior.log_evidence == whole.posterior.log_evidence
+    assert [t["mean"]["p"] for t in stream.record.trajectory][-1] == whole.posterior.parameters[
+        "p"
+    ]["mean"]
 
 
 def test_categorical_stream_equals_one_batch_with_a_late_new_label(tmp_path):
@@ -197,10 +203,10 @@ def test_categorical_stream_equals_one_batch_with_a_late_new_label(tmp_path):
     body = 'model = "dirichlet_categorical"\n[data]\npath = "{}"\ntarget = "y"\n'
     stream = fit(_spec(tmp_path, "s.toml", body.format("b/*.csv")))
     whole = fit(_spec(tmp_path, "w.toml", body.format("all.csv")))
-    assert stream.parameters == whole.parameters
-    assert stream.parameters["pi"]["categories"] == ["a", "b", "c"]
-    assert stream.parameters["pi"]["counts"] == [1, 5, 5]
-    assert stream.log_evidence == whole.log_evidence
+    assert stream.posterior.parameters == whole.posterior.parameters
+    assert stream.posterior.parameters["pi"]["categories"] == ["a", "b", "c"]
+    assert stream.posterior.parameters["pi"]["counts"] == [1, 5, 5]
+    assert stream.posterior.log_evidence == whole.posterior.log_evidence
 
 
 def test_categorical_checkpoint_resume_equals_one_batch(tmp_path):
@@ -219,10 +225,10 @@ def test_categorical_checkpoint_resume_equals_one_batch(tmp_path):
     last.write_bytes(held_back)
     resumed = fit(spec, out=tmp_path / "o", resume=True)
     whole = fit(_spec(tmp_path, "w.toml", body.replace("b/*.csv", "all.csv")))
-    assert resumed.parameters == whole.parameters
-    assert len(resumed.trajectory) == 3  # declared categories: a summary after each batch
-    final = whole.parameters["pi"]["mean"][2]
-    assert resumed.trajectory[-1]["mean"]["pi[z]"] == pytest.approx(final)
+    assert resumed.posterior.parameters == whole.posterior.parameters
+    assert len(resumed.record.trajectory) == 3  # declared categories: a summary after each batch
+    final = whole.posterior.parameters["pi"]["mean"][2]
+    assert resumed.record.trajectory[-1]["mean"]["pi[z]"] == pytest.approx(final)
 
 
 # --------------------------------------------------------------------------- declarations

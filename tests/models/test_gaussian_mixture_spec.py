@@ -35,10 +35,10 @@ def test_worked_step_reproduces_the_source(tmp_path):
     spec = load_spec(EXAMPLES / "worked_step.toml")
     result = fit(spec)
     num, den = _one_step([0, 3, 7, 10], [2.0, 8.0], 2.0, kappa=0.01, m0=5.0)
-    means = np.array(result.parameters["means"]["estimate"])[:, 0]
+    means = np.array(result.posterior.parameters["means"]["estimate"])[:, 0]
     np.testing.assert_allclose(means, num / den, rtol=1e-12)
     assert means == pytest.approx([1.6145, 8.3855], abs=1e-4)
-    assert result.info["n_iter"] == 1
+    assert result.record.info["n_iter"] == 1
     # the same step without the prior (maximum likelihood) is the source's exact formula
     ml = tmp_path / "ml.toml"
     text = (EXAMPLES / "worked_step.toml").read_text()
@@ -47,10 +47,10 @@ def test_worked_step_reproduces_the_source(tmp_path):
                                f'path = "{EXAMPLES / "worked_step.csv"}"'))
     ml_fit = fit(load_spec(ml))
     num, den = _one_step([0, 3, 7, 10], [2.0, 8.0], 2.0)
-    got = np.array(ml_fit.parameters["means"]["estimate"])[:, 0]
+    got = np.array(ml_fit.posterior.parameters["means"]["estimate"])[:, 0]
     np.testing.assert_allclose(got, num / den, rtol=1e-12)
     assert got == pytest.approx([1.5976, 8.4024], abs=1e-4)
-    assert ml_fit.info["estimate"] == "ML"
+    assert ml_fit.record.info["estimate"] == "ML"
 
 
 def test_fit_cli_writes_posterior_json(tmp_path, capsys):
@@ -73,9 +73,9 @@ def test_components_are_named_as_the_declaration_names_them():
     result = fit(spec)
     X = spec.model.data_matrix(spec.data)
     ref = kmeans(X, spec.model.n_components)[0]
-    means = np.array(result.parameters["means"]["estimate"])
+    means = np.array(result.posterior.parameters["means"]["estimate"])
     np.testing.assert_allclose(means, ref, atol=0.3)  # matched component by component
-    names = [e.name for e in result.estimates]
+    names = [e.name for e in result.posterior.estimates]
     assert names[:3] == ["weights[0]", "weights[1]", "weights[2]"]
     assert "covariances[0, x2, x1]" in names and "covariances[0, x1, x2]" not in names
 
@@ -84,7 +84,7 @@ def test_declaration_starts_from_the_fits_clustering_and_needs_it():
     spec = load_spec(EXAMPLES / "blobs.toml")
     result = fit(spec)
     X = spec.model.data_matrix(spec.data)
-    centres, labels = result.declaration["clustering"]
+    centres, labels = result.record.declaration["clustering"]
     expected = kmeans(X, spec.model.n_components)
     np.testing.assert_array_equal(centres, expected[0])
     np.testing.assert_array_equal(labels, expected[1])
@@ -99,9 +99,9 @@ def test_one_dimensional_components_sorted_by_mean(tmp_path):
     (tmp_path / "s.toml").write_text('model = "gaussian_mixture"\nn_components = 2\n'
                                      'covariance = "diag"\n[data]\npath = "d.csv"\n')
     result = fit(load_spec(tmp_path / "s.toml"))
-    means = np.array(result.parameters["means"]["estimate"])[:, 0]
+    means = np.array(result.posterior.parameters["means"]["estimate"])[:, 0]
     assert means[0] < means[1]
-    assert result.parameters["weights"]["estimate"] == pytest.approx([0.4, 0.6], abs=1e-6)
+    assert result.posterior.parameters["weights"]["estimate"] == pytest.approx([0.4, 0.6], abs=1e-6)
 
 
 def _write(tmp_path, body, data=None):
@@ -286,7 +286,7 @@ def test_chains_start_at_the_em_estimate_with_a_small_jitter(covariance):
                         ig_shape=2.0, ig_scale=np.array([1.0, 1.0]))
         spec = replace(spec, model=model)
     result = fit(spec)
-    em = result.state
+    em = result.posterior.state
     declared = spec.model.declare(spec.data, fit=result)
 
     def start(seed, **kwargs):
@@ -296,7 +296,7 @@ def test_chains_start_at_the_em_estimate_with_a_small_jitter(covariance):
 
     exact = start(0, jitter_sd=0.0)
     np.testing.assert_allclose(exact["weights_raw"], em.weights, rtol=1e-12)
-    n_k = em.weights * result.n_rows
+    n_k = em.weights * result.record.n_rows
     if covariance == "full":
         # whitened by the estimate's own mixture moments; the means standardised at it
         K, D = em.means.shape

@@ -119,9 +119,12 @@ def test_check_reads_the_files_once_with_the_same_declaration(tmp_path, monkeypa
     read_twice = spec.model.declare(spec.data)           # reads the files
     result = fit(spec, declaration=True)
     plain = fit(spec)
-    np.testing.assert_array_equal(result.state.root, plain.state.root)
-    assert result.declaration["rows"] == 260 and len(result.declaration["batch_roots"]) == 4
-    assert plain.declaration == {}
+    np.testing.assert_array_equal(result.posterior.state.root, plain.posterior.state.root)
+    assert (
+        result.record.declaration["rows"] == 260
+        and len(result.record.declaration["batch_roots"]) == 4
+    )
+    assert plain.record.declaration == {}
 
     def no_reading(self, skip=None):
         raise AssertionError("the declaration read the files again")

@@ -44,7 +44,7 @@ def write(tmp_path, body, data=None, name="data.csv"):
 def test_unsmoothed_play_tennis_reproduces_the_worked_scores():
     fit = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml"))
     expected = tennis_scores(0.0)
-    query = fit.parameters["query"][0]
+    query = fit.posterior.parameters["query"][0]
     for c, s in expected.items():
         assert query["scores"][c] == pytest.approx(s, rel=1e-12)
     # the source material's rounded numbers
@@ -54,18 +54,21 @@ def test_unsmoothed_play_tennis_reproduces_the_worked_scores():
     assert query["probabilities"]["No"] == pytest.approx(expected["No"] / total, rel=1e-12)
     assert query["decision"] == "No" and query["most_probable"] == "No"
     assert query["cross_checked"] is False
-    assert fit.n_rows == 14 and fit.parameters["statistics"]["class_counts"] == [5, 9]
+    assert fit.record.n_rows == 14 and fit.posterior.parameters["statistics"]["class_counts"] == [
+        5,
+        9,
+    ]
 
 
 def test_laplace_play_tennis_is_the_dirichlet_posterior_mean():
     fit = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "play_tennis.toml"))
     expected = tennis_scores(1.0)
-    query = fit.parameters["query"][0]
+    query = fit.posterior.parameters["query"][0]
     for c, s in expected.items():
         assert query["scores"][c] == pytest.approx(s, rel=1e-12)
     assert query["decision"] == "No" and query["cross_checked"] is True
     # the oracle of each score is that exact mean; every Dirichlet marginal is exact too
-    oracles = {m.name: m for m in fit.marginals}
+    oracles = {m.name: m for m in fit.posterior.marginals}
     assert oracles["score[sunny_cool_high_strong, Yes]"].exact_mean == pytest.approx(
         expected["Yes"], rel=1e-12)
     assert oracles["score[sunny_cool_high_strong, Yes]"].dist is None
@@ -122,13 +125,13 @@ def test_laplace_features_with_frequency_prior_equal_sklearn_categorical_nb(tmp_
     enc = OrdinalEncoder().fit(table[features])
     clf = sklearn.CategoricalNB(alpha=1.0).fit(enc.transform(table[features]),
                                                table["play_tennis"])
-    queries = pd.DataFrame([q["values"] for q in fit.parameters["query"]])
+    queries = pd.DataFrame([q["values"] for q in fit.posterior.parameters["query"]])
     ref = clf.predict_proba(enc.transform(queries[features]))
     ours = np.array([[q["probabilities"][c] for c in clf.classes_]
-                     for q in fit.parameters["query"]])
+                     for q in fit.posterior.parameters["query"]])
     np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
     # the constant p_site = 1 has no marginal to compare; every other feature keeps its own
-    names = {m.var for m in fit.marginals}
+    names = {m.var for m in fit.posterior.marginals}
     assert "p_site" not in names and {"class_weight", "p_outlook", "p_wind"} <= names
 
 
@@ -151,11 +154,11 @@ texture = 20.0
     clf = sklearn.GaussianNB(var_smoothing=0.0).fit(cells[["radius", "texture"]],
                                                     cells["diagnosis"])
     ref = clf.predict_proba(pd.DataFrame({"radius": [14.0], "texture": [20.0]}))[0]
-    got = [fit.parameters["query"][0]["probabilities"][c] for c in clf.classes_]
+    got = [fit.posterior.parameters["query"][0]["probabilities"][c] for c in clf.classes_]
     np.testing.assert_allclose(got, ref, rtol=1e-9)
     # the maximum-likelihood variance divides by N, not N - 1
     benign = cells[cells.diagnosis == "benign"]["radius"]
-    assert fit.parameters["features"]["radius"]["variance"]["benign"] == pytest.approx(
+    assert fit.posterior.parameters["features"]["radius"]["variance"]["benign"] == pytest.approx(
         benign.var(ddof=0), rel=1e-12)
 
 
@@ -181,27 +184,27 @@ wind = "Strong"
     (tmp_path / "out").mkdir()
     many = fit_naive_bayes(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
                                 out=tmp_path / "out")
-    assert len(many.batches) == 3 and (tmp_path / "out" / "checkpoint.npz").exists()
-    assert many.parameters["query"] == one.parameters["query"]
-    assert many.parameters["statistics"] == one.parameters["statistics"]
+    assert len(many.record.batches) == 3 and (tmp_path / "out" / "checkpoint.npz").exists()
+    assert many.posterior.parameters["query"] == one.posterior.parameters["query"]
+    assert many.posterior.parameters["statistics"] == one.posterior.parameters["statistics"]
     resumed = fit_naive_bayes(load_spec(write(tmp_path, body.format(path="b/*.csv"))),
                                    out=tmp_path / "out", resume=True)
-    assert resumed.parameters["statistics"] == one.parameters["statistics"]
+    assert resumed.posterior.parameters["statistics"] == one.posterior.parameters["statistics"]
 
 
 def test_loss_matrix_moves_the_decision():
     """Two classes, zero-one loss: the decision is the most probable class; a miss of the
     rare class made 50 times worse moves it (risks computed here from the probabilities)."""
     fit = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "cells_decision.toml"))
-    for q in fit.parameters["query"]:
+    for q in fit.posterior.parameters["query"]:
         p = q["probabilities"]
         assert q["risk"]["treat"] == pytest.approx(1.0 * p["benign"])
         assert q["risk"]["discharge"] == pytest.approx(50.0 * p["malignant"])
         assert q["decision"] == min(q["risk"], key=q["risk"].get)
-    borderline = next(q for q in fit.parameters["query"] if q["name"] == "borderline")
+    borderline = next(q for q in fit.posterior.parameters["query"] if q["name"] == "borderline")
     assert borderline["most_probable"] == "benign" and borderline["decision"] == "treat"
     zero_one = fit_naive_bayes(load_spec(EXAMPLES / "naive_bayes" / "cells.toml"))
-    for q in zero_one.parameters["query"]:
+    for q in zero_one.posterior.parameters["query"]:
         assert q["decision"] == q["most_probable"]
 
 
@@ -212,9 +215,14 @@ def test_bayes_rule_disease_example():
     assert spec.model.prior.tolist() == [prior, 1 - prior]
     assert spec.model.likelihood.tolist() == [sens, false_pos]
     exact = sens * prior / (sens * prior + false_pos * (1 - prior))
-    assert fit.parameters["posterior"]["mean"]["cancer"] == pytest.approx(exact, rel=1e-12)
-    assert round(fit.parameters["posterior"]["mean"]["cancer"], 4) == 0.2085
-    assert [m.name for m in fit.marginals] == ["posterior[cancer]", "posterior[no_cancer]"]
+    assert fit.posterior.parameters["posterior"]["mean"]["cancer"] == pytest.approx(
+        exact, rel=1e-12
+    )
+    assert round(fit.posterior.parameters["posterior"]["mean"]["cancer"], 4) == 0.2085
+    assert [m.name for m in fit.posterior.marginals] == [
+        "posterior[cancer]",
+        "posterior[no_cancer]",
+    ]
 
 
 # ---- errors ------------------------------------------------------------------------------
@@ -288,7 +296,7 @@ def test_single_row_class_with_ml_gaussian_is_a_clear_error(tmp_path):
         fit_naive_bayes(load_spec(spec))
     # the Bayesian (NIG) Gaussian features are defined for one row
     ok = write(tmp_path, gaussian, data)
-    assert fit_naive_bayes(load_spec(ok)).n_rows == 3
+    assert fit_naive_bayes(load_spec(ok)).record.n_rows == 3
 
 
 def test_missing_label_names_column_and_row(tmp_path):
@@ -339,11 +347,16 @@ def test_mixed_stream_resumes_from_the_engines_statistics(tmp_path):
     fit_naive_bayes(stream, out=tmp_path / "out")
     (tmp_path / "b" / "2.csv").write_bytes(held)
     resumed = fit_naive_bayes(stream, out=tmp_path / "out", resume=True)
-    assert [b["name"] for b in resumed.batches][-1].endswith("2.csv")
+    assert [b["name"] for b in resumed.record.batches][-1].endswith("2.csv")
     uninterrupted = fit_naive_bayes(stream)
-    assert resumed.parameters["statistics"] == uninterrupted.parameters["statistics"]
-    assert resumed.parameters["features"] == uninterrupted.parameters["features"]
-    st, whole = resumed.parameters["statistics"], one.parameters["statistics"]
+    assert (
+        resumed.posterior.parameters["statistics"]
+        == uninterrupted.posterior.parameters["statistics"]
+    )
+    assert (
+        resumed.posterior.parameters["features"] == uninterrupted.posterior.parameters["features"]
+    )
+    st, whole = resumed.posterior.parameters["statistics"], one.posterior.parameters["statistics"]
     assert st["class_counts"] == whole["class_counts"]
     assert st["category_counts"] == whole["category_counts"]
     np.testing.assert_allclose(st["gaussian_mean"], whole["gaussian_mean"], rtol=1e-14)

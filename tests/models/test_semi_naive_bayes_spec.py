@@ -50,17 +50,17 @@ def test_spode_cross_validation_and_scores_recomputed_from_rows():
                 best = max(sorted(s), key=lambda c: s[c])
                 correct += best == row["play_tennis"]
         accuracy[sp] = correct / len(table)
-    cv = result.parameters["structure"]["cross_validation"]
+    cv = result.posterior.parameters["structure"]["cross_validation"]
     assert cv["accuracy"] == pytest.approx(accuracy)
-    chosen = result.parameters["structure"]["super_parent"]
+    chosen = result.posterior.parameters["structure"]["super_parent"]
     assert accuracy[chosen] == max(accuracy.values())
-    query = result.parameters["query"][0]
+    query = result.posterior.parameters["query"][0]
     expected = spode_scores(table, query["values"], chosen)
     for c, s in expected.items():
         assert query["scores"][c] == pytest.approx(s, rel=1e-12)
     # the network oracles (check) hold the same scores as exact means
     oracle = {m.coords["sunny_cool_high_strong__target"]: m.exact_mean
-              for m in result.marginals if m.var == "joint_sunny_cool_high_strong"}
+              for m in result.posterior.marginals if m.var == "joint_sunny_cool_high_strong"}
     assert oracle == pytest.approx(query["scores"], rel=1e-12)
     # a wrong super-parent gives other scores (the comparison can fail)
     other = spode_scores(table, query["values"], "wind")
@@ -87,7 +87,7 @@ def test_tan_tree_equals_pgmpy_tree_search(tmp_path):
     (tmp_path / "spec.toml").write_text('model = "semi_naive_bayes"\n[data]\npath = "data.csv"\n'
                                         'target = "c"\n[fit]\nkind = "tan"\nroot = "a"\n')
     result = fit(load_spec(tmp_path / "spec.toml"))
-    ours = {frozenset(e) for e in result.parameters["structure"]["edges"] if "c" not in e}
+    ours = {frozenset(e) for e in result.posterior.parameters["structure"]["edges"] if "c" not in e}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dag = TreeSearch(frame, root_node="a", n_jobs=1).estimate(
@@ -95,9 +95,9 @@ def test_tan_tree_equals_pgmpy_tree_search(tmp_path):
     theirs = {frozenset(e) for e in dag.edges() if "c" not in e}
     assert ours == theirs and len(ours) == 3
     # the directed edges point away from the root
-    parents = result.parameters["structure"]["parents"]
+    parents = result.posterior.parameters["structure"]["parents"]
     assert parents["a"] is None and all(parents[f] for f in "bde")
-    cmi = result.parameters["structure"]["conditional_mutual_information"]
+    cmi = result.posterior.parameters["structure"]["conditional_mutual_information"]
     weights = sorted((cmi[x][y], x, y) for x in "abde" for y in "abde" if x < y)
     assert weights[-1][0] > weights[-2][0] > weights[-3][0]  # ties do not decide
 
@@ -112,12 +112,14 @@ def test_glob_stream_equals_one_file_with_cross_validation(tmp_path):
         'path = "play_tennis.csv"', 'path = "b/*.csv"')
     (tmp_path / "spec.toml").write_text(text)
     streamed = fit(load_spec(tmp_path / "spec.toml"), out=tmp_path / "out")
-    a, b = streamed.parameters["structure"], one.parameters["structure"]
+    a, b = streamed.posterior.parameters["structure"], one.posterior.parameters["structure"]
     assert a["super_parent"] == b["super_parent"] and a["parents"] == b["parents"]
     cv_a, cv_b = a["cross_validation"], b["cross_validation"]
     assert cv_a["accuracy"] == cv_b["accuracy"]  # folds by global row index, not by file
     assert cv_a["log_loss"] == pytest.approx(cv_b["log_loss"], rel=1e-12)
-    for qa, qb in zip(streamed.parameters["query"], one.parameters["query"], strict=True):
+    for qa, qb in zip(
+        streamed.posterior.parameters["query"], one.posterior.parameters["query"], strict=True
+    ):
         assert qa["probabilities"] == pytest.approx(qb["probabilities"], rel=1e-12)
 
 
@@ -126,12 +128,12 @@ def test_aode_reports_its_super_parents_and_falls_back(tmp_path):
     text = (EXAMPLES / "play_tennis_spode.toml").read_text().replace(
         'kind = "spode"\nfolds = 7', 'kind = "aode"\nm_prime = 5')
     (tmp_path / "spec.toml").write_text(text)
-    q = fit(load_spec(tmp_path / "spec.toml")).parameters["query"][0]
+    q = fit(load_spec(tmp_path / "spec.toml")).posterior.parameters["query"][0]
     table = pd.read_csv(tmp_path / "play_tennis.csv")
     expected = [f for f in FEATURES if (table[f] == q["values"][f]).sum() >= 5]
     assert q["super_parents"] == expected and not q["naive_bayes_fallback"]
     (tmp_path / "spec.toml").write_text(text.replace("m_prime = 5", "m_prime = 100"))
-    q = fit(load_spec(tmp_path / "spec.toml")).parameters["query"][0]
+    q = fit(load_spec(tmp_path / "spec.toml")).posterior.parameters["query"][0]
     assert q["naive_bayes_fallback"] and q["super_parents"] == []
 
 
@@ -174,9 +176,9 @@ def test_categories_spelt_like_missing_values_are_categories(tmp_path):
                                                                   'wind = "NA"')
     (tmp_path / "spec.toml").write_text(text)
     result = fit(load_spec(tmp_path / "spec.toml"))
-    assert result.parameters["categories"]["wind"] == ["NA", "None"]
-    assert result.parameters["query"][0]["unseen"] == []
-    assert result.n_rows == 14
+    assert result.posterior.parameters["categories"]["wind"] == ["NA", "None"]
+    assert result.posterior.parameters["query"][0]["unseen"] == []
+    assert result.record.n_rows == 14
 
 
 def test_single_category_feature_is_a_point_mass_in_tan(tmp_path):
@@ -191,10 +193,12 @@ def test_single_category_feature_is_a_point_mass_in_tan(tmp_path):
                                                          'wind = "Strong"\nsite = "A"'))
     with_site = fit(load_spec(tmp_path / "with.toml"))
     without = fit(load_spec(tmp_path / "without.toml"))
-    a, b = with_site.parameters["query"][0], without.parameters["query"][0]
+    a, b = with_site.posterior.parameters["query"][0], without.posterior.parameters["query"][0]
     assert a["values"]["site"] == "A" and "site" not in b["values"]
     for c in ("No", "Yes"):
         assert a["probabilities"][c] == pytest.approx(b["probabilities"][c], rel=0, abs=1e-12)
-    names = {m.var for m in with_site.marginals}
+    names = {m.var for m in with_site.posterior.marginals}
     assert "cpt_site" not in names and "cpt_wind" in names
-    assert all(np.isfinite(m.dist.mean()) for m in with_site.marginals if m.dist is not None)
+    assert all(
+        np.isfinite(m.dist.mean()) for m in with_site.posterior.marginals if m.dist is not None
+    )

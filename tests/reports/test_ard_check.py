@@ -35,7 +35,7 @@ def example_check(tmp_path_factory):
 def _variances_doubled(result):
     """The same fit with every relevant weight's posterior variance doubled."""
     wrong = [replace(m, dist=stats.norm(m.dist.mean(), np.sqrt(2) * m.dist.std()))
-             for m in result.marginals]
+             for m in result.posterior.marginals]
     return replace(result, posterior=replace(result.posterior, marginals=wrong))
 
 
@@ -63,13 +63,13 @@ def test_wrong_sigma_fails_on_the_example_draws(example_check):
     _, out = example_check
     idata = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
     right = fit(load_spec(EXAMPLE))
-    assert compare_idata(right.marginals, idata).verdict == "pass"
-    wrong = compare_idata(_variances_doubled(right).marginals, idata)
+    assert compare_idata(right.posterior.marginals, idata).verdict == "pass"
+    wrong = compare_idata(_variances_doubled(right).posterior.marginals, idata)
     assert wrong.verdict == "fail"
     assert all(p.verdict == "fail" for p in wrong.parameters)
     # the deterministic w is exactly 0 for every pruned weight in the conditional model
     w = idata.posterior["w"]
-    pruned = right.parameters["w"]["pruned"]
+    pruned = right.posterior.parameters["w"]["pruned"]
     assert float(abs(w.sel(feature=pruned)).max()) == 0.0
 
 

@@ -313,9 +313,16 @@ def test_lock_held_by_another_process(tmp_path):
     import sys
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from bayescheck.reports.outdir import output_folder\n"
-         "with output_folder(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)",
-         str(tmp_path / "o")], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from bayescheck.reports.outdir import output_folder\n"
+            "with output_folder(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)",
+            str(tmp_path / "o"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         (tmp_path / "data.csv").write_text(csv_text(["x1", "x2", "y"], lr_rows()))

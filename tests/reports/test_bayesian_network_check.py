@@ -26,7 +26,7 @@ def test_declared_query_sums_equal_variable_elimination_at_random_cpts():
     spec = load_spec(EXAMPLE)
     model = spec.model
     result = fit(spec)
-    states = {n: tuple(c["states"]) for n, c in result.parameters["cpts"].items()}
+    states = {n: tuple(c["states"]) for n, c in result.posterior.parameters["cpts"].items()}
     schema = network_schema(model, states)
     pm_model = model.declare(spec.data)
     rng = np.random.default_rng(0)
@@ -82,7 +82,7 @@ def test_a_cpt_entry_off_by_a_factor_fails(asia):
 
     name = "cpt_lung[smoke=yes, yes]"
     wrong = []
-    for m in asia.fit.marginals:
+    for m in asia.fit.posterior.marginals:
         if m.name == name:
             a, b = m.dist.args
             m = replace(m, dist=Dist("beta", 2 * a, b))
@@ -96,9 +96,9 @@ def test_a_cpt_entry_off_by_a_factor_fails(asia):
 def test_the_conditional_ratio_is_not_the_joint_mean(asia):
     """P(lung | smoke, xray) (the ratio) in place of the joint sum fails: only the sums have
     exact posterior means."""
-    q = asia.fit.parameters["query"][0]
+    q = asia.fit.posterior.parameters["query"][0]
     wrong = [replace(m, exact_mean=q["probabilities"][m.coords[f"{q['name']}__target"]])
-             if m.var == f"joint_{q['name']}" else m for m in asia.fit.marginals]
+             if m.var == f"joint_{q['name']}" else m for m in asia.fit.posterior.marginals]
     assert compare_idata(wrong, asia.sample.idata).verdict == "fail"
 
 
@@ -108,6 +108,6 @@ def test_query_sum_moved_by_five_mcse_fails(asia):
     direction = math.copysign(1.0, row.sampled["mean"] - row.analytic["mean"])
     moved = row.sampled["mean"] - direction * 5 * row.mcse["mean"]
     wrong = [replace(m, exact_mean=moved) if m.name == row.name else m
-             for m in asia.fit.marginals]
+             for m in asia.fit.posterior.marginals]
     comparison = compare_idata(wrong, asia.sample.idata)
     assert [p.name for p in comparison.parameters if p.verdict == "fail"] == [row.name]

@@ -115,8 +115,8 @@ def test_em_objective_is_the_declared_density_in_the_sampler_coordinates(tmp_pat
 
     spec = load_spec(holed_asia(tmp_path, 150, 0.2, seed=4))
     result = fit(spec)
-    assert result.info["declaration"] == SUMMED_DECLARATION
-    kw = result.posterior_checks.keywords
+    assert result.record.info["declaration"] == SUMMED_DECLARATION
+    kw = result.record.posterior_checks.keywords
     pm_model = spec.model.declare(spec.data)
     logp = pm_model.compile_logp(jacobian=True, mode="FAST_COMPILE")
     dlogp = pm_model.compile_dlogp(jacobian=True, mode="FAST_COMPILE")
@@ -130,17 +130,22 @@ def test_em_objective_is_the_declared_density_in_the_sampler_coordinates(tmp_pat
             out[value.name] = y.eval(mode="FAST_COMPILE")
         return out
 
-    at = point(result.state.cpts)
+    at = point(result.posterior.state.cpts)
     assert np.max(np.abs(dlogp(at))) < 1e-5
     rng = np.random.default_rng(1)
     diffs = []
-    for cpts in [result.state.cpts] + [[rng.dirichlet(3 * np.ones(c.shape[1]), size=len(c))
-                                        for c in result.state.cpts] for _ in range(3)]:
+    for cpts in [result.posterior.state.cpts] + [
+        [rng.dirichlet(3 * np.ones(c.shape[1]), size=len(c)) for c in result.posterior.state.cpts]
+        for _ in range(3)
+    ]:
         diffs.append(float(logp(point(cpts))) - float(
             log_objective(list(cpts), kw["complete"], kw["missing"], kw["prior"])))
     np.testing.assert_allclose(diffs, diffs[0], atol=1e-8)
     # away from the estimate the gradient does not vanish
-    assert np.max(np.abs(dlogp(point([np.roll(c, 1, axis=1) for c in result.state.cpts])))) > 1
+    assert (
+        np.max(np.abs(dlogp(point([np.roll(c, 1, axis=1) for c in result.posterior.state.cpts]))))
+        > 1
+    )
 
 
 def test_a_pattern_too_large_to_sum_out_is_refused_naming_it(tmp_path, capsys):
@@ -179,13 +184,13 @@ def _judge(spec, check, estimates_cpts):
     from bayescheck.inference.checking.compare import compare_estimates_idata
     from bayescheck.inference.families.bayesian_network import em_estimates
 
-    states = {n: tuple(c["states"]) for n, c in check.fit.parameters["cpts"].items()}
+    states = {n: tuple(c["states"]) for n, c in check.fit.posterior.parameters["cpts"].items()}
     fit_ = check.fit
     wrong = replace(fit_, posterior=replace(
         fit_.posterior, estimates=em_estimates(spec.model, states, estimates_cpts),
         state=replace(fit_.posterior.state, cpts=tuple(estimates_cpts))))
-    judged = compare_estimates_idata(wrong.estimates, check.estimates_sample.idata)
-    return fit_.posterior_checks(wrong, judged, check.estimates_sample.idata, spec)
+    judged = compare_estimates_idata(wrong.posterior.estimates, check.estimates_sample.idata)
+    return fit_.record.posterior_checks(wrong, judged, check.estimates_sample.idata, spec)
 
 
 @pytest.mark.nuts
@@ -209,11 +214,11 @@ def test_a_perturbed_em_cpt_fails(asia_missing):
     """P(lung | smoke = yes) moved by 3 posterior sds: outside the 99 % interval, and draws
     of higher density than it."""
     spec, check = asia_missing
-    cpts = [c.copy() for c in check.fit.state.cpts]
+    cpts = [c.copy() for c in check.fit.posterior.state.cpts]
     v = spec.model.nodes.index("lung")
     row = next(r for r in check.estimates.parameters if r.name == "cpt_lung[smoke=yes, yes]")
-    j = check.fit.parameters["cpts"]["lung"]["rows"].index("smoke=yes")
-    k = check.fit.parameters["cpts"]["lung"]["states"].index("yes")
+    j = check.fit.posterior.parameters["cpts"]["lung"]["rows"].index("smoke=yes")
+    k = check.fit.posterior.parameters["cpts"]["lung"]["states"].index("yes")
     cpts[v][j, k] += 3 * row.sampled["sd"]
     cpts[v][j, 1 - k] = 1 - cpts[v][j, k]
     judged = _judge(spec, check, cpts)
@@ -229,7 +234,7 @@ def test_em_run_on_other_data_fails(asia_missing, tmp_path):
     """EM on another sample of Asia (the same size and holes), with the node states held at
     the checked fit's (a cell of a state the fit never saw is left empty)."""
     spec, check = asia_missing
-    states = {n: tuple(c["states"]) for n, c in check.fit.parameters["cpts"].items()}
+    states = {n: tuple(c["states"]) for n, c in check.fit.posterior.parameters["cpts"].items()}
     path = holed_asia(tmp_path, 300, 0.2, seed=12)
     frame = pd.read_csv(tmp_path / "asia.csv", dtype=str)
     for n in frame.columns:
@@ -237,7 +242,7 @@ def test_em_run_on_other_data_fails(asia_missing, tmp_path):
     frame.to_csv(tmp_path / "asia.csv", index=False)
     other_spec = load_spec(path)
     other = fit(replace(other_spec, model=replace(other_spec.model, held_states=states)))
-    judged = _judge(spec, check, list(other.state.cpts))
+    judged = _judge(spec, check, list(other.posterior.state.cpts))
     assert judged.verdict == "fail"
     assert next(r for r in judged.parameters
                 if r.name == "log posterior density (mode)").verdict == "fail"

@@ -169,8 +169,11 @@ def test_blocks_declare_the_same_simulations_in_slices(tmp_path, monkeypatch, bl
 
     monkeypatch.setattr(BayesianNetwork, "declare_simulations", spy)
     monkeypatch.setattr(bayescheck.inference.checking.sampling, "sample_nuts", record)
-    monkeypatch.setattr(bayescheck.inference.checking.sbc, "_ranks", lambda idata, quantities, truth, draws:
-                        {m.name: 0 for m in quantities})
+    monkeypatch.setattr(
+        bayescheck.inference.checking.sbc,
+        "_ranks",
+        lambda idata, quantities, truth, draws: {m.name: 0 for m in quantities},
+    )
     spec = holed_spec(tmp_path, 20, 0.3)
     run_sbc(spec, simulations=10, seed=2, engine="nuts", draws=9, block=block)
     assert [len(d) for d in declared] == ([10] if block is None else [4, 4, 2])

@@ -158,12 +158,12 @@ def test_ard_held_fit_is_the_exact_conditional_posterior(ard_example):
     result = fit(replace(spec, model=held))
     X, y = held.read(spec.data)
     exact = ard_posterior(X, y, np.asarray(held.held[0]), held.held[1])
-    by_name = {m.name: m.dist for m in result.marginals}
+    by_name = {m.name: m.dist for m in result.posterior.marginals}
     for i in exact.relevant:
         dist = by_name[f"w[{held.features[i]}]"]
         assert dist.mean() == pytest.approx(exact.mean[i], rel=1e-12)
         assert dist.std() == pytest.approx(exact.sd()[i], rel=1e-12)
-    assert result.parameters["sigma2"]["estimated"] is False
+    assert result.posterior.parameters["sigma2"]["estimated"] is False
 
 
 def test_ard_with_every_weight_pruned_cannot_be_calibrated(ard_example):
@@ -172,8 +172,9 @@ def test_ard_with_every_weight_pruned_cannot_be_calibrated(ard_example):
     from bayescheck.models.errors import BayescheckError
 
     spec, _ = ard_example
-    pruned = SimpleNamespace(parameters={"alpha": {"value": [None] * len(spec.model.features)},
-                                         "sigma2": {"value": 1.0}})
+    alpha = {"value": [None] * len(spec.model.features)}
+    pruned = SimpleNamespace(posterior=SimpleNamespace(
+        parameters={"alpha": alpha, "sigma2": {"value": 1.0}}))
     with pytest.raises(BayescheckError, match="every weight was pruned"):
         spec.model.calibration_model(pruned)
     with pytest.raises(ValueError, match="held sigma2"):
@@ -272,7 +273,7 @@ def test_naive_bayes_correct_passes_prior_mismatch_fails(example, mismatch, simu
                      f"{example}.toml")
     held = spec.model.calibration_model(fit(spec))
     assert held.queries == () and held.held_labels[0] == tuple(
-        fit(spec).parameters["classes"])
+        fit(spec).posterior.parameters["classes"])
     right = run_calibration(spec, tmp_path / "a", simulations=simulations, seed=1)
     assert right.verdict == "pass"
     assert not any(p.name.startswith("score") for p in right.parameters)

@@ -93,11 +93,11 @@ def test_mean_moved_by_five_mcse_fails(stream_check):
 
     idata = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
     right = fit(load_spec(EXAMPLES / "stream.toml"))
-    first = compare_idata(right.marginals, idata).parameters[0]
+    first = compare_idata(right.posterior.marginals, idata).parameters[0]
     direction = math.copysign(1.0, first.sampled["mean"] - first.analytic["mean"])
     moved = first.sampled["mean"] - direction * 5 * first.mcse["mean"]
-    m0 = right.marginals[0]
-    wrong = [replace(m0, dist=stats.norm(moved, m0.dist.std())), *right.marginals[1:]]
+    m0 = right.posterior.marginals[0]
+    wrong = [replace(m0, dist=stats.norm(moved, m0.dist.std())), *right.posterior.marginals[1:]]
     result = compare_idata(wrong, idata)
     assert result.verdict == "fail"
     assert [p.verdict for p in result.parameters] == ["fail", "pass", "pass"]
@@ -135,7 +135,7 @@ def test_posterior_nc_holds_the_posterior_predictive_and_the_data(stream_check):
     parts = [spec.model.design(b) for b in spec.data.batches()]
     X, y = np.vstack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     np.testing.assert_array_equal(observed.values, y)
-    exact = fit(spec).state.predictive(X)
+    exact = fit(spec).posterior.state.predictive(X)
     n = pp.sizes["chain"] * pp.sizes["draw"]
     z = (pp.mean(("chain", "draw")).values - exact.mean()) / (exact.std() / np.sqrt(n))
     assert np.max(np.abs(z)) < 6

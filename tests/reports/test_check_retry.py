@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import bayescheck.reports.check as check_module
+import bayescheck.inference.checking.check as check_module
 import pytest
 from bayescheck.inference.checking.check import RETRY_SEED_OFFSET
 from bayescheck.inference.families import fit

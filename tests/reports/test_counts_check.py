@@ -81,12 +81,12 @@ def test_prior_shape_off_by_one_fails(coin_check, which):
     spec = load_spec(COIN)
     wrong = fit(replace(spec, model=replace(spec.model, **{which: getattr(spec.model, which)
                                                            + 1})))
-    assert wrong.parameters["p"][which] == fit(spec).parameters["p"][which] + 1
-    result = compare_idata(wrong.marginals, _idata(out))
+    assert wrong.posterior.parameters["p"][which] == fit(spec).posterior.parameters["p"][which] + 1
+    result = compare_idata(wrong.posterior.marginals, _idata(out))
     assert result.verdict == "fail", result.summary()
     assert result.diagnostics.healthy
     # and the right posterior passes on the very same draws
-    assert compare_idata(fit(spec).marginals, _idata(out)).verdict == "pass"
+    assert compare_idata(fit(spec).posterior.marginals, _idata(out)).verdict == "pass"
 
 
 def test_die_example_passes_with_an_unseen_face(die_check):
@@ -94,7 +94,7 @@ def test_die_example_passes_with_an_unseen_face(die_check):
     assert result.verdict == "pass", result.comparison.summary()
     names = [p.name for p in result.comparison.parameters]
     assert names == [f"pi[{f}]" for f in range(1, 7)]
-    assert result.fit.parameters["pi"]["counts"][5] == 0
+    assert result.fit.posterior.parameters["pi"]["counts"][5] == 0
     unseen = result.comparison.parameters[5]
     assert unseen.verdict == "pass"
     assert unseen.analytic["mean"] == pytest.approx(1 / 30)
@@ -109,14 +109,14 @@ def test_die_concentration_off_by_one_fails(die_check):
     spec = load_spec(DIE)
     conc = tuple(1.0 + (i == 2) for i in range(6))
     wrong = fit(replace(spec, model=replace(spec.model, concentration=conc)))
-    assert wrong.parameters["pi"]["alpha"][2] == result_alpha(die_check)[2] + 1
-    result = compare_idata(wrong.marginals, die_check.sample.idata)
+    assert wrong.posterior.parameters["pi"]["alpha"][2] == result_alpha(die_check)[2] + 1
+    result = compare_idata(wrong.posterior.marginals, die_check.sample.idata)
     assert result.verdict == "fail"
     assert {p.name: p.verdict for p in result.parameters}["pi[3]"] == "fail"
 
 
 def result_alpha(check):
-    return check.fit.parameters["pi"]["alpha"]
+    return check.fit.posterior.parameters["pi"]["alpha"]
 
 
 @pytest.mark.parametrize("name, values, posterior", [

@@ -63,7 +63,10 @@ def test_posterior_document_keeps_notes_before_fit_and_none_when_empty():
     assert "notes" not in result.to_json()
     result, spec = _fit("beta_bernoulli/coin.toml")
     assert "notes" not in posterior_document(result, spec)
-    assert fit_notes(AnalyticFit(Posterior(model="synthetic", parameters={}, marginals=[])), spec) == []
+    assert (
+        fit_notes(AnalyticFit(Posterior(model="synthetic", parameters={}, marginals=[])), spec)
+        == []
+    )
 
 
 def _ard_fit(n_features: int, relevant: list[int]) -> AnalyticFit:
@@ -71,12 +74,31 @@ def _ard_fit(n_features: int, relevant: list[int]) -> AnalyticFit:
     mean = np.zeros(n_features)
     mean[relevant] = np.arange(1, len(relevant) + 1)
     kept = [features[i] for i in relevant]
-    return AnalyticFit(Posterior(model="ard", parameters={"w": {"features": features, "mean": mean.tolist(),
-                          "sd": [0.5 if i in relevant else 0.0 for i in range(n_features)],
-                          "relevant": kept,
-                          "pruned": [f for f in features if f not in kept]},
-                    "sigma2": {"value": 0.25, "estimated": True}}, marginals=[]), FitRecord(n_rows=200, info={"method": "fast", "n_iter": 3, "converged": True,
-              "log_evidence_per_iteration": [-10.0, -9.0, -8.5, -8.4]}))
+    return AnalyticFit(
+        Posterior(
+            model="ard",
+            parameters={
+                "w": {
+                    "features": features,
+                    "mean": mean.tolist(),
+                    "sd": [0.5 if i in relevant else 0.0 for i in range(n_features)],
+                    "relevant": kept,
+                    "pruned": [f for f in features if f not in kept],
+                },
+                "sigma2": {"value": 0.25, "estimated": True},
+            },
+            marginals=[],
+        ),
+        FitRecord(
+            n_rows=200,
+            info={
+                "method": "fast",
+                "n_iter": 3,
+                "converged": True,
+                "log_evidence_per_iteration": [-10.0, -9.0, -8.5, -8.4],
+            },
+        ),
+    )
 
 
 def test_ard_weights_figure_draws_every_weight_up_to_the_limit_then_the_relevant_ones():
@@ -100,18 +122,18 @@ def test_ard_weights_figure_draws_every_weight_up_to_the_limit_then_the_relevant
 def test_mixture_figures_from_the_fit_with_and_without_its_data():
     result, _ = _fit("gaussian_mixture/worked_step.toml")  # known sd 2: no covariances kept
     series, mixture = fit_figures(result)
-    assert series["values"] == result.info["history"]
+    assert series["values"] == result.record.info["history"]
     assert series["caption"].startswith("Log-likelihood plus log prior")
-    np.testing.assert_array_equal(mixture["covariances"], result.state.covariances)
-    np.testing.assert_array_equal(mixture["points"], result.data_matrix)
+    np.testing.assert_array_equal(mixture["covariances"], result.posterior.state.covariances)
+    np.testing.assert_array_equal(mixture["points"], result.record.data_matrix)
     assert mixture["caption"].startswith("The 4 rows (at most 5000 drawn)")
     assert mixture["caption"].endswith("density and their sum.")
 
     result, _ = _fit("gaussian_mixture/blobs.toml")
     mixture = fit_figures(result)[1]
-    np.testing.assert_array_equal(mixture["covariances"], result.state.covariances)
-    np.testing.assert_array_equal(mixture["means"], result.state.means)
+    np.testing.assert_array_equal(mixture["covariances"], result.posterior.state.covariances)
+    np.testing.assert_array_equal(mixture["means"], result.posterior.state.means)
     assert mixture["caption"].endswith("separate the components best (named on the axes).")
 
-    result.data_matrix = None
+    result.record.data_matrix = None
     assert [f["kind"] for f in fit_figures(result)] == ["series"]

@@ -50,19 +50,24 @@ def test_estimate_moved_by_three_posterior_sds_fails(blobs_check):
     spec = load_spec(EXAMPLES / "blobs.toml")
     right = fit(spec)
     idata = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
-    ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
+    ok = posterior_checks(
+        right, compare_estimates_idata(right.posterior.estimates, idata), idata, spec
+    )
     assert ok.verdict == "pass"
     target = "means[1, x2]"
     row = next(r for r in ok.parameters if r.name == target)
     moved = row.sampled["mean"] + 3 * row.sampled["sd"]
-    estimates = [replace(e, value=moved) if e.name == target else e for e in right.estimates]
-    state = right.state
+    estimates = [
+        replace(e, value=moved) if e.name == target else e for e in right.posterior.estimates
+    ]
+    state = right.posterior.state
     means = state.means.copy()
     means[1, 1] = moved
     wrong = replace(right, posterior=replace(right.posterior, estimates=estimates,
                                               state=state._replace(means=means)))
-    result = posterior_checks(wrong, compare_estimates_idata(wrong.estimates, idata), idata,
-                              spec)
+    result = posterior_checks(
+        wrong, compare_estimates_idata(wrong.posterior.estimates, idata), idata, spec
+    )
     assert result.verdict == "fail"
     failed = {r.name for r in result.parameters if r.verdict == "fail"}
     assert target in failed
@@ -106,8 +111,10 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     right = fit(spec)
     idata = _with_chain_in_another_mode(
         xr.open_datatree(out / "posterior.nc", engine="h5netcdf"), chain=2)
-    assert compare_estimates_idata(right.estimates, idata).verdict == "inconclusive"
-    ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
+    assert compare_estimates_idata(right.posterior.estimates, idata).verdict == "inconclusive"
+    ok = posterior_checks(
+        right, compare_estimates_idata(right.posterior.estimates, idata), idata, spec
+    )
     assert ok.verdict == "pass", [r.reasons for r in ok.parameters if r.reasons]
     modes = ok.modes
     assert modes["split"] and modes["judged_chains"] == [0, 1, 3]
@@ -126,14 +133,16 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     target = "means[1, x2]"
     row = next(r for r in ok.parameters if r.name == target)
     moved = row.sampled["mean"] + 3 * row.sampled["sd"]
-    state = right.state
+    state = right.posterior.state
     means = state.means.copy()
     means[1, 1] = moved
     wrong = replace(right, posterior=replace(
         right.posterior, state=state._replace(means=means),
         estimates=[replace(e, value=moved) if e.name == target else e
                    for e in right.posterior.estimates]))
-    bad = posterior_checks(wrong, compare_estimates_idata(wrong.estimates, idata), idata, spec)
+    bad = posterior_checks(
+        wrong, compare_estimates_idata(wrong.posterior.estimates, idata), idata, spec
+    )
     assert bad.modes["judged_chains"] == [0, 1, 3]
     assert bad.verdict == "fail" and target in {r.name for r in bad.parameters
                                                if r.verdict == "fail"}
@@ -143,8 +152,9 @@ def test_chains_in_another_mode_are_reported_and_the_claimed_mode_judges(blobs_c
     ds["means"][dict(chain=1)] = ds["means"].isel(chain=1) + ds["means"].isel(
         chain=[0, 3]).std(("chain", "draw"))
     shaky = xr.DataTree.from_dict({"posterior": ds, "sample_stats": idata.sample_stats.ds})
-    unsure = posterior_checks(right, compare_estimates_idata(right.estimates, shaky), shaky,
-                              spec)
+    unsure = posterior_checks(
+        right, compare_estimates_idata(right.posterior.estimates, shaky), shaky, spec
+    )
     assert unsure.modes["judged_chains"] == [0, 1, 3]
     assert unsure.verdict == "inconclusive"
     assert any("r_hat" in p for p in unsure.diagnostics.problems)
@@ -166,12 +176,16 @@ def test_draws_above_the_em_objective_say_em_stopped_at_a_lower_mode(blobs_check
     spec = load_spec(EXAMPLES / "blobs.toml")
     right = fit(spec)
     idata = xr.open_datatree(out / "posterior.nc", engine="h5netcdf")
-    ok = posterior_checks(right, compare_estimates_idata(right.estimates, idata), idata, spec)
+    ok = posterior_checks(
+        right, compare_estimates_idata(right.posterior.estimates, idata), idata, spec
+    )
     assert not ok.modes["groups"][0]["above_em"]
     assert not any("EM stopped at a lower mode" in m for m in ok.modes["message"])
     lower = replace(right, posterior=replace(right.posterior, state=right.posterior.state._replace(
         objective=right.posterior.state.objective - 50.0)))
-    low = posterior_checks(lower, compare_estimates_idata(lower.estimates, idata), idata, spec)
+    low = posterior_checks(
+        lower, compare_estimates_idata(lower.posterior.estimates, idata), idata, spec
+    )
     assert low.modes["groups"][0]["above_em"]
     (said,) = [m for m in low.modes["message"] if "EM stopped at a lower mode" in m]
     assert "[fit] n_init" in said and "the best of 5 start(s)" in said

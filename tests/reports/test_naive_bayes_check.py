@@ -67,9 +67,9 @@ def test_forgetting_the_laplace_correction_fails(tennis):
     unsmoothed = load_spec(EXAMPLES / "naive_bayes" / "play_tennis_ml.toml")
     from bayescheck.inference.families import fit
 
-    ml = fit(unsmoothed).parameters["query"][0]["scores"]
+    ml = fit(unsmoothed).posterior.parameters["query"][0]["scores"]
     wrong = [replace(m, exact_mean=ml[m.coords["class"]]) if m.var == "score" else m
-             for m in tennis.fit.marginals]
+             for m in tennis.fit.posterior.marginals]
     comparison = compare_idata(wrong, tennis.sample.idata)
     assert comparison.verdict == "fail"
     failed = {p.name for p in comparison.parameters if p.verdict == "fail"}
@@ -87,7 +87,7 @@ def test_score_moved_by_five_mcse_fails(tennis):
     direction = math.copysign(1.0, row.sampled["mean"] - row.analytic["mean"])
     moved = row.sampled["mean"] - direction * 5 * row.mcse["mean"]
     wrong = [replace(m, exact_mean=moved) if m.name == row.name else m
-             for m in tennis.fit.marginals]
+             for m in tennis.fit.posterior.marginals]
     comparison = compare_idata(wrong, tennis.sample.idata)
     assert comparison.verdict == "fail"
     assert [p.name for p in comparison.parameters if p.verdict == "fail"] == [row.name]
@@ -98,7 +98,7 @@ def test_gaussian_decision_example_passes(cells):
     names = {p.name for p in cells.comparison.parameters}
     assert {"mu[malignant, radius]", "sigma2[benign, texture]",
             "score[borderline, malignant]"} <= names
-    q = {r["name"]: r for r in cells.fit.parameters["query"]}
+    q = {r["name"]: r for r in cells.fit.posterior.parameters["query"]}
     assert q["borderline"]["most_probable"] == "benign" and q["borderline"]["decision"] == "treat"
 
 
@@ -108,7 +108,7 @@ def test_gaussian_wrong_variance_fails(cells):
     from scipy import stats
 
     wrong = []
-    for m in cells.fit.marginals:
+    for m in cells.fit.posterior.marginals:
         if m.var == "sigma2":
             m = replace(m, dist=stats.invgamma(m.dist.args[0], scale=m.dist.kwds.get(
                 "scale", 1.0) * 1.5))
@@ -122,7 +122,7 @@ def test_bayes_rule_gibbs_check_passes_and_can_fail(disease):
     row = disease.comparison.parameters[0]
     assert row.name == "posterior[cancer]" and round(row.analytic["mean"], 4) == 0.2085
     wrong = [replace(m, exact_mean=0.25 if m.name == "posterior[cancer]" else 0.75)
-             for m in disease.fit.marginals]
+             for m in disease.fit.posterior.marginals]
     assert compare_idata(wrong, disease.sample.idata).verdict == "fail"
 
 
@@ -132,6 +132,6 @@ def test_log_score_moved_by_five_mcse_fails(tennis):
     direction = math.copysign(1.0, row.sampled["mean"] - row.analytic["mean"])
     moved = row.sampled["mean"] - direction * 5 * row.mcse["mean"]
     wrong = [replace(m, exact_mean=moved) if m.name == row.name else m
-             for m in tennis.fit.marginals]
+             for m in tennis.fit.posterior.marginals]
     comparison = compare_idata(wrong, tennis.sample.idata)
     assert [p.name for p in comparison.parameters if p.verdict == "fail"] == [row.name]

@@ -34,12 +34,14 @@ def test_layers_are_longest_paths_and_every_edge_points_down():
 def test_network_report_draws_the_dag_once_per_query():
     result = fit(load_spec(EXAMPLES / "bayesian_network" / "asia.toml"))
     figures = fit_figures(result)
-    queries = result.parameters["query"]
+    queries = result.posterior.parameters["query"]
     assert [f["kind"] for f in figures] == ["dag"] * min(3, len(queries))
     first = figures[0]
     assert first["targets"] == [queries[0]["target"]]
     assert first["evidence"] == list(queries[0]["evidence"])
-    assert sorted(map(tuple, first["edges"])) == sorted(map(tuple, result.parameters["edges"]))
+    assert sorted(map(tuple, first["edges"])) == sorted(
+        map(tuple, result.posterior.parameters["edges"])
+    )
     drawn = fit_figure(first)
     assert drawn.startswith("data:image/png;base64,") and len(drawn) > 2000
 
@@ -54,6 +56,6 @@ def test_semi_naive_structures_are_drawn_except_aode(name, drawn):
     if drawn:
         (fig,) = figures
         assert fig["targets"] == ["play_tennis"]
-        assert fig["edges"] == result.parameters["structure"]["edges"]
+        assert fig["edges"] == result.posterior.parameters["structure"]["edges"]
         assert len(fig["edges"]) == 4 + 3  # class -> 4 features, 3 extra parents
         assert fit_figure(fig).startswith("data:image/png;base64,")

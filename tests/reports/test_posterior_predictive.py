@@ -4,7 +4,10 @@ predictive counts follow the posterior draws they were made from."""
 
 import numpy as np
 import pytest
-from bayescheck.inference.checking.predictive import PYTHON_CATEGORICAL_CELLS, add_posterior_predictive
+from bayescheck.inference.checking.predictive import (
+    PYTHON_CATEGORICAL_CELLS,
+    add_posterior_predictive,
+)
 
 pytestmark = pytest.mark.slow  # compiles the predictive graph (Numba: seconds on a cold cache)
 

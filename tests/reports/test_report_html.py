@@ -78,11 +78,11 @@ def _rerender(demo, dst: Path, *, wrong: bool = False,
     idata = xr.open_datatree(dst / "posterior.nc", engine="h5netcdf")
     result = right
     if wrong:  # the first coefficient's posterior moved by 2 posterior sds
-        m0 = right.marginals[0]
+        m0 = right.posterior.marginals[0]
         moved = stats.norm(m0.dist.mean() + 2 * m0.dist.std(), m0.dist.std())
         result = replace(right, posterior=replace(
             right.posterior, marginals=[replace(m0, dist=moved), *right.posterior.marginals[1:]]))
-    comparison = compare_idata(result.marginals, idata, thresholds=thresholds)
+    comparison = compare_idata(result.posterior.marginals, idata, thresholds=thresholds)
     check = CheckResult(result, SampleResult(idata, 1.0, 0.5, "nutpie"), comparison,
                         {"analytic fit": 0.01}, out=dst)
     write_report_data(dst, report_data(check, spec, spec.sampling, demo["spec"].read_text()))

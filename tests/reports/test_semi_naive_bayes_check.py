@@ -21,7 +21,7 @@ def test_aode_declared_score_at_the_posterior_means_is_the_fit_score():
     result = fit(spec)
     model = spec.model.declare(spec.data, fit=result)
     means = {}
-    for m in result.marginals:
+    for m in result.posterior.marginals:
         if m.dist is not None:
             means.setdefault(m.var, {})[tuple(m.coords.values())] = m.mean
     inputs, values = [], []
@@ -37,7 +37,7 @@ def test_aode_declared_score_at_the_posterior_means_is_the_fit_score():
         values.append(arr)
     score = model.compile_fn(model["score"], inputs=inputs, on_unused_input="ignore",
                              point_fn=False)(*values)
-    expected = [result.parameters["query"][0]["scores"][c] for c in ("No", "Yes")]
+    expected = [result.posterior.parameters["query"][0]["scores"][c] for c in ("No", "Yes")]
     np.testing.assert_allclose(score[0], expected, rtol=1e-12)
     # every declared table has an oracle (nothing compared is left out); each is the
     # deterministic of its stick-breaking fractions, the free variables
@@ -58,11 +58,11 @@ def test_aode_check_passes_and_the_notes_denominator_fails(aode):
     assert aode.verdict == "pass", aode.comparison.summary()
     assert any(p.name == "score[sunny_cool_high_strong, No]" for p in aode.comparison.parameters)
     # the notes' P(c, x_i) = (|D_c,xi| + 1) / (|D| + N_i): every joint entry moves
-    K = len(aode.fit.parameters["classes"])
+    K = len(aode.fit.posterior.parameters["classes"])
     wrong = []
-    for m in aode.fit.marginals:
+    for m in aode.fit.posterior.marginals:
         if m.var.startswith("joint_"):
-            n_i = len(aode.fit.parameters["categories"][m.var.removeprefix("joint_")])
+            n_i = len(aode.fit.posterior.parameters["categories"][m.var.removeprefix("joint_")])
             a, b = m.dist.args  # a + b = |D| + K N_i; the notes divide by |D| + N_i
             m = replace(m, dist=type(m.dist)("beta", a, b - (K - 1) * n_i))
         wrong.append(m)
@@ -85,7 +85,11 @@ def test_spode_check_passes_and_another_super_parents_scores_fail(spode):
     # the query scores of the SPODE with super-parent wind instead of the chosen outlook
     other = load_spec(EXAMPLES / "play_tennis_spode.toml")
     other = replace(other, model=replace(other.model, super_parent="wind"))
-    scores = fit(other).parameters["query"][0]["scores"]
-    wrong = [replace(m, exact_mean=scores[m.coords["sunny_cool_high_strong__target"]])
-             if m.var == "joint_sunny_cool_high_strong" else m for m in spode.fit.marginals]
+    scores = fit(other).posterior.parameters["query"][0]["scores"]
+    wrong = [
+        replace(m, exact_mean=scores[m.coords["sunny_cool_high_strong__target"]])
+        if m.var == "joint_sunny_cool_high_strong"
+        else m
+        for m in spode.fit.posterior.marginals
+    ]
     assert compare_idata(wrong, spode.sample.idata).verdict == "fail"

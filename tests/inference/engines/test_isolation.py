@@ -16,8 +16,19 @@ import bayescheck.inference.engines
 
 ROOT = Path(__file__).resolve().parents[3]
 ENGINES = sorted(m.name for m in pkgutil.iter_modules(bayescheck.inference.engines.__path__))
-FORBIDDEN = ("bayescheck.models", "pandas", "pymc", "pytensor", "arviz", "arviz_base", "arviz_stats",
-             "arviz_plots", "matplotlib", "xarray", "bayescheck.reports")
+FORBIDDEN = (
+    "bayescheck.models",
+    "pandas",
+    "pymc",
+    "pytensor",
+    "arviz",
+    "arviz_base",
+    "arviz_stats",
+    "arviz_plots",
+    "matplotlib",
+    "xarray",
+    "bayescheck.reports",
+)
 PROBE = """
 import importlib, json, sys
 modules, forbidden = json.loads(sys.argv[1])

@@ -29,7 +29,7 @@ def example():
 
 def test_example_fit_carries_a_passing_certificate(example):
     _, result, *_ = example
-    (cert,) = result.certificates
+    (cert,) = result.record.certificates
     assert cert["verdict"] == "pass", cert["reason"]
     assert cert["largest_violation"] < CERTIFICATE_TOL
     assert [k["feature"] for k in cert["kept"]] == ["x2", "x6", "x9"]
@@ -37,16 +37,16 @@ def test_example_fit_carries_a_passing_certificate(example):
     ratios = [p["q2_over_s"] for p in cert["pruned"]]
     assert ratios == sorted(ratios, reverse=True)  # closest to being kept first
     assert all(r <= cert["threshold"] for r in ratios)
-    assert result.info["certificate"]["verdict"] == "pass"
+    assert result.record.info["certificate"]["verdict"] == "pass"
     # it certifies what it shows: a local maximum, and the starts it compared
     assert cert["scope"] == "local maximum" and "a local maximum of the penalised evidence" \
         in cert["reason"]
     assert [s["start"] for s in cert["starts"]] == ["empty", "full_em"]
     assert sum(s["chosen"] for s in cert["starts"]) == 1
     assert "the best of 2 starts" in cert["reason"] and "not excluded" in cert["reason"]
-    assert cert["start_gap"] >= 0 and result.info["certificate"]["start_gap"] == \
+    assert cert["start_gap"] >= 0 and result.record.info["certificate"]["start_gap"] == \
         cert["start_gap"]
-    assert [s["start"] for s in result.info["starts"]] == ["empty", "full_em"]
+    assert [s["start"] for s in result.record.info["starts"]] == ["empty", "full_em"]
     from bayescheck.reports.fit_summary import fit_notes
 
     spec = example[0]
@@ -56,7 +56,7 @@ def test_example_fit_carries_a_passing_certificate(example):
 @pytest.mark.parametrize("factor", [1.1, 0.5])
 def test_certificate_fails_on_a_moved_alpha(example, factor):
     spec, result, X, y, features = example
-    sbl = result.state
+    sbl = result.posterior.state
     alpha = sbl.alpha.copy()
     alpha[features.index("x6")] *= factor
     cert = certificate(X, y, sbl._replace(alpha=alpha), features,
