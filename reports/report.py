@@ -24,7 +24,7 @@ from .calibration_report import (
     same_run_inputs,
 )
 from .check_figures import MAX_ROWS, STAT_NAMES
-from .writers import clean_json, read_json
+from .writers import clean_json, read_json, write_text_atomic
 
 __all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_report_data"]
 
@@ -219,7 +219,7 @@ def _asdict(obj) -> dict:
 def write_report_data(out: Path, data: dict) -> None:
     """Write ``report.json`` (strict JSON: NaN and inf as null)."""
     text = json.dumps(_jsonable(data), indent=1, allow_nan=False)
-    (Path(out) / REPORT_JSON).write_text(text + "\n", encoding="utf-8")
+    write_text_atomic(Path(out) / REPORT_JSON, text + "\n")
 
 
 # ------------------------------------------------------------------------------ rendering
@@ -284,7 +284,7 @@ def render_run(out: str | Path, posteriors: dict | None = None) -> str:
         for tree in opened:
             tree.close()
     html = render_report(context)
-    (out / "report.html").write_text(html, encoding="utf-8")
+    write_text_atomic(out / "report.html", html)
     return html
 
 

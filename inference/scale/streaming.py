@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 from bayescheck.data.batch import Batch
+from bayescheck.data.output_files import write_file
 from bayescheck.data.sources import DataSource
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
@@ -202,20 +203,11 @@ def check_digest(path: Path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
 def write_atomically(path: Path, content: bytes) -> None:
     """Write a file by temporary file, fsync, rename and fsync of the folder.
 
-    A crash at any instant leaves the old file or the new one, never a torn one.
+    A crash at any instant leaves the old file or the new one, never a torn one; a link
+    under the name is replaced, never followed
+    (:func:`bayescheck.data.output_files.write_file`).
     """
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(content)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_file(path, content)
 
 
 class SchemaChanged(SpecError):
