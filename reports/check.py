@@ -17,6 +17,7 @@ from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.spec import Spec
 
 from .fit_summary import posterior_document
+from .posterior_file import sealed
 from .report import EXIT_CODES, render_run, report_data, write_report_data
 from .writers import write_csv_rows, write_json, write_netcdf, write_text_atomic
 
@@ -57,7 +58,7 @@ def write_check(check: CheckResult, spec: Spec, out: Path, *, report: bool = Tru
     out.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     timings = check.timings
-    write_json(out / "posterior.json", posterior_document(check.fit, spec))
+    write_json(out / "posterior.json", sealed(posterior_document(check.fit, spec)))
     first = check.first_sample
     write_csv_rows(out / "comparison.csv", (check.comparison or check.estimates).rows())
     write_netcdf(first.idata, out / "posterior.nc")

@@ -202,6 +202,7 @@ def _fit_into(spec, out: Path, args) -> None:
     from bayescheck.inference.families import fit
 
     from .fit_summary import marginals_heading, missing_moments, posterior_document
+    from .posterior_file import sealed
     from .writers import first_non_finite, rows_and_batches, write_json
 
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet,
@@ -217,7 +218,7 @@ def _fit_into(spec, out: Path, args) -> None:
         raise BayescheckError(f"{where}: the fit produced a non-finite value ({bad}); the data "
                               f"or the prior exceed the range of float64 arithmetic: rescale "
                               f"them")
-    write_json(out / "posterior.json", document)
+    write_json(out / "posterior.json", sealed(document))
     print(f"{result.model}: {rows_and_batches(result.n_rows, len(result.batches))}, "
           f"{result.seconds:.3f} s")
     heading = marginals_heading(result, spec)
@@ -284,11 +285,10 @@ def _check_model_file(args, out: Path) -> int:
 
 
 def _cmd_predict(args) -> int:
-    import json
-
     from bayescheck.data.sources import DataSource
     from bayescheck.models.spec import load_spec
 
+    from .posterior_file import read_posterior
     from .predict import prediction_table, require_predictions
     from .writers import write_text_atomic
 
@@ -298,13 +298,7 @@ def _cmd_predict(args) -> int:
     spec = load_spec(args.spec)
     require_predictions(spec)
     where = args.model_from / "posterior.json"
-    try:
-        posterior = json.loads(where.read_text())
-    except FileNotFoundError:
-        raise BayescheckError(f"{where}: not found; run 'bayescheck fit {args.spec} --out "
-                              f"{args.model_from}' first") from None
-    except (OSError, ValueError) as exc:
-        raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    posterior = read_posterior(args.model_from)
     source = None if args.data is None else DataSource(args.data.resolve(),
                                                            text=getattr(spec.data, "text", False))
     table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
