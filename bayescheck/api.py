@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,9 +27,11 @@ def _posterior(fitted) -> tuple[dict, str]:
         return fitted.to_json(), "the fit given"
     if isinstance(fitted, dict):
         return fitted, "the fit given"
+    from bayescheck.reports.posterior_file import read_posterior
+
     path = Path(fitted)
-    path = path / "posterior.json" if path.is_dir() else path
-    return json.loads(path.read_text()), str(path)
+    folder = path if path.is_dir() else path.parent
+    return read_posterior(folder, option="fit"), str(folder / "posterior.json")
 
 
 def fit(spec: Spec | str | Path, *, out: str | Path | None = None,

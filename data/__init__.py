@@ -24,6 +24,7 @@ _EXPORTS = {
     "category_codes_as": "labels",
     "cell_codes": "labels",
     "data_file": "remote",
+    "file_fingerprint": "fingerprints",
     "fingerprint": "fingerprints",
     "frame_fingerprint": "fingerprints",
     "is_url": "remote",

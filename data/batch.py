@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import DataError
-from .fingerprints import fingerprint
+from .fingerprints import file_fingerprint
 from .remote import RemoteFile, data_file
 
 if TYPE_CHECKING:
@@ -148,7 +148,8 @@ def read_batch(path: Path | RemoteFile, *, text: bool = False) -> Batch:
     if not content[:4096].strip() and not content.strip():
         raise DataError("file is empty (no header, no rows)", path=path)
     kind = SUFFIXES[path.suffix.lower()]
-    batch = Batch(str(path), fingerprint(content), content=content, kind=kind, text=text)
+    batch = Batch(str(path), file_fingerprint(content, kind), content=content, kind=kind,
+                  text=text)
     if kind == "csv":
         batch.columns  # noqa: B018 - the header is checked now, as it always was
         if _only_header(content):

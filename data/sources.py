@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .batch import SUFFIXES, Batch, csv_header, read_batch, read_bytes
 from .errors import DataError
-from .fingerprints import fingerprint, frame_fingerprint
+from .fingerprints import file_fingerprint, frame_fingerprint
 from .remote import RemoteFile, is_url, natural_key, remote_files
 
 if TYPE_CHECKING:
@@ -140,7 +140,8 @@ class DataSource:
         """
         skip = skip or {}
         if self._frames is not None:
-            items = ((f"frame {i}", frame) for i, frame in enumerate(self._frames))
+            items = [(f"frame {i}", frame) for i, frame in enumerate(self._frames)]
+            _all_present(skip, {name for name, _ in items})
             for name, frame in items:
                 digest = frame_fingerprint(frame)
                 if not _skipped(name, digest, skip):
@@ -149,10 +150,14 @@ class DataSource:
         # The same file may be named differently from one run to the next (the spec named
         # by a relative path, an absolute one, a symbolic link): match on the real path.
         real = {_real_path(name): name for name in skip}
-        for f in self.files():
+        files = self.files()
+        _all_present({_real_path(name): name for name in skip},
+                     {_real_path(f) for f in files})
+        for f in files:
             name = real.get(_real_path(f))
             if name is not None:
-                _skipped(name, fingerprint(read_bytes(f)), skip)
+                _skipped(name, file_fingerprint(read_bytes(f), SUFFIXES.get(f.suffix.lower())),
+                         skip)
                 continue
             yield partial(read_batch, f, text=self.text)
 
@@ -160,6 +165,18 @@ class DataSource:
         """Every batch in one frame (for the NUTS check, which needs the rows together)."""
         import pandas as pd
         return pd.concat([b.frame for b in self.batches()], ignore_index=True)
+
+
+def _all_present(skip: Mapping[str, str], present: set[str]) -> None:
+    """Refuse a resumed stream whose checkpoint counted a batch the source no longer has.
+
+    Its rows are in the checkpoint's state, so the result would hold data that is gone.
+    """
+    for key, name in skip.items():
+        if key not in present:
+            raise DataError("absorbed into the checkpoint but no longer matched by [data] "
+                            "path (deleted or renamed?); start afresh without --resume, or "
+                            "put the file back", path=name)
 
 
 def _skipped(name: str, fingerprint: str, skip: Mapping[str, str]) -> bool:

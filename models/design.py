@@ -44,9 +44,12 @@ def feature_matrix(batch: Batch, *, features, intercept: bool) -> np.ndarray:
     """New rows as the design ``X`` of a fit, ``(rows, d)``: no target needed.
 
     The intercept column of ones comes first when requested, as in :func:`joint_design`;
-    a missing or non-numeric column is a :class:`~bayescheck.models.errors.DataError` naming it.
+    a missing or non-numeric column is a :class:`~bayescheck.models.errors.DataError` naming it,
+    and so is a value beyond the fit's limit (:data:`~bayescheck.data.numbers.MAX_MAGNITUDE`),
+    which would overflow the predictive variance.
     """
-    return numeric_columns(batch, data_columns(features, intercept), ones_first=intercept)
+    return numeric_columns(batch, data_columns(features, intercept), ones_first=intercept,
+                           max_magnitude=MAX_MAGNITUDE)
 
 
 def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list[str], bool]:

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import csv
 import time
 from pathlib import Path
 
@@ -18,8 +17,9 @@ from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.spec import Spec
 
 from .fit_summary import posterior_document
+from .posterior_file import sealed
 from .report import EXIT_CODES, render_run, report_data, write_report_data
-from .writers import write_json, write_netcdf
+from .writers import write_csv_rows, write_json, write_netcdf, write_text_atomic
 
 __all__ = ["EXIT_CODES", "CheckResult", "run_check", "summary_document", "write_check"]
 
@@ -58,17 +58,17 @@ def write_check(check: CheckResult, spec: Spec, out: Path, *, report: bool = Tru
     out.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
     timings = check.timings
-    write_json(out / "posterior.json", posterior_document(check.fit, spec))
+    write_json(out / "posterior.json", sealed(posterior_document(check.fit, spec)))
     first = check.first_sample
-    _write_rows_csv(out / "comparison.csv", (check.comparison or check.estimates).rows())
+    write_csv_rows(out / "comparison.csv", (check.comparison or check.estimates).rows())
     write_netcdf(first.idata, out / "posterior.nc")
     if check.estimates is not None:
-        _write_rows_csv(out / "estimates.csv", check.estimates.rows())
+        write_csv_rows(out / "estimates.csv", check.estimates.rows())
         if check.sample is not None:
             write_netcdf(check.estimates_sample.idata, out / "posterior_full.nc")
     spec_text = spec.text()
     if spec.path:
-        (out / "spec.toml").write_text(spec_text)
+        write_text_atomic(out / "spec.toml", spec_text)
     timings["writing files"] = time.perf_counter() - began
     # The report is drawn from the run's files, the same way `bayescheck report DIR` does.
     rendering = time.perf_counter()
@@ -106,10 +106,3 @@ def summary_document(check: CheckResult, spec: Spec) -> dict:
         summary["certificates"] = result.record.certificates
     return summary
 
-
-def _write_rows_csv(path: Path, rows: list[dict]) -> None:
-    fields = list(dict.fromkeys(k for row in rows for k in row))  # rows may differ in keys
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)

@@ -58,6 +58,17 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+def _path(text: str) -> Path:
+    """A path option's value; an empty one (an unset shell variable) is refused.
+
+    ``Path("")`` is the working folder: ``--out ''`` would make it the output folder.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty path (an unset shell variable?); name a "
+                                         "folder, '.' for the working folder")
+    return Path(text)
+
+
 _SPEC_HELP = "the TOML spec file (model, [data], [prior], ...)"
 _QUIET_HELP = "no progress lines on standard error"
 
@@ -69,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     f = sub.add_parser("fit", help="analytic / EM fit only: writes DIR/posterior.json")
-    f.add_argument("spec", type=Path, help=_SPEC_HELP)
-    f.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    f.add_argument("spec", type=_path, help=_SPEC_HELP)
+    f.add_argument("--out", type=_path, help="output folder (default: bayescheck-output/SPEC)")
     f.add_argument("--resume", action="store_true",
                    help="continue a stream, or a --scheduler fit, from the checkpoint "
                         "in --out")
@@ -83,8 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     c = sub.add_parser("check", help="analytic fit + NUTS + comparison + report")
-    c.add_argument("spec", type=Path, help=_SPEC_HELP)
-    c.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    c.add_argument("spec", type=_path, help=_SPEC_HELP)
+    c.add_argument("--out", type=_path, help="output folder (default: bayescheck-output/SPEC)")
     c.add_argument("--draws", type=int, help="draws per chain (default: the spec's "
                                              "[sampling] draws, else 1000)")
     c.add_argument("--tune", type=int, help="tuning steps per chain (default: [sampling] "
@@ -106,26 +117,26 @@ def _parser() -> argparse.ArgumentParser:
                                        "posterior predictive (regression, ARD, counts), "
                                        "responsibilities (mixture), decisions (naive_bayes), "
                                        "P(node | observed cells) (bayesian_network)")
-    r.add_argument("spec", type=Path, help=_SPEC_HELP)
-    r.add_argument("--model-from", type=Path, required=True, dest="model_from",
+    r.add_argument("spec", type=_path, help=_SPEC_HELP)
+    r.add_argument("--model-from", type=_path, required=True, dest="model_from",
                    help="folder holding posterior.json written by 'bayescheck fit SPEC'")
-    r.add_argument("--data", type=Path, help="CSV or Parquet file (or glob) of new rows; "
+    r.add_argument("--data", type=_path, help="CSV or Parquet file (or glob) of new rows; "
                                              "not for beta_bernoulli / dirichlet_categorical, "
                                              "whose prediction is the next outcome")
     r.add_argument("--level", type=float, default=0.9,
                    help="mass of the central predictive interval (default 0.9)")
-    r.add_argument("--loss", type=Path, help="naive and semi-naive Bayes: loss matrix CSV: header "
+    r.add_argument("--loss", type=_path, help="naive and semi-naive Bayes: loss matrix CSV: header "
                                              "option,<class>,...; one row per option (default: "
                                              "the spec's [decision], else zero-one loss)")
     r.add_argument("--target", action="append", metavar="NODE",
                    help="bayesian_network: the node to predict from the other nodes' observed "
                         "cells (repeat for several; default: the targets of the spec's "
                         "[[query]] tables)")
-    r.add_argument("--out", type=Path, help="output CSV (default: standard output)")
+    r.add_argument("--out", type=_path, help="output CSV (default: standard output)")
 
     k = sub.add_parser("calibrate", help="simulation-based calibration of the engine against "
                                          "the declared model")
-    k.add_argument("spec", type=Path, help=_SPEC_HELP)
+    k.add_argument("spec", type=_path, help=_SPEC_HELP)
     k.add_argument("--simulations", type=int, default=1000,
                    help="number of simulated data sets (default: 1000)")
     k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"],
@@ -134,18 +145,18 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--block", type=int,
                    help="bayesian_network with missing cells, --engine nuts: simulations per "
                         "compiled declaration (default: all in one; README, Calibration)")
-    k.add_argument("--out", type=Path, help="output folder (default: bayescheck-output/SPEC)")
+    k.add_argument("--out", type=_path, help="output folder (default: bayescheck-output/SPEC)")
     k.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
 
     o = sub.add_parser("report", help="re-draw DIR/report.html from a finished check's or "
                                       "calibration's files (no sampling)")
-    o.add_argument("dir", type=Path, help="the --out folder of a finished 'bayescheck check' "
+    o.add_argument("dir", type=_path, help="the --out folder of a finished 'bayescheck check' "
                                           "or 'bayescheck calibrate'")
 
     d = sub.add_parser("demo", help="check every example and write an index page")
-    d.add_argument("--out", type=Path, default=Path("demo-output"),
+    d.add_argument("--out", type=_path, default=Path("demo-output"),
                    help="output folder (default: demo-output)")
-    d.add_argument("--examples", type=Path, default=EXAMPLES,
+    d.add_argument("--examples", type=_path, default=EXAMPLES,
                    help="folder of examples, one sub-folder of specs per model (default: the "
                         "bundled examples)")
     d.add_argument("--simulations", type=int, default=1000,
@@ -191,6 +202,7 @@ def _fit_into(spec, out: Path, args) -> None:
     from bayescheck.inference.families import fit
 
     from .fit_summary import marginals_heading, missing_moments, posterior_document
+    from .posterior_file import sealed
     from .writers import first_non_finite, rows_and_batches, write_json
 
     result = fit(spec, out=out, resume=args.resume, progress=not args.quiet,
@@ -206,7 +218,7 @@ def _fit_into(spec, out: Path, args) -> None:
         raise BayescheckError(f"{where}: the fit produced a non-finite value ({bad}); the data "
                               f"or the prior exceed the range of float64 arithmetic: rescale "
                               f"them")
-    write_json(out / "posterior.json", document)
+    write_json(out / "posterior.json", sealed(document))
     print(f"{result.model}: {rows_and_batches(result.record.n_rows, len(result.record.batches))}, "
           f"{result.record.seconds:.3f} s")
     heading = marginals_heading(result, spec)
@@ -273,11 +285,10 @@ def _check_model_file(args, out: Path) -> int:
 
 
 def _cmd_predict(args) -> int:
-    import json
-
     from bayescheck.data.sources import DataSource
     from bayescheck.models.spec import load_spec
 
+    from .posterior_file import read_posterior
     from .predict import prediction_table, require_predictions
     from .writers import write_text_atomic
 
@@ -287,13 +298,7 @@ def _cmd_predict(args) -> int:
     spec = load_spec(args.spec)
     require_predictions(spec)
     where = args.model_from / "posterior.json"
-    try:
-        posterior = json.loads(where.read_text())
-    except FileNotFoundError:
-        raise BayescheckError(f"{where}: not found; run 'bayescheck fit {args.spec} --out "
-                              f"{args.model_from}' first") from None
-    except (OSError, ValueError) as exc:
-        raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    posterior = read_posterior(args.model_from)
     source = None if args.data is None else DataSource(args.data.resolve(),
                                                            text=getattr(spec.data, "text", False))
     table = prediction_table(spec, posterior, source, level=args.level, loss=args.loss,
@@ -302,7 +307,7 @@ def _cmd_predict(args) -> int:
         table.to_csv(sys.stdout, index=False)
     else:
         prepare_folder(args.out.parent, option=f"--out {args.out}: its folder")
-        write_text_atomic(args.out, table.to_csv(index=False))
+        write_text_atomic(args.out, table.to_csv(index=False), manifest=False)
         print(f"wrote {len(table)} row(s) to {args.out}", file=sys.stderr)
     return 0
 

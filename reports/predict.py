@@ -22,6 +22,8 @@ from bayescheck.models.registry import MODELS
 from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
 from bayescheck.models.spec import Spec
 
+from .posterior_file import check_shape
+
 __all__ = ["prediction_table", "read_loss", "require_predictions"]
 
 
@@ -57,6 +59,23 @@ def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
         raise DataError(f"option labels (first column) must be unique, got {list(options)}",
                         path=path)
     return loss, options
+
+
+def _all_finite(table: pd.DataFrame, where: str) -> None:
+    """Refuse a prediction the arithmetic lost (an infinity, a NaN), naming row and column.
+
+    The new rows' values are held to the fit's limits when read; this is the last line of
+    defence, as for ``fit``: exit 0 never comes with a number that overflowed.
+    """
+    for column in table.columns:
+        values = table[column]
+        if values.dtype.kind != "f":
+            continue
+        bad = np.flatnonzero(~np.isfinite(values.to_numpy()))
+        if bad.size:
+            raise DataError(f"the prediction {column!r} is {values.iloc[bad[0]]} (the row's "
+                            f"values exceed the range of float64 arithmetic for this fit); "
+                            f"rescale the columns", path=where, row=int(bad[0]) + 1)
 
 
 def require_predictions(spec: Spec) -> None:
@@ -110,6 +129,7 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     if posterior.get("model") != name:
         raise BayescheckError(f"{where}: holds a {posterior.get('model')!r} fit, the spec is "
                               f"{name!r}")
+    check_shape(posterior, spec, where)
     classifier = isinstance(spec.model, (NaiveBayes, SemiNaiveBayes))  # decisions under a loss
     if loss is not None and not classifier:
         raise BayescheckError(f"--loss applies to naive_bayes and semi_naive_bayes only, not "
@@ -129,6 +149,7 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
         if len(batch.frame) == 0:
             raise DataError("no rows to predict", path=batch.name)
         t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where, **extra))
+        _all_finite(t, batch.name)
         t.insert(0, "row", np.arange(1, len(t) + 1))
         return t
 

@@ -24,7 +24,7 @@ from .calibration_report import (
     same_run_inputs,
 )
 from .check_figures import MAX_ROWS, STAT_NAMES
-from .writers import clean_json, read_json
+from .writers import clean_json, read_json, write_text_atomic
 
 __all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_report_data"]
 
@@ -235,12 +235,36 @@ def _asdict(obj) -> dict:
 def write_report_data(out: Path, data: dict) -> None:
     """Write ``report.json`` (strict JSON: NaN and inf as null)."""
     text = json.dumps(_jsonable(data), indent=1, allow_nan=False)
-    (Path(out) / REPORT_JSON).write_text(text + "\n", encoding="utf-8")
+    write_text_atomic(Path(out) / REPORT_JSON, text + "\n")
 
 
 # ------------------------------------------------------------------------------ rendering
 
 _VERDICTS = ("pass", "fail", "inconclusive")
+#: The types of report.json's entries that the page iterates or formats; a file holding
+#: another type (edited by hand) is refused naming the key, not met as a traceback.
+REPORT_TYPES = {"model": (str,), "verdict_sentence": (str,), "notes": (list,),
+                "certificates": (list,), "checks": (dict,), "spec_path": (str,),
+                "data_label": (str,), "spec_text": (str, type(None)),
+                "sampling": (dict,), "thresholds": (dict,), "diagnostics": (dict,),
+                "timings": (dict,), "trajectory": (list,), "attempts": (list,),
+                "predictive": (dict,), "exact": (dict, type(None)),
+                "estimates": (dict, type(None))}
+
+
+def _check_report_types(data: dict, where: Path) -> None:
+    """Refuse a ``report.json`` entry of another type than :data:`REPORT_TYPES` says."""
+    for key, kinds in REPORT_TYPES.items():
+        if key in data and not isinstance(data[key], kinds):
+            names = " or ".join("null" if k is type(None) else
+                                {str: "a string", list: "a list", dict: "a table"}[k]
+                                for k in kinds)
+            raise BayescheckError(f"{where}: key '{key}': expected {names}, got "
+                                  f"{data[key]!r:.60}; re-run the command that writes it")
+    for i, note in enumerate(data.get("notes") or []):
+        if not isinstance(note, str):
+            raise BayescheckError(f"{where}: key 'notes[{i}]': expected a string, got "
+                                  f"{note!r:.60}; re-run the command that writes it")
 
 
 def render_run(out: str | Path, posteriors: dict | None = None) -> str:
@@ -275,6 +299,8 @@ def render_run(out: str | Path, posteriors: dict | None = None) -> str:
                                         content.get("verdict") in _VERDICTS):
             raise BayescheckError(f"{out / name}: not a result written by bayescheck (no "
                                   f"verdict); re-run the command that writes it")
+    if data is not None:
+        _check_report_types(data, out / REPORT_JSON)
     stale_note = None
     if data is not None and calibration is not None and \
             not same_run_inputs(data, calibration):
@@ -290,6 +316,7 @@ def render_run(out: str | Path, posteriors: dict | None = None) -> str:
             else calibration_only_context(calibration)
         context.update(calibration=calibration_section(calibration) if calibration else None,
                        stale_note=stale_note)
+        html = render_report(context)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, OSError) as exc:
         # A foreign, truncated or hand-edited file: say which, not where the reader tripped.
         what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
@@ -299,8 +326,7 @@ def render_run(out: str | Path, posteriors: dict | None = None) -> str:
     finally:
         for tree in opened:
             tree.close()
-    html = render_report(context)
-    (out / "report.html").write_text(html, encoding="utf-8")
+    write_text_atomic(out / "report.html", html)
     return html
 
 

@@ -8,10 +8,11 @@ import os
 import re
 from pathlib import Path
 
+from bayescheck.data.output_files import write_file
 from bayescheck.models.errors import BayescheckError
 
 __all__ = ["clean_json", "first_non_finite", "json_text", "read_json", "rows_and_batches",
-           "write_json", "write_netcdf", "write_text_atomic"]
+           "write_csv_rows", "write_json", "write_netcdf", "write_text_atomic"]
 
 
 def clean_json(value):
@@ -42,24 +43,19 @@ def first_non_finite(value, where: str = "") -> str | None:
     return None
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` by a temporary file and a rename.
+def write_text_atomic(path: Path, text: str, *, manifest: bool = True) -> None:
+    """Write ``text`` to ``path`` by a temporary file and a rename, never through a link.
 
-    A reader (or a crash) sees the old file or the new one, never half of one.
+    A reader (or a crash) sees the old file or the new one, never half of one
+    (:func:`bayescheck.data.output_files.write_file`; ``manifest`` as there: False for a
+    file the user named).
 
     Raises
     ------
     BayescheckError
         When the file cannot be written, naming it.
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise BayescheckError(f"{path}: cannot write: {exc.strerror}") from None
+    write_file(path, text, manifest=manifest)
 
 
 def write_json(path: Path, content: dict) -> None:
@@ -141,5 +137,18 @@ def rows_and_batches(n_rows: int, n_batches: int) -> str:
 
 
 def write_netcdf(tree, path: str | Path) -> None:
-    """Write an ArviZ ``DataTree`` to ``path`` (netCDF-4 through h5netcdf)."""
-    tree.to_netcdf(path, engine="h5netcdf")
+    """Write an ArviZ ``DataTree`` to ``path`` (netCDF-4 through h5netcdf), atomically."""
+    write_file(path, lambda fh: tree.to_netcdf(fh, engine="h5netcdf"))
+
+
+def write_csv_rows(path: Path, rows: list[dict]) -> None:
+    """Write ``rows`` as CSV (the header is the union of their keys, in order), atomically."""
+    import csv
+    import io
+
+    fields = list(dict.fromkeys(k for row in rows for k in row))  # rows may differ in keys
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_file(path, text.getvalue())

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
+
+from bayescheck.data.output_files import write_file
 
 __all__ = ["write_check_files"]
 
@@ -38,14 +41,16 @@ def write_check_files(check, out: Path) -> None:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = check.comparison.rows()
-    with open(out / "comparison.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "posterior.json").write_text(json.dumps(_clean(check.exact.to_json()), indent=2)
-                                        + "\n")
-    check.sample.idata.to_netcdf(out / "posterior.nc", engine="h5netcdf")
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_file(out / "comparison.csv", table.getvalue())
+    write_file(out / "posterior.json", json.dumps(_clean(check.exact.to_json()), indent=2)
+               + "\n")
+    write_file(out / "posterior.nc",
+               lambda fh: check.sample.idata.to_netcdf(fh, engine="h5netcdf"))
     if check.calibration is not None:
-        (out / "calibration.json").write_text(
-            json.dumps(_clean(check.calibration.to_json()), indent=2) + "\n")
-    (out / "summary.json").write_text(json.dumps(_clean(check.summary()), indent=2) + "\n")
+        write_file(out / "calibration.json",
+                   json.dumps(_clean(check.calibration.to_json()), indent=2) + "\n")
+    write_file(out / "summary.json", json.dumps(_clean(check.summary()), indent=2) + "\n")

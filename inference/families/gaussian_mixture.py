@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 from bayescheck.data.batch import Batch
-from bayescheck.data.numbers import numeric_columns
+from bayescheck.data.numbers import MAX_MAGNITUDE, numeric_columns
 from bayescheck.inference.checking.modes import (
     ChainModes,
     SlowParameter,
@@ -689,7 +689,7 @@ def predict_gaussian_mixture(spec: Spec, posterior: dict, batch: Batch, *, level
     else:
         sds = np.asarray(posterior_value(posterior, "sds", "estimate", where=where), float)
         covs = np.einsum("kd,de->kde", sds ** 2, np.eye(sds.shape[1]))
-    X = numeric_columns(batch, features)
+    X = numeric_columns(batch, features, max_magnitude=MAX_MAGNITUDE)  # the fit's limit
     if len(X) == 0:
         raise DataError("no rows to predict", path=batch.name)
     resp, log_density = mixture_rows(X, weights, means, covs)

@@ -41,14 +41,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from bayescheck.data.batch import Batch, read_batch
-from bayescheck.data.fingerprints import fingerprint
+from bayescheck.data.batch import SUFFIXES, Batch, read_batch
+from bayescheck.data.fingerprints import file_fingerprint
 from bayescheck.data.remote import data_file, is_url
 from bayescheck.inference.scale.streaming import (
     BatchRecord,
     StreamResult,
     checkpoint_interval,
     load_checkpoint,
+    resumable,
     save_checkpoint,
 )
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
@@ -256,7 +257,8 @@ def reduce_partitions(source, statistic: Callable[[Batch], Any],
 def _file_fingerprint(name: str) -> str:
     """The fingerprint of a file's bytes (on a worker): a covered partition, verified."""
     try:
-        return fingerprint(data_file(name).read_bytes())
+        file = data_file(name)
+        return file_fingerprint(file.read_bytes(), SUFFIXES.get(file.suffix.lower()))
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}", path=name) from None
 
@@ -349,6 +351,8 @@ def checkpointed_reduce(source, *, initial_state: Any, statistic: Callable[[Batc
     if resume:
         if checkpoint is None:
             raise SpecError("--resume needs an output folder holding a checkpoint")
+        resume = resumable(checkpoint)
+    if resume:
         done = load_checkpoint(checkpoint, type(initial_state), model_key,
                                initial_state=initial_state)
         todo = _uncovered(client, files, done.records)

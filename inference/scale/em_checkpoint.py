@@ -29,10 +29,14 @@ import numpy as np
 from bayescheck.data.remote import is_url
 from bayescheck.inference.engines.mixture_em import EMState
 from bayescheck.inference.scale.streaming import (
+    COMMON_KEYS,
     BatchRecord,
     check_digest,
+    check_meta,
     checkpoint_interval,
     content_digest,
+    read_checkpoint,
+    resumable,
     write_atomically,
 )
 from bayescheck.models.errors import DataError, SpecError
@@ -41,7 +45,10 @@ __all__ = ["EMJournal"]
 
 #: ``state_type`` of an EM checkpoint: another family's resume refuses it by this name.
 STATE_TYPE = "EMProgress"
-VERSION = 1
+# 2: the fingerprints of CSV files are taken with their line endings normalised.
+VERSION = 2
+#: The meta keys of an EM checkpoint, and their JSON types.
+EM_KEYS = {**COMMON_KEYS, "starts": int, "runs": list, "current": bool}
 
 
 def _real(name: str) -> str:
@@ -89,28 +96,34 @@ class EMJournal:
     def load(self):
         """The saved ``(starts, runs, current)``, or None when not resuming.
 
+        None too when there is no checkpoint (the run stopped before its first one; said on
+        stderr): the fit starts from the beginning.
+
         Raises
         ------
         SpecError
-            No checkpoint, an unreadable one, or one of another model, prior or version.
+            An unreadable or malformed checkpoint, or one of another model, prior or
+            version.
         DataError
             A file the checkpoint's iterations used that changed or is gone, or a file they
             did not use.
         """
-        if not self.resume:
+        if not self.resume or not resumable(self.path):
             return None
-        try:
-            with np.load(self.path, allow_pickle=False) as npz:
-                meta = json.loads(str(npz["meta"]))
-                arrays = {k: npz[k] for k in npz.files if k != "meta"}
-        except FileNotFoundError:
-            raise SpecError("--resume was given but there is no checkpoint to resume from",
-                            path=self.path) from None
-        except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
-            raise SpecError(f"cannot read checkpoint: {exc}", path=self.path) from None
-        if meta.get("state_type") != STATE_TYPE or meta.get("version") != VERSION:
+        meta, arrays = read_checkpoint(self.path)
+        if not isinstance(meta, dict) or meta.get("state_type") != STATE_TYPE or \
+                meta.get("version") != VERSION:
             raise SpecError("checkpoint was written for another model or version",
                             path=self.path)
+        check_meta(self.path, meta, EM_KEYS)
+        for j, run in enumerate(meta["runs"]):
+            if not (isinstance(run, dict) and isinstance(run.get("loglik"), (int, float))
+                    and type(run.get("n_iter")) is int
+                    and isinstance(run.get("converged"), bool)):
+                raise SpecError(f"malformed checkpoint: expected a table of loglik (a "
+                                f"number), n_iter (a whole number) and converged (true or "
+                                f"false), got {run!r:.80}; start afresh without --resume",
+                                path=self.path, key=f"runs[{j}]")
         if meta.get("model_key") != self.model_key:
             raise SpecError("checkpoint was written with another model, prior or columns; "
                             "start afresh without --resume", path=self.path)
@@ -123,9 +136,10 @@ class EMJournal:
                     for j, r in enumerate(meta["runs"])]
             current = ((_get(arrays, "current"), arrays["current_history"].tolist())
                        if meta["current"] else None)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SpecError(f"cannot read checkpoint: {type(exc).__name__}: {exc}",
-                            path=self.path) from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SpecError(f"malformed checkpoint: its arrays do not match its starts, runs "
+                            f"and current state ({type(exc).__name__}: {exc}); start afresh "
+                            f"without --resume", path=self.path) from None
         return starts, runs, current
 
     def _check_files(self, saved: list[BatchRecord]) -> None:

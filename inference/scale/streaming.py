@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 from bayescheck.data.batch import Batch
+from bayescheck.data.output_files import write_file
 from bayescheck.data.sources import DataSource
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
 
@@ -71,7 +72,8 @@ __all__ = [
 
 # 2: the linear-Gaussian states carry a triangular root instead of X'X (precision, shift).
 # 3: batch fingerprints are XXH3-128 instead of SHA-256.
-CHECKPOINT_VERSION = 3
+# 4: a CSV file's fingerprint is taken with its line endings normalised.
+CHECKPOINT_VERSION = 4
 #: Seconds between checkpoints when ``BAYESCHECK_CHECKPOINT_SECONDS`` is not set.
 CHECKPOINT_SECONDS = 10.0
 #: File name of the checkpoint inside an output folder.
@@ -192,30 +194,112 @@ def content_digest(meta: dict, arrays: dict[str, np.ndarray]) -> str:
 def check_digest(path: Path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     """Refuse a checkpoint whose content does not match its saved :func:`content_digest`.
 
-    A checkpoint without one (written before digests were saved) is accepted.
+    A checkpoint without one is refused too: with its digest removed, an edited checkpoint
+    (a record deleted, which would count its batch twice) would pass unseen.
     """
-    if "digest" in meta and meta["digest"] != content_digest(meta, arrays):
+    if "digest" not in meta:
+        raise SpecError("checkpoint has no digest, so it cannot be verified (it was edited "
+                        "or written by another program); start afresh without --resume",
+                        path=path, key="digest")
+    if meta["digest"] != content_digest(meta, arrays):
         raise SpecError("checkpoint was altered or damaged (its content does not match its "
                         "digest); start afresh without --resume", path=path)
+
+
+#: The meta keys every checkpoint has, and their JSON types.
+COMMON_KEYS = {"version": int, "state_type": str, "model_key": str, "records": list,
+               "digest": str}
+#: The meta keys of a stream's (or a cluster reduction's) checkpoint.
+STREAM_KEYS = {**COMMON_KEYS, "none_fields": list, "tuple_fields": dict,
+               "described_fields": dict, "trajectory": list}
+_RECORD_KEYS = {"name": str, "fingerprint": str, "rows": int}
+
+
+def _malformed(path: Path, key: str, why: str) -> SpecError:
+    return SpecError(f"malformed checkpoint: {why}; start afresh without --resume", path=path,
+                     key=key)
+
+
+def _type_name(kind) -> str:
+    return {int: "a whole number", str: "a string", list: "a list", dict: "a table",
+            bool: "true or false", float: "a number"}[kind]
+
+
+def check_meta(path: Path, meta, keys: dict[str, type]) -> None:
+    """Refuse a checkpoint's meta that lacks one of ``keys`` or holds a wrong type.
+
+    The records (``name``, ``fingerprint``, ``rows`` >= 0) are checked too. Run before the
+    digest: a malformed meta is named by its key rather than reported as a digest mismatch.
+
+    Raises
+    ------
+    SpecError
+        Naming the file and the key.
+    """
+    if not isinstance(meta, dict):
+        raise _malformed(path, "meta", "its meta is not a table")
+    for key, kind in keys.items():
+        if key not in meta:
+            if key == "digest":
+                check_digest(path, meta, {})
+            raise _malformed(path, key, "the key is missing")
+        value = meta[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise _malformed(path, key, f"expected {_type_name(kind)}, got {value!r:.60}")
+    for i, record in enumerate(meta.get("records", [])):
+        if not isinstance(record, dict) or set(record) != set(_RECORD_KEYS):
+            raise _malformed(path, f"records[{i}]", f"expected a table with keys "
+                                                    f"{sorted(_RECORD_KEYS)}, got "
+                                                    f"{record!r:.80}")
+        for key, kind in _RECORD_KEYS.items():
+            value = record[key]
+            if not isinstance(value, kind) or isinstance(value, bool) or \
+                    (kind is int and value < 0):
+                raise _malformed(path, f"records[{i}].{key}",
+                                 f"expected {_type_name(kind)}, got {value!r:.60}")
+
+
+def resumable(path: Path) -> bool:
+    """Whether ``--resume`` has a checkpoint at ``path`` to continue from.
+
+    When there is none, the run stopped before its first checkpoint (or never ran in this
+    folder): that is said on stderr, and the run starts from the beginning.
+    """
+    if os.path.lexists(path):
+        return True
+    print(f"bayescheck: --resume: no checkpoint {path} (the run stopped before its first "
+          f"checkpoint); starting from the beginning", file=sys.stderr, flush=True)
+    return False
+
+
+def read_checkpoint(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """A checkpoint's meta (parsed, not yet checked) and its arrays by name.
+
+    Raises
+    ------
+    SpecError
+        When there is no checkpoint or it cannot be read.
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["meta"]))
+            arrays = {k: npz[k] for k in npz.files if k != "meta"}
+    except FileNotFoundError:
+        raise SpecError("--resume was given but there is no checkpoint to resume from",
+                        path=path) from None
+    except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
+        raise SpecError(f"cannot read checkpoint: {exc}", path=path) from None
+    return meta, arrays
 
 
 def write_atomically(path: Path, content: bytes) -> None:
     """Write a file by temporary file, fsync, rename and fsync of the folder.
 
-    A crash at any instant leaves the old file or the new one, never a torn one.
+    A crash at any instant leaves the old file or the new one, never a torn one; a link
+    under the name is replaced, never followed
+    (:func:`bayescheck.data.output_files.write_file`).
     """
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(content)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_file(path, content)
 
 
 class SchemaChanged(SpecError):
@@ -253,21 +337,25 @@ def load_checkpoint(path: Path, state_type: type, model_key: str,
         When the checkpoint belongs to another model, prior or schema, or cannot be read.
     """
     path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            meta = json.loads(str(npz["meta"]))
-            arrays = {k.removeprefix("state__"): npz[k] for k in npz.files if k != "meta"}
-    except FileNotFoundError:
-        raise SpecError("--resume was given but there is no checkpoint to resume from",
-                        path=path) from None
-    except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
-        raise SpecError(f"cannot read checkpoint: {exc}", path=path) from None
-    if meta.get("version") != CHECKPOINT_VERSION or meta.get("state_type") != state_type.__name__:
+    meta, saved = read_checkpoint(path)
+    if not isinstance(meta, dict) or meta.get("version") != CHECKPOINT_VERSION or \
+            meta.get("state_type") != state_type.__name__:
         raise SpecError("checkpoint was written for another model or version", path=path)
+    check_meta(path, meta, STREAM_KEYS)
     if meta["model_key"] != model_key:
         raise SpecError("checkpoint was written with another model, prior or columns; "
                         "start afresh without --resume", path=path)
-    check_digest(path, meta, {f"state__{k}": v for k, v in arrays.items()})
+    check_digest(path, meta, saved)
+    arrays = {k.removeprefix("state__"): v for k, v in saved.items()}
+    try:
+        return _state_from(path, meta, arrays, state_type, initial_state)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _malformed(path, "state", f"{type(exc).__name__}: {exc}") from None
+
+
+def _state_from(path: Path, meta: dict, arrays: dict, state_type: type,
+                initial_state: Any) -> StreamResult:
+    """The :class:`StreamResult` of a checked checkpoint's meta and arrays."""
     values = {}
     for f in dataclasses.fields(state_type):
         if f.name in meta["none_fields"]:
@@ -304,20 +392,20 @@ def checkpoint_description(path: Path, name: str) -> dict | None:
     resumed naive Bayes fit on a cluster rebuilds the schema of the checkpoint to learn the
     labels of the batches it covers, so that only the other batches' labels are read.
 
+    None too when there is no checkpoint (the run stopped before its first one).
+
     Raises
     ------
     SpecError
-        When there is no checkpoint or it cannot be read.
+        When the checkpoint cannot be read.
     """
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            meta = json.loads(str(npz["meta"]))
-    except FileNotFoundError:
-        raise SpecError("--resume was given but there is no checkpoint to resume from",
-                        path=path) from None
-    except Exception as exc:  # noqa: BLE001 - a damaged checkpoint is a user-facing error
-        raise SpecError(f"cannot read checkpoint: {exc}", path=path) from None
-    return meta.get("described_fields", {}).get(name)
+    if not os.path.lexists(path):
+        return None
+    meta, _ = read_checkpoint(path)
+    described = meta.get("described_fields") if isinstance(meta, dict) else None
+    if not isinstance(described, dict):
+        raise _malformed(Path(path), "described_fields", "the key is missing or not a table")
+    return described.get(name)
 
 
 def _progress_printer(stream=None):
@@ -505,6 +593,8 @@ def run_stream(source: DataSource, *, initial_state: Any | Callable[[], Any],
     if resume:
         if checkpoint is None:
             raise SpecError("--resume needs an output folder holding a checkpoint")
+        resume = resumable(checkpoint)
+    if resume:
         if build is not None:
             initial_state, build = build(), None
         result = load_checkpoint(checkpoint, type(initial_state), model_key,

@@ -315,8 +315,9 @@ def test_usage_errors_exit_2(tmp_path, address, capsys):
     spec = _write(tmp_path, _regression_frames(np.random.default_rng(1), sizes=(20,)),
                   LINEAR_KNOWN)
     out = str(tmp_path / "o")
-    assert main(["fit", str(spec), "--out", out, "--scheduler", address, "--resume"]) == 2
-    assert "no checkpoint to resume from" in capsys.readouterr().err
+    # no checkpoint yet (the run stopped before its first one): from the beginning, said so
+    assert main(["fit", str(spec), "--out", out, "--scheduler", address, "--resume"]) == 0
+    assert "starting from the beginning" in capsys.readouterr().err
     assert main(["fit", str(spec), "--out", out, "--scheduler", address, "--workers", "2"]) == 2
     assert "--workers" in capsys.readouterr().err
     assert main(["fit", str(spec), "--out", out, "--workers", "2"]) == 2

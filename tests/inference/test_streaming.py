@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from bayescheck.data.output_files import MANIFEST_NAME
 from bayescheck.inference.families import fit
 from bayescheck.inference.scale.streaming import CHECKPOINT_NAME
 from bayescheck.models import DataError, SpecError, load_spec
@@ -138,17 +139,24 @@ def test_resume_with_another_prior_is_refused(tmp_path):
         fit(load_spec(spec_path), out=tmp_path / "out", resume=True)
 
 
-def test_resume_without_checkpoint_is_an_error(tmp_path):
+def test_resume_without_checkpoint_starts_from_the_beginning(tmp_path, capsys):
+    # The crash came before the first checkpoint: nothing to continue, nothing to refuse.
     spec_path = make_stream(tmp_path, n_batches=2)
-    with pytest.raises(SpecError, match="no checkpoint"):
-        fit(load_spec(spec_path), out=tmp_path / "empty", resume=True)
+    resumed = fit(load_spec(spec_path), out=tmp_path / "empty", resume=True)
+    err = capsys.readouterr().err
+    assert "no checkpoint" in err and "starting from the beginning" in err
+    whole = fit(load_spec(spec_path))
+    assert resumed.record.n_rows == whole.record.n_rows == 60
+    np.testing.assert_array_equal(resumed.posterior.parameters["theta"]["mean"],
+                                  whole.posterior.parameters["theta"]["mean"])
 
 
 def test_checkpoint_is_written_atomically(tmp_path):
     spec_path = make_stream(tmp_path, n_batches=2)
     fit(load_spec(spec_path), out=tmp_path / "out")
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == [CHECKPOINT_NAME]  # no temporary file left behind
+    # no temporary file left behind
+    assert names == sorted([MANIFEST_NAME, CHECKPOINT_NAME])
 
 
 def test_natural_order_of_batches(tmp_path):

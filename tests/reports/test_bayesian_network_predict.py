@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from bayescheck.reports.cli import main
+from bayescheck.reports.posterior_file import sealed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ASIA = EXAMPLES / "bayesian_network"
@@ -129,7 +130,7 @@ def test_a_changed_cpt_or_another_target_is_flagged(fitted):
     mean[1] = [0.8, 0.2]  # P(lung | smoke = yes), was about (0.9, 0.1)
     posterior["parameters"]["cpts"]["lung"]["mean"] = mean.tolist()
     (root / "changed").mkdir(exist_ok=True)
-    (root / "changed" / "posterior.json").write_text(json.dumps(posterior))
+    (root / "changed" / "posterior.json").write_text(json.dumps(sealed(posterior)))
     NEW.to_csv(root / "new.csv", index=False)
     assert main(["predict", str(spec), "--model-from", str(root / "changed"), "--data",
                  str(root / "new.csv"), "--target", "lung", "--out",
@@ -305,7 +306,7 @@ def test_a_row_of_probability_zero_is_refused_naming_it(fitted, capsys):
     posterior = json.loads((fit_dir / "posterior.json").read_text())
     posterior["parameters"]["cpts"]["lung"]["mean"][1] = [1.0, 0.0]  # lung never, if smoke
     (root / "zero").mkdir(exist_ok=True)
-    (root / "zero" / "posterior.json").write_text(json.dumps(posterior))
+    (root / "zero" / "posterior.json").write_text(json.dumps(sealed(posterior)))
     new = NEW.assign(lung=["no", "", "yes", "yes", ""])  # row 3: smoke = yes, lung = yes
     new.to_csv(root / "zero.csv", index=False)
     capsys.readouterr()

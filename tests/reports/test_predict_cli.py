@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from bayescheck.models.spec import load_spec
 from bayescheck.reports.cli import main
+from bayescheck.reports.posterior_file import sealed
 from scipy import stats
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -192,7 +193,7 @@ def test_a_fit_without_the_scale_matrix_asks_for_a_refit(regression_fit, tmp_pat
     path = tmp_path / "old" / "posterior.json"
     post = json.loads(path.read_text())
     del post["parameters"]["theta"]["scale_matrix"]
-    path.write_text(json.dumps(post))
+    path.write_text(json.dumps(sealed(post)))  # a fit of an older shape
     assert _run(tmp_path, tmp_path / "old", "size,age,dist\n1,2,3\n") == 2
     assert "key 'parameters.theta.scale_matrix' is missing" in capsys.readouterr().err
 

@@ -1,0 +1,298 @@
+"""``posterior.json``: written with a format version and a digest, read back validated.
+
+:func:`sealed` adds ``"format"`` and ``"digest"`` (XXH3-128 of the document's canonical
+JSON) to what ``fit`` and ``check`` write; :func:`read_posterior` is the one reader
+(``predict``, the facade's ``predict``): it refuses, with exit 2 naming the file and the key,
+a file of another format, one whose content no longer matches its digest (edited by hand or
+damaged), and content that no fit writes: a wrongly typed entry, a NaN or an infinity where
+a moment is promised, a negative sd or variance, a covariance that is not positive
+definite, a probability table whose rows do not sum to 1 (within 1e-9), states out of the
+order the fit recorded, or a fit of another shape than the spec's (``n_components``,
+features, nodes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+from bayescheck.models.errors import BayescheckError
+
+from .writers import clean_json
+
+__all__ = ["POSTERIOR_FORMAT", "check_shape", "read_posterior", "sealed", "validate_posterior"]
+
+#: The format of ``posterior.json``; a file of another format is refused.
+POSTERIOR_FORMAT = 1
+#: A probability table's rows sum to 1 within this.
+SUM_TOLERANCE = 1e-9
+#: Spec settings that decide the shape of a fit: a spec that differs there cannot use it.
+SHAPE_SETTINGS = ("n_components", "covariance", "kinds", "intercept")
+#: Keys whose values are moments: numbers (or nested lists of numbers), finite.
+_MOMENTS = ("mean", "sd", "cov", "estimate")
+
+
+def _digest(document: dict) -> str:
+    import xxhash
+
+    body = {k: v for k, v in document.items() if k != "digest"}
+    text = json.dumps(clean_json(body), sort_keys=True, allow_nan=False)
+    return xxhash.xxh3_128_hexdigest(text.encode())
+
+
+def sealed(document: dict) -> dict:
+    """``document`` with its ``"format"`` and ``"digest"`` (the digest last)."""
+    document = {**{k: v for k, v in document.items() if k not in ("format", "digest")},
+                "format": POSTERIOR_FORMAT}
+    document["digest"] = _digest(document)
+    return document
+
+
+class _Bad(Exception):
+    def __init__(self, key: str, why: str):
+        super().__init__(key, why)
+        self.key, self.why = key, why
+
+
+def _numbers(value, key: str) -> np.ndarray:
+    """``value`` (a number or nested lists of numbers) as a float array; finite."""
+    def ok(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    def walk(v, path):
+        if isinstance(v, list):
+            for i, item in enumerate(v):
+                walk(item, f"{path}[{i}]")
+        elif not ok(v):
+            raise _Bad(path, f"expected a number, got {v!r:.60}")
+        elif not math.isfinite(v):
+            raise _Bad(path, f"expected a finite number, got {v!r}")
+
+    walk(value, key)
+    try:
+        return np.asarray(value, dtype=float)
+    except ValueError:
+        raise _Bad(key, "expected a rectangular table of numbers") from None
+
+
+def _positive_definite(cov: np.ndarray, key: str) -> None:
+    """A covariance: square, symmetric, positive definite.
+
+    Rows and columns of zeros (a weight ARD pruned) are left aside.
+    """
+    if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
+        raise _Bad(key, f"expected a square matrix, got shape {cov.shape}")
+    scale = max(float(np.abs(cov).max(initial=0.0)), np.finfo(float).tiny)
+    if not np.allclose(cov, cov.T, rtol=1e-9, atol=1e-12 * scale):
+        raise _Bad(key, "the covariance is not symmetric")
+    kept = np.flatnonzero(np.abs(cov).sum(axis=0) > 0)
+    try:
+        np.linalg.cholesky(cov[np.ix_(kept, kept)])
+    except np.linalg.LinAlgError:
+        raise _Bad(key, "the covariance is not positive definite") from None
+
+
+def _probabilities(rows, key: str) -> None:
+    rows = np.atleast_2d(rows)
+    if (rows < 0).any() or (rows > 1).any():
+        raise _Bad(key, "a probability outside [0, 1]")
+    sums = rows.sum(axis=-1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
+    if bad.size:
+        raise _Bad(f"{key}[{bad[0]}]" if rows.shape[0] > 1 else key,
+                   f"probabilities sum to {sums[bad[0]]:.12g}, not 1")
+
+
+def _cpt(entry: dict, key: str, states: dict) -> None:
+    """A conditional probability table: rows of the parents' states in the recorded order."""
+    table = "mean" if isinstance(entry.get("mean"), list) else "estimate"  # EM: estimates
+    for name in ("states", "parents", "rows", table):
+        if not isinstance(entry.get(name), list):
+            raise _Bad(f"{key}.{name}", f"expected a list, got {entry.get(name)!r:.60}")
+    mean = _numbers(entry[table], f"{key}.{table}")
+    if mean.ndim != 2 or mean.shape != (len(entry["rows"]), len(entry["states"])):
+        raise _Bad(f"{key}.{table}", f"expected {len(entry['rows'])} rows of "
+                                     f"{len(entry['states'])} probabilities (rows x states)")
+    _probabilities(mean, f"{key}.{table}")
+    combos = [[]]
+    for parent in entry["parents"]:
+        if parent not in states:
+            return  # a parent outside this table (the class of a semi-naive network)
+        combos = [c + [f"{parent}={s}"] for c in combos for s in states[parent]]
+    if entry["parents"] and [", ".join(c) for c in combos] != entry["rows"]:
+        raise _Bad(f"{key}.rows", "the rows are not the parents' states in the order the "
+                                  "fit recorded them (states reordered?)")
+
+
+def _walk(value, key: str) -> None:
+    """The checks that apply wherever the key appears."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise _Bad(key, "a key that is not a string")
+            sub = f"{key}.{k}" if key else k
+            if k in _MOMENTS and v is not None and not isinstance(v, dict):
+                array = _numbers(v, sub)
+                if k == "sd" and (array < 0).any():
+                    raise _Bad(sub, "a negative standard deviation")
+                if k == "cov" and array.ndim == 2:
+                    _positive_definite(array, sub)
+            _walk(v, sub)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _walk(v, f"{key}[{i}]")
+
+
+def _parameters(parameters: dict) -> None:
+    """The checks that depend on what the entry is."""
+    cpts = parameters.get("cpts") or (parameters.get("network") or {}).get("cpts")
+    if isinstance(cpts, dict):
+        where = "cpts" if "cpts" in parameters else "network.cpts"
+        states = {n: e.get("states") for n, e in cpts.items() if isinstance(e, dict)}
+        for node, entry in cpts.items():
+            if not isinstance(entry, dict):
+                raise _Bad(f"parameters.{where}.{node}", "expected a table")
+            _cpt(entry, f"parameters.{where}.{node}", states)
+    for name, entry in parameters.items():
+        key = f"parameters.{name}"
+        if name in ("sigma2",) and isinstance(entry, dict):
+            for k in ("mean", "value", "shape", "scale"):
+                if k in entry and not _numbers(entry[k], f"{key}.{k}") > 0:
+                    raise _Bad(f"{key}.{k}", f"expected a positive number, got {entry[k]!r}")
+        if name == "sds" and isinstance(entry, dict):
+            if (_numbers(entry.get("estimate"), f"{key}.estimate") <= 0).any():
+                raise _Bad(f"{key}.estimate", "a standard deviation that is not positive")
+        if name == "covariances" and isinstance(entry, dict):
+            for i, cov in enumerate(_numbers(entry.get("estimate"), f"{key}.estimate")):
+                if cov.ndim == 2:
+                    _positive_definite(cov, f"{key}.estimate[{i}]")
+        if name == "weights" and isinstance(entry, dict):
+            _probabilities(_numbers(entry.get("estimate"), f"{key}.estimate"),
+                           f"{key}.estimate")
+        if name == "class_prior" and isinstance(entry, dict):
+            _probabilities(_numbers(list(entry.values()), key), key)
+        if name == "features" and isinstance(entry, dict):
+            for feature, f in entry.items():
+                if isinstance(f, dict) and f.get("kind") == "categorical":
+                    _categorical(f, f"{key}.{feature}")
+
+
+def _categorical(entry: dict, key: str) -> None:
+    categories = entry.get("categories")
+    probabilities = entry.get("probabilities")
+    if not isinstance(categories, list) or not isinstance(probabilities, dict):
+        raise _Bad(key, "expected 'categories' (a list) and 'probabilities' (a table)")
+    for c, row in probabilities.items():
+        if not isinstance(row, dict) or list(row) != categories:
+            raise _Bad(f"{key}.probabilities.{c}", "the categories are not those of "
+                                                   f"{key}.categories, in that order")
+        _probabilities(_numbers(list(row.values()), f"{key}.probabilities.{c}"),
+                       f"{key}.probabilities.{c}")
+
+
+def validate_posterior(document, where: str, spec=None) -> dict:
+    """Check a ``posterior.json`` document (see the module's description); return it.
+
+    Parameters
+    ----------
+    document : object
+        The parsed JSON.
+    where : str
+        The file, for messages.
+    spec : models.Spec, optional
+        The spec that will use the fit: its shape settings must be the fit's.
+
+    Raises
+    ------
+    BayescheckError
+        Naming ``where`` and the key.
+    """
+    def refuse(key: str, why: str):
+        return BayescheckError(f"{where}: key '{key}': {why}; fit again with 'bayescheck "
+                               f"fit' (posterior.json is written by bayescheck and not "
+                               f"meant to be edited)")
+
+    if not isinstance(document, dict):
+        raise BayescheckError(f"{where}: not a posterior written by 'bayescheck fit' (not a "
+                              f"JSON object)")
+    if document.get("format") != POSTERIOR_FORMAT:
+        raise refuse("format", f"expected format {POSTERIOR_FORMAT}, got "
+                               f"{document.get('format')!r} (written by another version?)")
+    if not isinstance(document.get("digest"), str):
+        raise refuse("digest", "missing or not a string")
+    try:
+        digest = _digest(document)
+    except (TypeError, ValueError):
+        digest = None
+    if digest != document["digest"]:
+        raise refuse("digest", "the content does not match its digest: the file was "
+                               "edited or damaged")
+    if not isinstance(document.get("model"), str):
+        raise refuse("model", "expected the model's name")
+    if not isinstance(document.get("parameters"), dict):
+        raise refuse("parameters", "expected a table")
+    try:
+        _walk(document["parameters"], "parameters")
+        if document.get("log_evidence") is not None:
+            _numbers(document["log_evidence"], "log_evidence")
+        _parameters(document["parameters"])
+    except _Bad as bad:
+        raise refuse(bad.key, bad.why) from None
+    if spec is not None and document["model"] != spec.model.name:
+        raise BayescheckError(f"{where}: holds a {document['model']!r} fit, the spec is "
+                              f"{spec.model.name!r}")
+    if spec is not None:
+        check_shape(document, spec, where)
+    return document
+
+
+def check_shape(document: dict, spec, where: str) -> None:
+    """Refuse a fit whose shape settings (:data:`SHAPE_SETTINGS`) differ from ``spec``'s."""
+    from .fit_summary import model_settings
+
+    saved = (document.get("settings") or {}).get("model") or {}
+    now = model_settings(spec)["model"]
+    for key in SHAPE_SETTINGS:
+        if key in saved and key in now and clean_json(saved[key]) != clean_json(now[key]):
+            raise BayescheckError(f"{where}: key 'settings.model.{key}': the fit has "
+                                  f"{saved[key]!r}, the spec {spec.path} has {now[key]!r}; "
+                                  f"fit again with this spec")
+
+
+def read_posterior(folder: str | Path, spec=None, *, option: str = "--model-from") -> dict:
+    """Read and validate ``FOLDER/posterior.json`` (:func:`validate_posterior`).
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The ``--out`` folder of ``bayescheck fit``.
+    spec : models.Spec, optional
+        The spec that will use the fit.
+    option : str
+        The option that named the folder, for messages.
+
+    Raises
+    ------
+    BayescheckError
+        A folder that is not one, a missing or unreadable file, or a posterior that fails
+        validation, naming the file and the key.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise BayescheckError(f"{option} {folder}: is a file; name the folder that holds "
+                              f"posterior.json (the --out of 'bayescheck fit')")
+    where = folder / "posterior.json"
+    try:
+        text = where.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BayescheckError(f"{where}: not found; run 'bayescheck fit SPEC --out "
+                              f"{folder}' first") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BayescheckError(f"{where}: cannot read: {exc}") from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise BayescheckError(f"{where}: not JSON: {exc}") from None
+    return validate_posterior(document, str(where), spec)
