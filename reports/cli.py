@@ -236,12 +236,16 @@ def _warn_not_converged(spec, fit) -> None:
 
 
 def _cmd_check(args) -> int:
+    from bayescheck.models.resources import check_sampler_setting
     from bayescheck.models.spec import load_spec
 
     from .check import EXIT_CODES, run_check
 
     for name in ("draws", "tune", "chains", "seed"):
         _positive(name, getattr(args, name))
+    for name in ("draws", "tune", "chains"):
+        if getattr(args, name) is not None:
+            check_sampler_setting(name, getattr(args, name), key=f"--{name}")
     out = args.out or _default_out(args.spec)
     if args.spec.suffix == ".py":  # the user's own PyMC model
         return _check_model_file(args, out)
