@@ -278,7 +278,8 @@ def _check_model_file(args, out: Path) -> int:
     with output_folder(out, results=CHECK_RESULTS):
         result = check_model_file(args.spec, name=args.model, out=out, draws=args.draws,
                                   tune=args.tune, chains=args.chains, seed=args.seed,
-                                  sampler=args.sampler, progress=not args.quiet)
+                                  sampler=args.sampler, progress=not args.quiet,
+                                  max_hours=args.max_hours)
     print(f"{args.spec}: {result.exact.family}: {result.verdict}")
     print(f"wrote {out}")
     return EXIT_CODES[result.verdict]
