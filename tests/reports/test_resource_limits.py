@@ -284,3 +284,18 @@ def test_check_sampling_shows_the_bar_on_a_terminal_only(monkeypatch):
     monkeypatch.setattr(sys, "stderr", pipe)
     sample_nuts(model, draws=200, tune=200, chains=2, progress=True)
     assert "draws" not in pipe.getvalue()
+
+
+def test_categorical_naive_bayes_refuses_a_column_of_too_many_categories(tmp_path, capsys,
+                                                                         small_machine):
+    # 30,000 distinct values x 2 classes x 48 bytes = 2.9 MB > 1 MB
+    rows = [f"{i},{'ab'[i % 2]},{'xy'[i % 3 % 2]}" for i in range(30_000)]
+    (tmp_path / "d.csv").write_text("id,f,y\n" + "\n".join(rows) + "\n")
+    (tmp_path / "s.toml").write_text('model = "naive_bayes"\n[data]\npath = "d.csv"\n'
+                                     'target = "y"\nfeatures = ["id", "f"]\n'
+                                     'features_kind = "categorical"\n')
+    code = main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "column 'id': too large for this machine: 30,000 categories x 2 classes" in err
+    assert "read it as gaussian" in err
