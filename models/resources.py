@@ -199,8 +199,8 @@ def require_cpts(nodes: Sequence[str], card: Sequence[int], parents: Sequence[Se
     Raises
     ------
     TooLarge
-        Naming the node with the largest CPT (as the column), its size, the memory and posterior.json
-        estimates and the machine's memory.
+        Naming the node with the largest CPT (as the column), its size, the memory and
+        posterior.json estimates and the machine's memory.
     """
     cells = cpt_cells(card, parents)
     worst = max(range(len(cells)), key=cells.__getitem__, default=None)
