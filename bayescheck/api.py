@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bayescheck.inference.checking.cost import DEFAULT_MAX_HOURS
 from bayescheck.models.spec import Spec, load_spec
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ def fit(spec: Spec | str | Path, *, out: str | Path | None = None,
 def check(spec: Spec | str | Path, out: str | Path | None = None, *,
           draws: int | None = None, tune: int | None = None, chains: int | None = None,
           seed: int | None = None, sampler: str = "nutpie", retry: bool = True,
-          report: bool = True, progress: bool = False):
+          report: bool = True, progress: bool = False,
+          max_hours: float | None = DEFAULT_MAX_HOURS):
     """Fit, sample with NUTS and compare (``bayescheck check``).
 
     Parameters
@@ -83,7 +85,11 @@ def check(spec: Spec | str | Path, out: str | Path | None = None, *,
     report : bool
         With ``out``: draw ``report.html`` (seconds of figures).
     progress : bool
-        Show progress on stderr.
+        Show progress on stderr: the estimated cost of each sampling, then a bar of the draws
+        (on a terminal).
+    max_hours : float or None
+        Refuse (``TooLarge``, a ``ValueError``) a sampling whose estimated time is above this
+        many hours (None: no limit); see ``bayescheck check --max-hours``.
 
     Returns
     -------
@@ -92,7 +98,7 @@ def check(spec: Spec | str | Path, out: str | Path | None = None, *,
         and the fit.
     """
     options = dict(draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler,
-                   retry=retry, progress=progress)
+                   retry=retry, progress=progress, max_hours=max_hours)
     if out is None:
         from bayescheck.inference.checking.check import run_check
 

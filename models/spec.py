@@ -20,6 +20,7 @@ import numpy as np
 from . import validation
 from .errors import SpecError
 from .interface import Model
+from .resources import check_sampler_setting
 
 if TYPE_CHECKING:
     from bayescheck.data.sources import DataSource
@@ -199,6 +200,9 @@ class SamplingConfig:
             chains=section.number("chains", cls.chains, integer=True, minimum=1),
             seed=section.number("seed", cls.seed, integer=True, minimum=0),
         )
+        for name in ("draws", "tune", "chains"):
+            check_sampler_setting(name, getattr(config, name), path=section.path,
+                                  key=section.key(name))
         section.finish()
         return config
 

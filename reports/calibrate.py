@@ -1,16 +1,18 @@
 """``calibrate``: run simulation-based calibration and write ``calibration.json``.
 
-The simulations and the uniformity tests are :func:`bayescheck.inference.checking.sbc.run_sbc`; this
-module adds the progress bar and the file the report's calibration section is drawn from.
+The simulations and the uniformity tests are
+:func:`bayescheck.inference.checking.sbc.run_sbc`; this module adds the progress bar
+(:class:`~bayescheck.inference.checking.progress.ProgressBar`) and the file the report's
+calibration section is drawn from.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 from bayescheck.inference.checking.calibration import CalibrationResult
+from bayescheck.inference.checking.progress import ProgressBar
 from bayescheck.inference.checking.sbc import check_calibratable as check_arguments
 from bayescheck.inference.checking.sbc import run_sbc
 from bayescheck.models.spec import Spec
@@ -71,7 +73,7 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
     check_arguments(spec, simulations)
     started = time.perf_counter()
     spec_text = spec.text()
-    bar = _ProgressBar(simulations) if progress else None
+    bar = ProgressBar(simulations) if progress else None
     run = run_sbc(spec, simulations=simulations, seed=seed, engine=engine,
                   fit_model=fit_model, draws=draws, tune=tune, alpha=alpha, log_info=progress,
                   on_simulation=None if bar is None else lambda done, total: bar.update(done),
@@ -85,29 +87,3 @@ def run_calibration(spec: Spec, out: str | Path, *, simulations: int = 1000, see
         "spec_text": spec_text, "data_fingerprints": fingerprints(run.on_data),
         **run.result.to_json()})
     return run.result
-
-
-class _ProgressBar:
-    """Simulations done and the time left, on stderr.
-
-    On a terminal one line redrawn after every simulation; otherwise (a log) a line after the
-    first simulation, which carries the first estimate, and after every 5 %.
-    """
-
-    def __init__(self, total: int, stream=None):
-        self.total, self.stream = total, stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.every = max(1, total // 20)
-        self.started = time.perf_counter()
-
-    def update(self, done: int) -> None:
-        """Report ``done`` simulations finished."""
-        if not self.tty and done != 1 and done % self.every and done != self.total:
-            return
-        spent = time.perf_counter() - self.started
-        left = spent / done * (self.total - done)
-        filled = round(30 * done / self.total)
-        line = (f"[{'#' * filled}{'.' * (30 - filled)}] simulation {done}/{self.total}, "
-                f"{spent:.1f} s, about {left:.0f} s left")
-        end = "\n" if not self.tty or done == self.total else ""
-        print(("\r" if self.tty else "") + line, end=end, file=self.stream, flush=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from bayescheck.inference.checking.check import CheckResult
 from bayescheck.inference.checking.check import run_check as check_spec
 from bayescheck.inference.checking.compare import Thresholds
+from bayescheck.inference.checking.cost import DEFAULT_MAX_HOURS
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.spec import Spec
 
@@ -28,12 +29,13 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
               tune: int | None = None, chains: int | None = None, seed: int | None = None,
               sampler: str = "nutpie", thresholds: Thresholds | None = None,
               analytic: AnalyticFit | None = None, progress: bool = False,
-              report: bool = True, retry: bool = True) -> CheckResult:
+              report: bool = True, retry: bool = True,
+              max_hours: float | None = DEFAULT_MAX_HOURS) -> CheckResult:
     """Run the check of ``spec`` and write its files into ``out`` (:func:`write_check`).
 
     Parameters
     ----------
-    spec, draws, tune, chains, seed, sampler, thresholds, analytic, progress, retry
+    spec, draws, tune, chains, seed, sampler, thresholds, analytic, progress, retry, max_hours
         As :func:`bayescheck.inference.checking.check.run_check`.
     out : str or pathlib.Path
         The folder.
@@ -48,7 +50,7 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     """
     check = check_spec(spec, draws=draws, tune=tune, chains=chains, seed=seed,
                        sampler=sampler, thresholds=thresholds, analytic=analytic,
-                       progress=progress, retry=retry)
+                       progress=progress, retry=retry, max_hours=max_hours)
     write_check(check, spec, Path(out), report=report)
     return check
 

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from bayescheck.inference.checking.cost import DEFAULT_MAX_HOURS
 from bayescheck.inference.engines.errors import NotIdentified
 from bayescheck.models.errors import BayescheckError
 
@@ -109,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="when the sampler's health leaves a check without a verdict, stop "
                         "there (default: sample once more with twice the tuning steps and "
                         "draws and judge that run alone)")
+    c.add_argument("--max-hours", type=float, default=DEFAULT_MAX_HOURS, dest="max_hours",
+                   metavar="H", help="refuse a sampling whose estimated time (said on stderr "
+                                     "before it starts) is above H hours (default "
+                                     f"{DEFAULT_MAX_HOURS:g}; inf: no limit)")
     c.add_argument("--model", help="with a model.py instead of a spec: the name of the "
                                    "pm.Model it defines, when it defines several")
     c.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
@@ -248,12 +253,19 @@ def _warn_not_converged(spec, fit) -> None:
 
 
 def _cmd_check(args) -> int:
+    from bayescheck.models.resources import check_sampler_setting
     from bayescheck.models.spec import load_spec
 
     from .check import EXIT_CODES, run_check
 
     for name in ("draws", "tune", "chains", "seed"):
         _positive(name, getattr(args, name))
+    for name in ("draws", "tune", "chains"):
+        if getattr(args, name) is not None:
+            check_sampler_setting(name, getattr(args, name), key=f"--{name}")
+    if not args.max_hours > 0:  # also NaN
+        raise BayescheckError(f"--max-hours must be a positive number of hours (inf: no "
+                              f"limit), got {args.max_hours}")
     out = args.out or _default_out(args.spec)
     if args.spec.suffix == ".py":  # the user's own PyMC model
         return _check_model_file(args, out)
@@ -264,7 +276,7 @@ def _cmd_check(args) -> int:
     with output_folder(out, results=CHECK_RESULTS):
         result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
                            seed=args.seed, sampler=args.sampler, progress=not args.quiet,
-                           retry=not args.no_retry)
+                           retry=not args.no_retry, max_hours=args.max_hours)
     _print_check(result)
     _warn_not_converged(args.spec, result.fit)
     return EXIT_CODES[result.verdict]
@@ -278,7 +290,8 @@ def _check_model_file(args, out: Path) -> int:
     with output_folder(out, results=CHECK_RESULTS):
         result = check_model_file(args.spec, name=args.model, out=out, draws=args.draws,
                                   tune=args.tune, chains=args.chains, seed=args.seed,
-                                  sampler=args.sampler, progress=not args.quiet)
+                                  sampler=args.sampler, progress=not args.quiet,
+                                  max_hours=args.max_hours)
     print(f"{args.spec}: {result.exact.family}: {result.verdict}")
     print(f"wrote {out}")
     return EXIT_CODES[result.verdict]
@@ -507,6 +520,13 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except NotIdentified as exc:  # raised by an engine outside a family's translation
         print(f"bayescheck: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"bayescheck: error: out of memory during '{args.command}': the data, the model "
+              f"or the sampler settings need more memory than this machine could give (its "
+              f"estimates are in docs/errors.md, Resource limits); use fewer rows per batch, "
+              f"fewer columns, states or parents, or lower draws and chains",
+              file=sys.stderr)
         return 2
     except OSError as exc:  # a file or folder the system refuses: the user's to fix
         where = f"{exc.filename}: " if exc.filename else ""

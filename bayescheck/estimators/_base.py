@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["category_codes", "feature_names", "load_model", "rng", "spec_text"]
+__all__ = ["category_codes", "feature_names", "load_model", "require_code_tables", "rng",
+           "spec_text"]
 
 
 def feature_names(estimator, n_features: int) -> tuple[str, ...]:
@@ -50,6 +51,37 @@ def category_codes(estimator, X, y=None, *, reset: bool, fit: bool = False,
         raise ValueError("X must hold category codes: integers 0, 1, ...")
     codes = np.where(missing, -1, values).astype(np.int64)
     return (codes, y) if fit else codes
+
+
+def require_code_tables(estimator, sizes, n_classes: int, *, pairs: bool = False) -> None:
+    """Refuse category tables, sized by each column's largest code, this machine cannot hold.
+
+    Parameters
+    ----------
+    estimator : object
+        For the columns' names.
+    sizes : array_like of int
+        Categories per column (its largest code + 1).
+    n_classes : int
+        Classes (every table has a row per class).
+    pairs : bool
+        Tables of every pair of columns too (one-dependence estimators).
+
+    Raises
+    ------
+    bayescheck.models.resources.TooLarge
+        A ``ValueError`` naming the column with the largest code, the tables' size and the
+        machine's memory.
+    """
+    from bayescheck.models.resources import require_category_tables
+
+    sizes = [int(n) for n in sizes]
+    require_category_tables(feature_names(estimator, len(sizes)), sizes, n_classes,
+                            pairs=pairs,
+                            remedy="the tables are sized by each column's largest code (here "
+                                   f"up to {max(sizes, default=1) - 1:,}): encode the values "
+                                   "as codes 0, 1, ..., k-1 (sklearn.preprocessing."
+                                   "OrdinalEncoder)")
 
 
 def rng(random_state) -> np.random.Generator:

@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import category_codes, feature_names, load_model, spec_text
+from ._base import category_codes, feature_names, load_model, require_code_tables, spec_text
 
 __all__ = ["CategoricalNaiveBayes", "GaussianNaiveBayes"]
 
@@ -299,6 +299,7 @@ class CategoricalNaiveBayes(_NaiveBayes):
         top = X.max(axis=0) if len(X) else np.zeros(X.shape[1], np.int64)
         if old is not None:
             top = np.maximum(top, [len(c) - 1 for c in old.schema.categories])
+        require_code_tables(self, np.maximum(top, 1) + 1, len(self.classes_))
         # at least two categories: a Dirichlet needs them (a feature always 0 says nothing)
         return tuple(tuple(range(max(int(t), 1) + 1)) for t in top)
 

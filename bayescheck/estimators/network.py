@@ -111,6 +111,7 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
             network_counts,
         )
         from bayescheck.inference.families.bayesian_network import network_prior, network_schema
+        from bayescheck.models.resources import require_cpts
 
         X, y = category_codes(self, X, y, reset=True, fit=True, allow_nan=True)
         features = feature_names(self, X.shape[1])
@@ -121,6 +122,10 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"column {unobserved[0]!r} has no observed value (a latent node "
                              f"is not supported)")
         self.n_categories_ = X.max(axis=0) + 1
+        require_cpts(model.nodes, [len(self.classes_), *self.n_categories_], model.parents,
+                     remedy="the tables are sized by each column's largest code: encode the "
+                            "values as codes 0, 1, ..., k-1 (sklearn.preprocessing."
+                            "OrdinalEncoder), or give the node fewer parents (edges)", writes=False)
         states = {model.nodes[0]: tuple(str(c) for c in self.classes_)}
         states.update({f: tuple(str(k) for k in range(n))
                        for f, n in zip(features, self.n_categories_, strict=True)})

@@ -19,7 +19,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import category_codes, feature_names, load_model, spec_text
+from ._base import category_codes, feature_names, load_model, require_code_tables, spec_text
 
 __all__ = ["SemiNaiveBayesClassifier"]
 
@@ -185,6 +185,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
         old = getattr(self, "counts_", None)
         if old is not None:
             seen = np.maximum(seen, old.cardinality[1:])
+        require_code_tables(self, seen, len(self.classes_), pairs=True)
         self.n_categories_ = np.asarray(seen, np.int64)
         card = (len(self.classes_), *(int(n) for n in self.n_categories_))
         batch = pair_counts(codes, X, card)

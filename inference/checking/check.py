@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +19,11 @@ from bayescheck.inference.checking.compare import (
     Thresholds,
     compare_estimates_idata,
     compare_idata,
+)
+from bayescheck.inference.checking.cost import (
+    DEFAULT_MAX_HOURS,
+    require_affordable,
+    sampling_cost,
 )
 from bayescheck.inference.checking.predictive import add_posterior_predictive
 from bayescheck.inference.checking.sampling import SampleResult, sample_nuts
@@ -120,7 +127,8 @@ def combine_verdicts(verdicts) -> str:
 def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
               chains: int | None = None, seed: int | None = None, sampler: str = "nutpie",
               thresholds: Thresholds | None = None, analytic: AnalyticFit | None = None,
-              progress: bool = False, retry: bool = True) -> CheckResult:
+              progress: bool = False, retry: bool = True,
+              max_hours: float | None = DEFAULT_MAX_HOURS) -> CheckResult:
     """Fit analytically, sample with NUTS and compare; nothing is written.
 
     Two checks, each run when the fit has something for it: the exact marginals against
@@ -148,10 +156,21 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
         divergences, E-BFMI), sample it once more, with twice the tuning steps and twice the
         draws and another seed (``seed + RETRY_SEED_OFFSET``), and judge that run alone with
         the same thresholds. Every attempt is listed in :attr:`CheckResult.attempts`.
+    max_hours : float or None
+        Before each declaration is sampled, its cost is estimated from its compiled model
+        (:func:`~bayescheck.inference.checking.cost.sampling_cost`: free parameters, one
+        gradient timed, the time of ``draws + tune`` iterations per chain) and said on stderr
+        (with ``progress``); a run estimated above ``max_hours`` is refused (None or ``inf``:
+        no limit).
 
     Returns
     -------
     CheckResult
+
+    Raises
+    ------
+    bayescheck.models.resources.TooLarge
+        A sampling estimated above ``max_hours``, or whose draws this machine cannot hold.
     """
     sampling = replace(spec.sampling, **{k: v for k, v in
                                          dict(draws=draws, tune=tune, chains=chains,
@@ -166,12 +185,21 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
     # A model with discrete parameters names the sampler it needs (NUTS cannot move them).
     sampler = spec.model.sampler or sampler
     check = CheckResult(result, None, None, timings, sampling=sampling)
+    cores = max(1, min(sampling.chains, os.cpu_count() or 1))  # as sample_nuts runs them
 
     def judged(what, declare_model, judge, starts=None):
         """Sample and judge; once more, longer, when only sampler health stood in the way."""
         settings, pymc_model = sampling, declare_model()
         check.observed.extend(rv.name for rv in pymc_model.observed_RVs
                               if rv.name not in check.observed)
+        began = time.perf_counter()
+        cost = sampling_cost(pymc_model, draws=settings.draws, tune=settings.tune,
+                             chains=settings.chains, cores=cores, sampler=sampler,
+                             initvals=starts)
+        timings[f"NUTS compile and cost estimate ({what})"] = time.perf_counter() - began
+        if progress:
+            print(f"sampling ({what}): {cost.describe()}", file=sys.stderr, flush=True)
+        require_affordable(cost, max_hours=max_hours, what=f"the check ({what})")
         while True:
             sampled = sample_nuts(pymc_model, draws=settings.draws, tune=settings.tune,
                                   chains=settings.chains, seed=settings.seed,

@@ -21,7 +21,11 @@ import time
 import weakref
 from dataclasses import dataclass
 
-__all__ = ["SampleResult", "compiled_for_nutpie", "sample_nuts", "show_progress_bar"]
+import numpy as np
+from bayescheck.models.resources import check_sampler_setting, require_draws_memory
+
+__all__ = ["PROGRESS_MS", "SampleResult", "compiled_for_nutpie", "draws_bar", "sample_nuts",
+           "show_progress_bar"]
 
 # nutpie's compiled models per model object, each with the start values it was compiled for:
 # the compile (seconds of Numba) is paid once per model. Weak keys: a model no longer used
@@ -63,6 +67,32 @@ def show_progress_bar(progress: bool, stream=None) -> bool:
         return bool(progress) and stream.isatty()
     except (AttributeError, ValueError):  # closed or replaced by something without isatty
         return False
+
+
+#: Milliseconds between two redraws of a check's progress bar.
+PROGRESS_MS = 250
+
+
+def draws_bar(chains: int, stream=None):
+    """A callback for ``nutpie.sample``'s ``progress_callback``: draws of every chain as a bar.
+
+    nutpie calls it from a background thread with one ``ChainProgress`` per chain
+    (``finished_draws`` and ``total_draws`` count tuning steps and draws); the line is that of
+    :class:`~bayescheck.inference.checking.progress.ProgressBar`, with the time left.
+    """
+    from bayescheck.inference.checking.progress import ProgressBar
+
+    bars: list = []
+
+    def update(chain_progress) -> None:
+        total = sum(int(c.total_draws) for c in chain_progress)
+        if not bars:
+            bars.append(ProgressBar(total, stream, unit="draws"))
+        tuning = sum(bool(c.tuning) for c in chain_progress)
+        note = f"{chains} chain(s)" + (f", {tuning} tuning" if tuning else "")
+        bars[0].update(sum(int(c.finished_draws) for c in chain_progress), note)
+
+    return update
 
 
 def _same_starts(a: dict | None, b: dict | None) -> bool:
@@ -127,8 +157,8 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         NUTS implementation. ``"nutpie"`` compiles once per model
         (:func:`compiled_for_nutpie`); the others go through ``pm.sample``.
     progress : bool
-        Show the sampler's progress bar (only when stderr is a terminal, see
-        :func:`show_progress_bar`).
+        Show a progress bar of the draws of every chain, with the time left (only when
+        stderr is a terminal, see :func:`show_progress_bar`; nutpie: :func:`draws_bar`).
     initvals : dict, optional
         Where the chains start (variable name -> value, possibly symbolic and seeded so that
         each chain starts elsewhere: see ``models.interface.StartsAtEstimate``). PyMC's own
@@ -139,7 +169,15 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     Returns
     -------
     SampleResult
+
+    Raises
+    ------
+    bayescheck.models.resources.TooLarge
+        ``draws``, ``tune`` or ``chains`` above its limit, or draws this machine cannot hold
+        (nuts-rs would abort the process).
     """
+    for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
+        check_sampler_setting(name, value)
     cores = cores or max(1, min(chains, os.cpu_count() or 1))
     started = time.perf_counter()
     if sampler == "nutpie":
@@ -148,6 +186,8 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     else:
         import pymc as pm
 
+        require_draws_memory(sum(np.size(v) for v in model.initial_point().values()),
+                             draws, chains)
         start = {}
         if initvals is not None:
             start = {"initvals": initvals}
@@ -171,10 +211,14 @@ def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initval
     from pymc.backends.arviz import patch_nutpie_idata
 
     compiled = compiled_for_nutpie(model, initvals)
+    # nuts-rs allocates the draws up front and aborts the process when it cannot
+    require_draws_memory(max(compiled.n_dim, compiled.n_expanded), draws, chains)
     began = time.time()
     # nuts-rs needs at least one tuning step (PyMC's wrapper raises tune=0 to 1 as well)
+    bar = draws_bar(chains) if show_progress_bar(progress) else None
     idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains,
                           cores=cores, seed=int(seed), save_warmup=False,
-                          store_unconstrained=False, progress_bar=show_progress_bar(progress))
+                          store_unconstrained=False, progress_bar=False,
+                          progress_callback=bar, progress_rate=PROGRESS_MS)
     patch_nutpie_idata(idata, model, sampling_time=time.time() - began)
     return idata

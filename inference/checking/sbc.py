@@ -42,6 +42,7 @@ from bayescheck.inference.families import fit
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.errors import BayescheckError
 from bayescheck.models.interface import Calibratable, DeclaresSimulations
+from bayescheck.models.resources import check_simulations
 from bayescheck.models.spec import Spec
 
 __all__ = ["SBCRun", "check_calibratable", "run_sbc"]
@@ -80,6 +81,7 @@ def check_calibratable(spec: Spec, simulations: int) -> None:
                               f"Calibration)")
     if simulations < 10:
         raise BayescheckError(f"--simulations must be at least 10, got {simulations}")
+    check_simulations(simulations)
 
 
 def run_sbc(spec: Spec, *, simulations: int = 1000, seed: int = 0, engine: str = "analytic",

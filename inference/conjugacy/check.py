@@ -16,12 +16,19 @@ posterior CDF at the true value tested for uniformity
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from bayescheck.inference.checking.compare import Comparison, Thresholds, compare_idata
+from bayescheck.inference.checking.cost import (
+    DEFAULT_MAX_HOURS,
+    require_affordable,
+    sampling_cost,
+)
 from bayescheck.models.errors import BayescheckError
 
 from .posterior import ExactPosterior, exact
@@ -88,7 +95,8 @@ class ModelCheck:
 def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains: int = 4,
                 random_seed: int = 1, sampler: str = "nutpie", simulations: int | None = None,
                 thresholds: Thresholds | None = None, posterior: ExactPosterior | None = None,
-                progress: bool = False) -> ModelCheck:
+                progress: bool = False,
+                max_hours: float | None = DEFAULT_MAX_HOURS) -> ModelCheck:
     """Sample a PyMC model with NUTS and judge the draws against its exact posterior.
 
     Parameters
@@ -114,7 +122,11 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
         Judge against this exact posterior instead of ``exact(model)`` (tests give a wrong
         one on purpose).
     progress : bool
-        Show the sampler's progress bar.
+        Say the sampling's estimated cost on stderr, then show a bar of the draws (on a
+        terminal).
+    max_hours : float or None
+        Refuse a sampling estimated above this many hours (None: no limit); see
+        :mod:`bayescheck.inference.checking.cost`.
 
     Returns
     -------
@@ -125,6 +137,8 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     ------
     bayescheck.NotConjugate
         When the model has no exact posterior here (before anything is sampled).
+    bayescheck.models.resources.TooLarge
+        A sampling estimated above ``max_hours`` (before it starts).
     """
     from bayescheck.inference.checking.sampling import sample_nuts
 
@@ -134,6 +148,11 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     ex = posterior if posterior is not None else exact(model)
     timings = {"exact posterior": time.perf_counter() - started}
     marginals = ex.marginals()
+    cost = sampling_cost(model, draws=draws, tune=tune, chains=chains,
+                         cores=max(1, min(chains, os.cpu_count() or 1)), sampler=sampler)
+    if progress:
+        print(f"sampling: {cost.describe()}", file=sys.stderr, flush=True)
+    require_affordable(cost, max_hours=max_hours)
     sampled = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=random_seed,
                           sampler=sampler, progress=progress)
     timings["NUTS (compile + sample)"] = sampled.seconds
@@ -213,7 +232,8 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
 def check_model_file(path, *, name: str | None = None, out=None, draws: int | None = None,
                      tune: int | None = None, chains: int | None = None,
                      seed: int | None = None, sampler: str = "nutpie",
-                     simulations: int | None = None, progress: bool = False) -> ModelCheck:
+                     simulations: int | None = None, progress: bool = False,
+                     max_hours: float | None = DEFAULT_MAX_HOURS) -> ModelCheck:
     """``bayescheck check model.py [--model NAME]``: :func:`check_model` on a file's model.
 
     Parameters
@@ -222,7 +242,7 @@ def check_model_file(path, *, name: str | None = None, out=None, draws: int | No
         A Python file defining a ``pm.Model`` (see :func:`.loader.load_model_file`).
     name : str, optional
         The model's name in the file, when it defines several.
-    out, simulations, sampler, progress
+    out, simulations, sampler, progress, max_hours
         As :func:`check_model`.
     draws, tune, chains, seed : int, optional
         The command line's options; None takes :func:`check_model`'s defaults (1000, 1000,
@@ -240,4 +260,4 @@ def check_model_file(path, *, name: str | None = None, out=None, draws: int | No
     options = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains,
                                      random_seed=seed).items() if v is not None}
     return check_model(model, out=out, sampler=sampler, simulations=simulations,
-                       progress=progress, **options)
+                       progress=progress, max_hours=max_hours, **options)

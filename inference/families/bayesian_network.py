@@ -68,6 +68,7 @@ from bayescheck.models.bayesian_network import (
     BayesianNetwork,
 )
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.resources import require_cpts
 from bayescheck.models.spec import Spec
 
 __all__ = [
@@ -118,6 +119,7 @@ class NetworkTally:
         """No rows yet; the model's held states, if any, already in place."""
         labels = [list(model.held_states[n]) if model.held_states is not None else []
                   for n in model.nodes]
+        require_cpts(model.nodes, [len(x) for x in labels], model.parents)
         tables = count_tables(np.zeros((0, len(model.nodes)), np.int64),
                               [len(x) for x in labels], model.parents)
         return cls.of(labels, tables, MissingPatterns.empty(len(model.nodes)))
@@ -165,6 +167,8 @@ def absorb_batch(model: BayesianNetwork, tally: NetworkTally, batch: Batch
     columns = model.state_columns(batch, labels)  # appends the new states to labels
     rows = len(columns[0][0]) if columns else 0
     card = [len(x) for x in labels]
+    if card != old:  # before the grown tables exist
+        require_cpts(model.nodes, card, parents, path=batch.name)
     tables = tally.tables(parents)
     if card != old:
         tables = grow_tables(tables, parents, old, card)

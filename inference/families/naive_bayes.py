@@ -51,6 +51,7 @@ from bayescheck.inference.scale.distributed import (
 )
 from bayescheck.models.errors import DataError, SpecError
 from bayescheck.models.naive_bayes import LabelSets, NaiveBayes
+from bayescheck.models.resources import require_category_tables
 from bayescheck.models.spec import Spec
 
 if TYPE_CHECKING:
@@ -413,6 +414,11 @@ def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False
         classes, categories = _cluster_labels(model, spec, checkpoint)
     else:
         classes, categories = model.labels(spec.data)
+    require_category_tables(list(categories), [len(c) for c in categories.values()],
+                            len(classes), path=spec.data.label,
+                            remedy="merge its values into fewer categories, or read it as "
+                                   "gaussian (a numeric column read as categorical has one "
+                                   "category per distinct value)")
     schema = _schema(model, classes, categories)
 
     def summarize(state: NaiveBayesStats):

@@ -49,6 +49,7 @@ from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, P
 from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
 from bayescheck.models.bayesian_network import BayesianNetwork
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.resources import require_category_tables
 from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
 from bayescheck.models.spec import Spec
 
@@ -185,6 +186,11 @@ def fit_semi_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = 
     started = time.perf_counter()
     classes, categories = model.labels(spec.data)
     card = (len(classes), *(len(categories[f]) for f in model.features))
+    require_category_tables(model.features, card[1:], len(classes), pairs=True,
+                            path=spec.data.label,
+                            remedy="drop the column or merge its values into fewer "
+                                   "categories (a numeric column is read as one category "
+                                   "per distinct value)")
     size = PairCounts.empty(card).flat().size
     n_folds = model.folds if (model.kind == "spode" and model.super_parent is None) else 1
     K = len(classes)

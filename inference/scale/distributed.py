@@ -53,6 +53,7 @@ from bayescheck.inference.scale.streaming import (
     save_checkpoint,
 )
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.resources import check_workers
 
 __all__ = ["ClusterRows", "active",
            "checkpointed_reduce", "cluster", "partition_files", "reduce_partitions",
@@ -104,6 +105,8 @@ def cluster(scheduler: str, workers: int | None = None, *, processes: bool = Tru
                               f"cluster at {scheduler} has its own workers)")
     if workers is not None and workers < 1:
         raise BayescheckError(f"--workers {workers}: expected a positive number of workers")
+    if workers is not None:
+        check_workers(workers)
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
             local = stack.enter_context(distributed.LocalCluster(

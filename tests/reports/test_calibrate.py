@@ -286,10 +286,10 @@ def test_progress_lines_carry_an_early_estimate():
     left), then every 5 % and at the end."""
     import io
 
-    from bayescheck.reports.calibrate import _ProgressBar
+    from bayescheck.inference.checking.progress import ProgressBar
 
     stream = io.StringIO()
-    bar = _ProgressBar(100, stream=stream)
+    bar = ProgressBar(100, stream=stream)
     for done in range(1, 101):
         bar.update(done)
     lines = stream.getvalue().splitlines()
