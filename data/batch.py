@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SUFFIXES", "Batch", "csv_header", "file_kind", "read_batch", "read_bytes",
-           "read_local", "read_local_header"]
+           "read_local", "read_local_header", "refuse_nested"]
 
 #: The file types a batch may have, by suffix.
 SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -349,6 +349,28 @@ def parse_frame(content: bytes, kind: str, path: Path, *, text: bool = False) ->
     if len(frame) == 0:
         raise DataError("file has a header but no rows", path=path)
     return frame
+
+
+def refuse_nested(column: pd.Series, path, name: str) -> None:
+    """Refuse a column whose cells hold lists, arrays or records (a Parquet list or struct).
+
+    A label or a number is one value per cell; such a cell has no label pandas could hash
+    nor a number, and would fail deep in a reader.
+
+    Raises
+    ------
+    DataError
+        Naming the file, the column and the first such row.
+    """
+    if column.dtype != object:
+        return
+    import pandas as pd
+    nested = column.map(lambda v: not pd.api.types.is_scalar(v)).to_numpy(dtype=bool)
+    if nested.any():
+        i = int(nested.argmax())
+        raise DataError(f"the cells hold {type(column.iloc[i]).__name__} values (a Parquet list "
+                        f"or struct column?); every cell must be one label or number",
+                        path=path, column=name, row=i + 1)
 
 
 def _refuse_ragged(content: bytes, header: tuple[list[str], int], path) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .arrow_csv import read_text
-from .batch import Batch
+from .batch import Batch, refuse_nested
 from .errors import DataError
 from .fingerprints import arrow_text_chunks
 
@@ -66,11 +66,15 @@ def is_plain_label(value: str, *, text: bool) -> bool:
 
 
 def batch_column(batch: Batch, column: str) -> pd.Series:
-    """One column of a batch's pandas frame; a missing column is a :class:`DataError`."""
+    """One column of a batch's pandas frame; a missing column is a :class:`DataError`.
+
+    So is a column of lists or records (:func:`~bayescheck.data.batch.refuse_nested`).
+    """
     frame = batch.frame
     if column not in frame.columns:
         raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
                         path=batch.name, column=column)
+    refuse_nested(frame[column], batch.name, column)
     return frame[column]
 
 
@@ -299,6 +303,7 @@ def _column_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]]:
                 out[i] = [_Piece(col.array.codes, [str(u) for u in col.cat.categories],
                                  signed=True)]
                 continue
+            refuse_nested(col, batch.name, name)
             codes, uniques = pd.factorize(col)
             out[i] = [_Piece(codes, [str(u) for u in uniques], signed=True)]
     return [[_tidy_piece(p, batch) for p in pieces] for pieces in out]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .arrow_csv import read_floats
-from .batch import Batch
+from .batch import Batch, refuse_nested
 from .errors import DataError
 
 __all__ = ["MAX_MAGNITUDE", "numeric_columns"]
@@ -144,6 +144,7 @@ def _frame_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
     out = np.empty((len(frame), len(columns)), dtype=np.float64)
     for j, name in enumerate(columns):
         col = frame[name]
+        refuse_nested(col, batch.name, name)
         if col.dtype == bool:
             col = col.astype(np.float64)
         values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)

@@ -94,3 +94,27 @@ def test_a_name_that_is_not_a_regular_file_is_refused_without_reading_it(tmp_pat
     assert info.value.path == str(link)
     with pytest.raises(DataError, match="not a regular file"):
         DataSource(tmp_path / "*.csv").files()
+
+
+@pytest.mark.parametrize("cells", [[[1, 2], [3], [1, 2]], [{"u": 1}, {"u": 2}, {"u": 1}]])
+def test_a_parquet_list_or_struct_column_is_refused_naming_it(tmp_path, cells):
+    path = tmp_path / "d.parquet"
+    pd.DataFrame({"x": cells, "y": [1.0, 2.0, 3.0], "c": ["a", "b", "a"]}).to_parquet(path)
+    for read in (lambda b: numeric_columns(b, ["y", "x"]), lambda b: string_labels(b, "x")):
+        with pytest.raises(DataError, match="every cell must be one label or number") as info:
+            read(read_batch(path))
+        assert (info.value.column, info.value.row) == ("x", 1)
+    assert string_labels(read_batch(path), "c").tolist() == ["a", "b", "a"]
+
+
+def test_a_network_on_a_parquet_list_column_exits_2_naming_the_column(tmp_path, capsys):
+    from bayescheck.reports.cli import main
+    pd.DataFrame({"a": [[1, 2], [3], [1, 2], [3]], "b": ["x", "y", "x", "y"]}).to_parquet(
+        tmp_path / "d.parquet")
+    spec = tmp_path / "net.toml"
+    spec.write_text('model = "bayesian_network"\n[data]\npath = "d.parquet"\n'
+                    '[structure]\nedges = [["a", "b"]]\n')
+    assert main(["fit", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "d.parquet, column 'a', row 1: the cells hold ndarray values" in err
