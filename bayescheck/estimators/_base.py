@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["category_codes", "feature_names", "load_model", "rng", "spec_text"]
+__all__ = ["category_codes", "feature_names", "load_model", "rng", "spec_text", "within_range"]
 
 
 def feature_names(estimator, n_features: int) -> tuple[str, ...]:
@@ -50,6 +50,31 @@ def category_codes(estimator, X, y=None, *, reset: bool, fit: bool = False,
         raise ValueError("X must hold category codes: integers 0, 1, ...")
     codes = np.where(missing, -1, values).astype(np.int64)
     return (codes, y) if fit else codes
+
+
+def within_range(X, y=None):
+    """``X`` (and ``y``) within the limit `bayescheck fit` puts on a data file's values.
+
+    Beyond :data:`bayescheck.data.numbers.MAX_MAGNITUDE` the squares summed into variances
+    and precisions overflow float64, and a fit returns NaN or collapses; the CLI refuses such
+    a file naming its row and column, and the estimators refuse the array the same way.
+
+    Raises
+    ------
+    ValueError
+        Naming the first such entry.
+    """
+    from bayescheck.data.numbers import too_large
+
+    for name, values in (("X", X), ("y", y)):
+        if values is None:
+            continue
+        values = np.asarray(values, dtype=np.float64)
+        found = too_large(values.reshape(len(values), -1))
+        if found is not None:
+            i, j, message = found
+            raise ValueError(f"{name}[{i}, {j}]: {message}" if values.ndim > 1 else
+                             f"{name}[{i}]: {message}")
 
 
 def rng(random_state) -> np.random.Generator:
