@@ -1,9 +1,9 @@
 """A CSV batch's columns parsed by ``pyarrow.csv``: numbers as float64, labels as text.
 
 The header was read and checked by :func:`bayescheck.data.batch.csv_header`; pyarrow is
-given its names and parses only the rows, only the columns asked for, on its own threads.
-A file pyarrow cannot parse this way gives None, and the caller reads the pandas frame of the
-batch instead, which parses it or words the error.
+given its names and the bytes after it, and parses only the rows, only the columns asked
+for, on its own threads. A file pyarrow cannot parse this way gives None, and the caller
+reads the pandas frame of the batch instead, which parses it or words the error.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def read_floats(batch: Batch, columns: Sequence[str]):
     import pyarrow.csv as pcsv
     try:
         table = pcsv.read_csv(
-            pa.BufferReader(batch.content),
-            read_options=pcsv.ReadOptions(column_names=batch.columns, skip_rows=1),
+            pa.BufferReader(batch.rows_buffer()),
+            read_options=pcsv.ReadOptions(column_names=batch.columns),
             convert_options=pcsv.ConvertOptions(
                 include_columns=list(columns), column_types=dict.fromkeys(columns, pa.float64())))
     except Exception:  # noqa: BLE001 - any parse failure: the pandas frame words it
@@ -66,8 +66,8 @@ def read_text(batch: Batch, columns: Sequence[str]) -> dict | None:
         import pyarrow.csv as pcsv
         try:
             table = pcsv.read_csv(
-                pa.BufferReader(batch.content),
-                read_options=pcsv.ReadOptions(column_names=batch.columns, skip_rows=1,
+                pa.BufferReader(batch.rows_buffer()),
+                read_options=pcsv.ReadOptions(column_names=batch.columns,
                                               block_size=BLOCK_BYTES),
                 convert_options=pcsv.ConvertOptions(
                     include_columns=wanted,

@@ -4,9 +4,14 @@ A CSV batch's label columns are parsed by pyarrow into dictionary-encoded text
 (:func:`bayescheck.data.arrow_csv.read_text`): one pass over the bytes, each chunk's labels
 hashed once in C++, no Python object per cell. The labels are then the ones pandas reads:
 a label pyarrow and pandas could read differently (one pandas reads as missing, a number or
-a boolean, or with its leading blanks skipped, or one holding a quote) sends the batch to its
-pandas frame, which reads it as before and words any error. A Parquet file or an in-memory
-frame is read through pandas, each label the ``str`` of its value.
+a boolean, or one holding a quote) sends the batch to its pandas frame, which reads it as
+before and words any error. A Parquet file or an in-memory frame is read through pandas, each
+label the ``str`` of its value.
+
+Every label, whichever reader gave it, is stripped of the blanks around it in one place
+(:func:`_tidy_piece`): ``Yes ``, `` Yes`` and ``Yes`` are one class. In a CSV file a cell
+that is blank, or (outside ``text``) one that pandas reads as missing once stripped (`` NA``
+and ``NA ``), is missing.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .arrow_csv import read_text
-from .batch import Batch
+from .batch import Batch, refuse_nested
 from .errors import DataError
 from .fingerprints import arrow_text_chunks
 
@@ -40,14 +45,14 @@ _PANDAS_NA = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-
 
 
 def is_plain_label(value: str, *, text: bool) -> bool:
-    """Whether pandas reads this cell (as pyarrow gives it) as exactly this string.
+    """Whether pandas reads this cell (as pyarrow gives it, stripped) as this string.
 
-    Not missing, nor a number, a boolean, or a string with its leading blanks skipped, nor
-    one holding a quote (pyarrow and pandas unquote a cell with blanks before its quote
-    differently). With ``text`` (every column read as strings, only an empty cell missing)
-    any non-empty cell without leading blanks or quotes.
+    Not missing, nor a number, a boolean, nor one holding a quote (pyarrow and pandas
+    unquote a cell with blanks before its quote differently). With ``text`` (every column
+    read as strings, only an empty cell missing) any non-empty cell without quotes.
     """
-    if not value or value[0].isspace() or '"' in value:
+    value = value.strip()
+    if not value or '"' in value:
         return False
     if text:
         return True
@@ -61,11 +66,15 @@ def is_plain_label(value: str, *, text: bool) -> bool:
 
 
 def batch_column(batch: Batch, column: str) -> pd.Series:
-    """One column of a batch's pandas frame; a missing column is a :class:`DataError`."""
+    """One column of a batch's pandas frame; a missing column is a :class:`DataError`.
+
+    So is a column of lists or records (:func:`~bayescheck.data.batch.refuse_nested`).
+    """
     frame = batch.frame
     if column not in frame.columns:
         raise DataError(f"missing column; the file has: {', '.join(map(str, frame.columns))}",
                         path=batch.name, column=column)
+    refuse_nested(frame[column], batch.name, column)
     return frame[column]
 
 
@@ -100,7 +109,7 @@ def cell_codes(batch: Batch, column: str) -> tuple[np.ndarray, list[str]] | None
     if text is None:
         return None
     try:
-        pieces = _encoded_pieces(text[column].chunks)
+        pieces = [_tidy_piece(p, batch) for p in _encoded_pieces(text[column].chunks)]
     except UnicodeDecodeError:
         return None
     index: dict[str, int] = {}
@@ -122,18 +131,13 @@ def string_labels(batch: Batch, column: str) -> np.ndarray:
         Naming the file and the column: a missing column, or a missing value (with its
         1-based row).
     """
-    read = cell_codes(batch, column)
-    if read is not None:
-        codes, labels = read
-        if (not len(codes) or codes.min() >= 0) and \
-                all(is_plain_label(w, text=batch.text) for w in labels):
-            return np.array(labels, dtype=object)[codes]
-    col = batch_column(batch, column)
-    missing = col.isna().to_numpy()
-    if missing.any():
+    if column not in batch.columns:
+        batch_column(batch, column)  # raises, naming the columns the file has
+    (codes, labels), = category_codes(batch, [column])
+    if len(codes) and codes.min() < 0:
         raise DataError("missing value", path=batch.name, column=column,
-                        row=int(np.flatnonzero(missing)[0]) + 1)
-    return col.astype(str).to_numpy(dtype=object)
+                        row=int(np.flatnonzero(codes < 0)[0]) + 1)
+    return np.array(labels, dtype=object)[codes]
 
 
 def category_codes(batch: Batch, columns: Sequence[str]) -> list[tuple[np.ndarray, list[str]]]:
@@ -299,9 +303,33 @@ def _column_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]]:
                 out[i] = [_Piece(col.array.codes, [str(u) for u in col.cat.categories],
                                  signed=True)]
                 continue
+            refuse_nested(col, batch.name, name)
             codes, uniques = pd.factorize(col)
             out[i] = [_Piece(codes, [str(u) for u in uniques], signed=True)]
-    return out
+    return [[_tidy_piece(p, batch) for p in pieces] for pieces in out]
+
+
+def _tidy_piece(piece: _Piece, batch: Batch) -> _Piece:
+    """The piece with its labels stripped of blanks: the one place labels are tidied.
+
+    pandas skips the blanks before a CSV cell but keeps those after it, and pyarrow keeps
+    both; stripping here makes ``Yes ``, `` Yes`` and ``Yes`` one label, whichever reader
+    gave it. In a CSV file a label that is blank once stripped is missing, and so (outside
+    ``text``) is one pandas reads as missing (``NA `` as `` NA``). Two labels may strip to
+    one: callers map labels, not codes.
+    """
+    labels = [w.strip() for w in piece.labels]
+    csv = batch.kind == "csv" and batch.given_frame is None
+    gone = [i for i, w in enumerate(labels)
+            if csv and (not w or (not batch.text and w in _PANDAS_NA))]
+    if not gone:
+        return _Piece(piece.codes, labels, piece.signed, piece.missing)
+    lost = np.isin(piece.codes, gone)
+    if piece.signed:
+        codes = np.where(lost, -1, piece.codes).astype(piece.codes.dtype)
+        return _Piece(codes, labels, True, piece.missing)
+    missing = lost if piece.missing is None else (lost | piece.missing)
+    return _Piece(piece.codes, labels, False, missing)
 
 
 def _csv_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]] | None:
@@ -323,9 +351,10 @@ def _csv_pieces(batch: Batch, columns: Sequence[str]) -> list[list[_Piece]] | No
             pieces = _encoded_pieces(text[name].chunks)
         except UnicodeDecodeError:
             return None
-        if not all(is_plain_label(w, text=batch.text) for p in pieces for w in p.labels):
+        if not all(is_plain_label(w, text=batch.text) or not w.strip()
+                   for p in pieces for w in p.labels):
             return None
-        out.append(pieces)
+        out.append([_tidy_piece(p, batch) for p in pieces])
     return out
 
 

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from .arrow_csv import read_floats
-from .batch import Batch
+from .batch import Batch, refuse_nested
 from .errors import DataError
 
-__all__ = ["MAX_MAGNITUDE", "numeric_columns"]
+__all__ = ["MAX_MAGNITUDE", "numeric_columns", "too_large"]
 
 #: Largest magnitude :func:`numeric_columns` accepts when asked to bound it: the square of a
 #: larger value, summed over rows, overflows float64 (about 1.8e308) in X'X, variances or
@@ -63,15 +63,31 @@ def numeric_columns(batch: Batch, columns: Sequence[str], *,
         out[:, 0] = 1.0
     out[:, int(ones_first):] = values
     if max_magnitude is not None:
-        values = out[:, int(ones_first):]
-        big = np.abs(values) > max_magnitude
-        if big.any():
-            i, j = np.argwhere(big)[0]
-            raise DataError(f"value {values[i, j]:.6g} is too large: its square overflows the "
-                            f"float64 sums of squares (limit {max_magnitude:.0e} in "
-                            f"magnitude); rescale the column, for example divide it by a "
-                            f"power of ten", path=batch.name, column=columns[j], row=int(i) + 1)
+        found = too_large(out[:, int(ones_first):], max_magnitude)
+        if found is not None:
+            i, j, message = found
+            raise DataError(message, path=batch.name, column=columns[j], row=i + 1)
     return out
+
+
+def too_large(values: np.ndarray, max_magnitude: float = MAX_MAGNITUDE
+              ) -> tuple[int, int, str] | None:
+    """The first value of a matrix above ``max_magnitude`` in magnitude, or None.
+
+    The one check of the readers and of the estimators given arrays from Python.
+
+    Returns
+    -------
+    tuple of (int, int, str) or None
+        0-based row and column of the first such value (in row order) and the message.
+    """
+    big = np.abs(values) > max_magnitude
+    if not big.any():
+        return None
+    i, j = (int(k) for k in np.argwhere(big)[0])
+    return i, j, (f"value {values[i, j]:.6g} is too large: its square overflows the float64 "
+                  f"sums of squares (limit {max_magnitude:.0e} in magnitude); rescale the "
+                  f"column, for example divide it by a power of ten")
 
 
 def _arrow_columns(batch: Batch, columns: Sequence[str], ones_first: bool,
@@ -144,6 +160,7 @@ def _frame_columns(batch: Batch, columns: Sequence[str]) -> np.ndarray:
     out = np.empty((len(frame), len(columns)), dtype=np.float64)
     for j, name in enumerate(columns):
         col = frame[name]
+        refuse_nested(col, batch.name, name)
         if col.dtype == bool:
             col = col.astype(np.float64)
         values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .batch import SUFFIXES, Batch, csv_header, read_batch, read_bytes
+from .batch import SUFFIXES, Batch, file_kind, read_batch, read_bytes, read_local_header
 from .errors import DataError
 from .fingerprints import file_fingerprint, frame_fingerprint
 from .remote import RemoteFile, is_url, natural_key, remote_files
@@ -97,6 +98,8 @@ class DataSource:
             if f.suffix.lower() not in SUFFIXES:
                 raise DataError(f"unsupported file type {f.suffix!r}; expected .csv or .parquet",
                                 path=f)
+            if isinstance(f, Path):
+                _refuse_special(f)
         return files
 
     def columns(self) -> list[str]:
@@ -112,12 +115,7 @@ class DataSource:
                 return list(pq.read_schema(first).names)
             except Exception as exc:  # noqa: BLE001 - any reader failure is bad data
                 raise DataError(f"cannot read Parquet schema: {exc}", path=first) from None
-        try:
-            with open(first, "rb") as fh:
-                line = fh.readline()
-        except OSError as exc:
-            raise DataError(f"cannot read: {exc.strerror}", path=first) from None
-        return csv_header(line, first)
+        return read_local_header(first)
 
     def batches(self, skip: Mapping[str, str] | None = None) -> Iterator[Batch]:
         """Yield the batches one at a time.
@@ -177,6 +175,21 @@ def _all_present(skip: Mapping[str, str], present: set[str]) -> None:
             raise DataError("absorbed into the checkpoint but no longer matched by [data] "
                             "path (deleted or renamed?); start afresh without --resume, or "
                             "put the file back", path=name)
+
+
+def _refuse_special(path: Path) -> None:
+    """Refuse a name that is not a regular file (a device, a pipe), links followed.
+
+    ``/dev/zero`` would be read for ever and a pipe would block; the readers check again on
+    the file they open (:func:`bayescheck.data.batch.read_local`).
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise DataError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    if not stat.S_ISREG(mode):
+        raise DataError(f"not a regular file ({file_kind(mode)}); a data file must be a CSV "
+                        f"or Parquet file", path=path)
 
 
 def _skipped(name: str, fingerprint: str, skip: Mapping[str, str]) -> bool:

@@ -25,7 +25,7 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.sources import DataSource
 
 from . import validation
-from .design import data_columns, joint_design, read_design_section
+from .design import check_intercept_first, data_columns, joint_design, read_design_section
 from .errors import BayescheckError
 from .interface import Calibratable, FullDeclaration, Model
 from .spec import SamplingConfig, Section, Spec
@@ -99,6 +99,7 @@ class ARD(Model, Calibratable, FullDeclaration):
             raise ValueError(f"mode must be one of {CHECK_MODES}, got {self.mode!r}")
         for key in ("alpha_shape", "alpha_rate", "noise_shape", "noise_rate", "tol"):
             object.__setattr__(self, key, validation.positive_number(getattr(self, key), key))
+        check_intercept_first(tuple(self.features), bool(self.intercept))
         if self.held is not None:
             alpha, sigma2 = self.held
             if len(alpha) != len(self.features) or not all(a > 0 for a in alpha):

@@ -96,6 +96,18 @@ class NetworkProblem(ValueError):
         self.message = message
 
 
+
+#: Smallest Dirichlet concentration of one CPT entry. Below it the Beta marginal of an entry
+#: in a row without data has (a + b)^2 below float64's smallest normal number: its variance
+#: divides by zero and the evidence loses its digits.
+MIN_CONCENTRATION = 1e-150
+
+
+def _too_small(what: str) -> str:
+    return (f"{what} is below {MIN_CONCENTRATION:.0e}: the CPT rows without data would have "
+            f"a prior too small for float64 arithmetic (their variances divide by zero); use "
+            f"a larger prior")
+
 @dataclass(frozen=True)
 class NetworkQuery:
     """``P(target | evidence)``: a name, the target node, evidence as (node, state) pairs."""
@@ -410,6 +422,9 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         for value in (self.concentration, self.equivalent_sample_size):
             if value is not None and not (math.isfinite(value) and value > 0):
                 out.append(("prior", f"expected a positive finite number, got {value!r}"))
+        if self.concentration is not None and 0 < self.concentration < MIN_CONCENTRATION:
+            out.append(("prior.concentration",
+                        _too_small(f"concentration = {self.concentration!r}")))
         if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
             out.append(("fit.max_iter", f"expected an integer >= 1, got {self.max_iter!r}"))
         if not (math.isfinite(self.tol) and self.tol >= 0):
@@ -581,8 +596,19 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
                          path=files[0] if len(files) == 1 else source.label, column=node)
 
     def state_problems(self, states: dict[str, tuple[str, ...]]) -> list[tuple[str, str]]:
-        """Evidence values never seen in the data, as ``(spec key, message)``."""
+        """Evidence values never seen in the data, and a prior too small for the states read.
+
+        As ``(spec key, message)``. Each CPT entry's concentration must be at least
+        :data:`MIN_CONCENTRATION` (BDeu's ``equivalent_sample_size / (q r)`` depends on the
+        states, so it is checked here, before anything is fitted or written).
+        """
         out = []
+        if self.equivalent_sample_size is not None and self.nodes:
+            alpha = min(self.prior_alpha(v, states) for v in range(len(self.nodes)))
+            if not alpha >= MIN_CONCENTRATION:
+                out.append(("prior.equivalent_sample_size", _too_small(
+                    f"equivalent_sample_size / (parent configurations x states) = {alpha:.3g} "
+                    f"for some CPT entries")))
         for i, q in enumerate(self.queries):
             for node, value in q.evidence:
                 if value not in states[node]:

@@ -17,10 +17,31 @@ from .errors import SpecError
 from .resources import require_memory, square_matrices
 from .spec import Section
 
-__all__ = ["INTERCEPT", "data_columns", "feature_matrix", "joint_design", "read_design_section"]
+__all__ = ["INTERCEPT", "check_intercept_first", "data_columns", "feature_matrix", "joint_design",
+           "read_design_section"]
 
 #: Name of the column of ones that ``intercept = true`` adds, first.
 INTERCEPT = "intercept"
+
+
+def check_intercept_first(features: tuple[str, ...], intercept: bool) -> None:
+    """Refuse ``intercept=True`` whose ``features`` do not start with ``"intercept"``.
+
+    The design puts the column of ones first and names it ``"intercept"``; features that
+    leave it out would give a design one column wider than the coefficients.
+
+    Raises
+    ------
+    InvalidArgument
+        Naming ``features``.
+    """
+    if intercept and (not features or features[0] != INTERCEPT):
+        from .validation import InvalidArgument
+
+        raise InvalidArgument("features", f"with intercept=True the first feature must be "
+                                          f"{INTERCEPT!r} (the column of ones the design adds), "
+                                          f"got {list(features)!r}; write features=("
+                                          f"{INTERCEPT!r}, *names) or intercept=False")
 
 
 def data_columns(features, intercept: bool) -> list[str]:

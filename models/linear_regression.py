@@ -16,7 +16,7 @@ from bayescheck.data.numbers import MAX_MAGNITUDE
 from bayescheck.data.sources import DataSource
 
 from . import validation
-from .design import data_columns, joint_design, read_design_section
+from .design import check_intercept_first, data_columns, joint_design, read_design_section
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 from .validation import InvalidArgument
@@ -108,6 +108,7 @@ class LinearRegression(Model, Calibratable):
         if not isinstance(self.intercept, (bool, np.bool_)):
             raise InvalidArgument("intercept", f"expected True or False, got "
                                                f"{self.intercept!r}")
+        check_intercept_first(self.features, bool(self.intercept))
 
     @property
     def flat(self) -> bool:

@@ -203,8 +203,21 @@ class SamplingConfig:
         for name in ("draws", "tune", "chains"):
             check_sampler_setting(name, getattr(config, name), path=section.path,
                                   key=section.key(name))
+        if config.seed > MAX_SEED:
+            raise section.error("seed", seed_message(config.seed))
         section.finish()
         return config
+
+
+#: Largest seed: the samplers (nutpie's Rust, numpy's generators as the checks use them)
+#: take a 64-bit unsigned seed, and a larger one is refused rather than reduced.
+MAX_SEED = 2**64 - 1
+
+
+def seed_message(seed: int) -> str:
+    """The refusal of a seed above :data:`MAX_SEED`."""
+    return (f"expected a whole number from 0 to 2^64 - 1 = {MAX_SEED} (the samplers take a "
+            f"64-bit seed), got {seed}")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,21 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+
+def _seed(text: str) -> int:
+    """``--seed``: a whole number from 0 to 2^64 - 1 (argparse exits 2 on anything else)."""
+    import argparse
+
+    from bayescheck.models.spec import MAX_SEED, seed_message
+
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not 0 <= seed <= MAX_SEED:
+        raise argparse.ArgumentTypeError(seed_message(seed))
+    return seed
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -103,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
                                             "tune, else 1000)")
     c.add_argument("--chains", type=int, help="number of chains (default: [sampling] "
                                               "chains, else 4)")
-    c.add_argument("--seed", type=int, help="random seed (default: [sampling] seed, else 0)")
+    c.add_argument("--seed", type=_seed,
+                   help="random seed, 0 to 2^64 - 1 (default: [sampling] seed, else 0)")
     c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"],
                    help="NUTS implementation (default: nutpie)")
     c.add_argument("--no-retry", action="store_true",
@@ -146,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="number of simulated data sets (default: 1000)")
     k.add_argument("--engine", default="analytic", choices=["analytic", "nuts"],
                    help="what is calibrated: the closed form (default) or NUTS")
-    k.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    k.add_argument("--seed", type=_seed, default=0, help="random seed (default: 0)")
     k.add_argument("--block", type=int,
                    help="bayesian_network with missing cells, --engine nuts: simulations per "
                         "compiled declaration (default: all in one; README, Calibration)")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["category_codes", "feature_names", "load_model", "require_code_tables", "rng",
-           "spec_text"]
+           "spec_text", "within_range"]
 
 
 def feature_names(estimator, n_features: int) -> tuple[str, ...]:
@@ -82,6 +82,31 @@ def require_code_tables(estimator, sizes, n_classes: int, *, pairs: bool = False
                                    f"up to {max(sizes, default=1) - 1:,}): encode the values "
                                    "as codes 0, 1, ..., k-1 (sklearn.preprocessing."
                                    "OrdinalEncoder)")
+
+
+def within_range(X, y=None):
+    """``X`` (and ``y``) within the limit `bayescheck fit` puts on a data file's values.
+
+    Beyond :data:`bayescheck.data.numbers.MAX_MAGNITUDE` the squares summed into variances
+    and precisions overflow float64, and a fit returns NaN or collapses; the CLI refuses such
+    a file naming its row and column, and the estimators refuse the array the same way.
+
+    Raises
+    ------
+    ValueError
+        Naming the first such entry.
+    """
+    from bayescheck.data.numbers import too_large
+
+    for name, values in (("X", X), ("y", y)):
+        if values is None:
+            continue
+        values = np.asarray(values, dtype=np.float64)
+        found = too_large(values.reshape(len(values), -1))
+        if found is not None:
+            i, j, message = found
+            raise ValueError(f"{name}[{i}, {j}]: {message}" if values.ndim > 1 else
+                             f"{name}[{i}]: {message}")
 
 
 def rng(random_state) -> np.random.Generator:

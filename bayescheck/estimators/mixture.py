@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import feature_names, load_model, rng, spec_text
+from ._base import feature_names, load_model, rng, spec_text, within_range
 
 __all__ = ["GaussianMixture"]
 
@@ -115,6 +115,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
         from bayescheck.inference.families.gaussian_mixture import estimate
 
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=1)
+        within_range(X)
         K = int(self.n_components)
         if X.shape[0] < K:
             raise ValueError(f"n_samples={X.shape[0]} should be >= n_components={K}: every "
@@ -140,6 +141,7 @@ class GaussianMixture(DensityMixin, BaseEstimator):
 
         check_is_fitted(self, "result_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        within_range(X)
         r = self.result_
         return mixture_rows(X, r.weights, r.means, r.covariances)
 

@@ -15,7 +15,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import category_codes, feature_names, load_model, require_code_tables, spec_text
+from ._base import (
+    category_codes,
+    feature_names,
+    load_model,
+    require_code_tables,
+    spec_text,
+    within_range,
+)
 
 __all__ = ["CategoricalNaiveBayes", "GaussianNaiveBayes"]
 
@@ -231,9 +238,10 @@ class GaussianNaiveBayes(_NaiveBayes):
                 "kappa0": float(self.kappa0), "a0": float(self.a0), "b0": float(self.b0)}
 
     def _validate(self, X, y=None, *, reset, fit=False):
-        if not fit:
-            return validate_data(self, X, reset=reset, dtype=np.float64)
-        return validate_data(self, X, y, reset=reset, dtype=np.float64)
+        checked = (validate_data(self, X, y, reset=reset, dtype=np.float64) if fit else
+                   validate_data(self, X, reset=reset, dtype=np.float64))
+        within_range(checked[0] if fit else checked)
+        return checked
 
     def _publish(self, options: dict):
         super()._publish(options)

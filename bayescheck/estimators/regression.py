@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import feature_names, load_model, rng, spec_text
+from ._base import feature_names, load_model, rng, spec_text, within_range
 
 __all__ = ["ARDRegression", "BayesianLinearRegression"]
 
@@ -134,6 +134,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
 
         first = not hasattr(self, "posterior_")
         X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64)
+        within_range(X, y)
         if first:
             self.model_ = self._model(X.shape[1])
             state = prior_posterior(self.model_)
@@ -159,6 +160,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
     def _rows(self, X) -> np.ndarray:
         check_is_fitted(self, "posterior_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        within_range(X)
         return _design(X, self.fit_intercept)
 
     def predict(self, X, return_std=False):
@@ -323,6 +325,7 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         from bayescheck.models.ard import ARD
 
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        within_range(X, y)
         names = feature_names(self, X.shape[1])
         self.model_ = ARD(features=(_INTERCEPT, *names) if self.fit_intercept else names,
                           target="y", method=self.method, max_iter=int(self.max_iter),
@@ -351,6 +354,7 @@ class ARDRegression(RegressorMixin, BaseEstimator):
 
         check_is_fitted(self, "result_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        within_range(X)
         Xd = _design(X, self.fit_intercept)
         sbl = self.result_
         mean = Xd @ sbl.mean

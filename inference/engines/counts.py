@@ -668,8 +668,8 @@ class DirichletPosterior:
             A category index, or a label of ``categories`` when it is not an int.
         """
         i = self._index(k)
-        a0 = float(self.alpha.sum())
-        return Dist("beta", float(self.alpha[i]), a0 - float(self.alpha[i]))
+        # the others summed, not the total minus alpha_i, which cancels to 0 beside tiny ones
+        return Dist("beta", float(self.alpha[i]), float(np.delete(self.alpha, i).sum()))
 
     def marginals(self) -> list:
         """Every marginal, in category order."""

@@ -564,12 +564,15 @@ _COLLAPSED = (
 
 def _cholesky(cov: np.ndarray, kind: str) -> np.ndarray:
     """Lower factors (K, D, D) from covariances in their natural shape for ``kind``."""
+    per_component = cov.reshape(cov.shape[0], -1)
+    overflowed = np.flatnonzero(~np.all(np.isfinite(per_component), axis=1))
+    if overflowed.size:
+        raise ValueError(
+            f"covariance of component(s) {overflowed.tolist()} is not finite: the data's "
+            f"squares exceed float64's range (about 1.8e308); rescale the features, for "
+            f"example divide them by a power of ten")
     if kind in ("diag", "spherical"):
-        bad = np.flatnonzero(
-            ~np.all((cov > 0) & np.isfinite(cov), axis=-1)
-            if kind == "diag"
-            else ~((cov > 0) & np.isfinite(cov))
-        )
+        bad = np.flatnonzero(~np.all(cov > 0, axis=-1) if kind == "diag" else ~(cov > 0))
         if bad.size:
             raise ValueError(
                 f"variance of component(s) {bad.tolist()} is not positive: " + _COLLAPSED
@@ -579,8 +582,6 @@ def _cholesky(cov: np.ndarray, kind: str) -> np.ndarray:
             return sd[:, :, None] * np.eye(sd.shape[1])
         return sd[:, None, None] * np.eye(1)
     try:
-        if not np.all(np.isfinite(cov)):
-            raise np.linalg.LinAlgError
         return np.linalg.cholesky(cov)
     except np.linalg.LinAlgError:
         bad = [k for k in range(cov.shape[0]) if not _is_pd(cov[k])]

@@ -489,7 +489,8 @@ class CPTPosterior:
     def marginal(self, v: int, j: int, k: int) -> Dist:
         """Exact marginal of ``theta_v[j, k]``: ``Beta(a_vjk, a_vj - a_vjk)``."""
         a = self.alpha[v][j]
-        return Dist("beta", float(a[k]), float(a.sum() - a[k]))
+        # the others summed, not the total minus a_vjk: 2 + 1e-100 + 1e-100 - 2 is 0
+        return Dist("beta", float(a[k]), float(np.delete(a, k).sum()))
 
 
 def cpt_posterior(counts: NetworkCounts, prior: Sequence[np.ndarray]) -> CPTPosterior:

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from bayescheck.data.batch import Batch
 from bayescheck.inference.engines.dist import Dist
+from bayescheck.inference.engines.errors import OutOfRange
 from bayescheck.inference.engines.sbl import (
     SBLResult,
     ard_optimality,
@@ -211,8 +212,23 @@ def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
         return _held_result(X, y, *model.held)
     threshold = resolve_relevance_threshold(model.relevance_threshold, *X.shape,
                                             method=model.method)
-    return fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
-                   relevance_threshold=threshold)
+    # An overflow is not warned about but refused below, for the CLI and the estimator alike.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
+                      relevance_threshold=threshold)
+    lost = [name for name, value in (
+        ("log evidence", sbl.log_evidence[-1:]), ("noise variance", sbl.noise_var),
+        ("weights' means", sbl.mean), ("weights' covariance", sbl.cov),
+        ("precisions alpha", np.where(np.isposinf(sbl.alpha), 0.0, sbl.alpha)))
+        if not np.all(np.isfinite(value))]
+    if lost:
+        raise OutOfRange(
+            f"ARD's fit lost its numbers to float64's range ({', '.join(lost)} not finite): "
+            f"its evidence forms the fourth powers of the features (largest |x| = "
+            f"{float(np.max(np.abs(X))) if X.size else 0.0:.3g}, largest |y| = "
+            f"{float(np.max(np.abs(y))) if y.size else 0.0:.3g}); rescale the columns, for "
+            f"example to unit standard deviation")
+    return sbl
 
 
 def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
@@ -238,7 +254,10 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
     findings = _design_findings(model, X)
     threshold = resolve_relevance_threshold(model.relevance_threshold, *X.shape,
                                             method=model.method)
-    sbl = estimate(model, X, y)
+    try:
+        sbl = estimate(model, X, y)
+    except OutOfRange as exc:
+        raise DataError(str(exc), path=spec.data.label) from None
 
     features = list(model.features)
     relevant = [features[i] for i in sbl.relevant]

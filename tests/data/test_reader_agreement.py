@@ -135,15 +135,39 @@ LABELS = "c,n\nSunny,1\nRain , 2\nN/A x,3\nnone,4\n"
 def test_labels_equal_pandas(tmp_path, as_text):
     got, want = _both(tmp_path, LABELS, lambda b: string_labels(b, "c"), as_text=as_text)
     assert got.dtype == want.dtype == object
-    assert got.tolist() == want.tolist() == ["Sunny", "Rain ", "N/A x", "none"]
+    assert got.tolist() == want.tolist() == ["Sunny", "Rain", "N/A x", "none"]
 
 
-@pytest.mark.parametrize("cell", ["NA", "nan", "None", "1", "01", "1.5", "True", "false", " a",
-                                  "", '" a"', 'a"b'])
+@pytest.mark.parametrize("as_text", [False, True])
+@pytest.mark.parametrize("cells", [("Yes ", " Yes", "Yes"), ("No ", "\tNo", " No  ")])
+def test_blanks_around_a_label_give_the_same_label(tmp_path, as_text, cells):
+    """pandas skips the blanks before a cell and keeps those after it: both are dropped."""
+    text = "c,n\n" + "".join(f"{c},{i}\n" for i, c in enumerate(cells))
+    got, want = _both(tmp_path, text, lambda b: string_labels(b, "c"), as_text=as_text,
+                      arrow=None)
+    assert got.tolist() == want.tolist() == [cells[-1].strip()] * 3
+    batch = read_batch(tmp_path / "d.csv", text=as_text)
+    (codes, labels), = category_codes(batch, ["c"])
+    assert {labels[k] for k in codes} == {cells[-1].strip()}
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_blank_cell_is_missing_and_na_is_missing_whichever_side_its_blank(tmp_path, as_text):
+    for cell in ("", "  ", " NA", "NA "):
+        got, want = _both(tmp_path, f"c,n\nSunny,1\n{cell},2\n",
+                          lambda b: string_labels(b, "c"), as_text=as_text, arrow=None)
+        if as_text and cell.strip():
+            assert got.tolist() == want.tolist() == ["Sunny", "NA"]
+        else:
+            assert got == want and got[0] == "DataError" and got[2:] == ("c", 2), cell
+
+
+@pytest.mark.parametrize("cell", ["NA", "nan", "None", "1", "01", "1.5", "True", "false",
+                                  '" a"', 'a"b'])
 def test_labels_pandas_reads_otherwise_are_left_to_pandas(tmp_path, cell):
-    """pandas (not text) reads these as missing, numbers, booleans or strips the blank."""
+    """pandas (not text) reads these as missing, numbers or booleans; quotes as pandas does."""
     got, want = _both(tmp_path, f"c,n\nSunny,1\n{cell},2\n", lambda b: string_labels(b, "c"),
-                      arrow=False)
+                      arrow=None if cell == '" a"' else False)
     _same(got, want)
 
 
@@ -153,12 +177,12 @@ def test_text_batches_keep_what_pandas_keeps_as_text(tmp_path):
     got, want = _both(tmp_path, text, lambda b: string_labels(b, "a"), as_text=True)
     assert got.tolist() == want.tolist() == ["NA", "True", "null"]
     got, want = _both(tmp_path, text, lambda b: string_labels(b, "b"), as_text=True,
-                      arrow=False)
+                      arrow=None)
     assert got == want and got[0] == "DataError" and got[2:] == ("b", 2)
     codes, labels = cell_codes(read_batch(tmp_path / "d.csv", text=True), "b")
     assert [None if k < 0 else labels[k] for k in codes] == ["01", None, "x"]
     got, want = _both(tmp_path, "a\n x\n", lambda b: string_labels(b, "a"), as_text=True,
-                      arrow=False)  # pandas skips the blank
+                      arrow=None)  # the blank is dropped by either reader
     assert got.tolist() == want.tolist() == ["x"]
 
 

@@ -1,0 +1,73 @@
+"""Data beyond float64's range: the CLI and the estimators refuse them alike, with a message
+that says so, instead of pruning every weight, NaN probabilities or an empty component list.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from bayescheck.inference.engines.mixture_em import fit_em
+from bayescheck.reports.cli import main
+
+from bayescheck.estimators import (
+    ARDRegression,
+    BayesianLinearRegression,
+    GaussianMixture,
+    GaussianNaiveBayes,
+)
+
+
+def _ard_data(scale):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 6))
+    y = X[:, 0] * 2.0 - X[:, 2] + rng.normal(scale=0.1, size=60)
+    return X * scale, y
+
+
+def test_ard_on_features_scaled_by_1e80_is_refused_by_cli_and_estimator_alike(tmp_path, capsys):
+    X, y = _ard_data(1e80)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])]).assign(y=y)
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('model = "ard"\n[data]\npath = "d.csv"\ntarget = "y"\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused, not warned about
+        code = main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert "d.csv: ARD's fit lost its numbers to float64's range" in err
+        with pytest.raises(ValueError, match="ARD's fit lost its numbers to float64's range"):
+            ARDRegression().fit(X, y)
+    # the same data at a usable scale: the two true weights are found
+    fitted = ARDRegression().fit(X / 1e80, y)
+    assert fitted.relevant_[[0, 2]].all()
+
+
+@pytest.mark.parametrize("scale", [1e151, 1e160, 1e300])
+def test_the_estimators_refuse_values_beyond_the_cli_limit(scale):
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 5])
+    y = np.repeat([0, 1], 30)
+    for fit in (lambda: GaussianNaiveBayes().fit(X * scale, y),
+                lambda: GaussianMixture(n_components=2).fit(X * scale),
+                lambda: BayesianLinearRegression().fit(X * scale, y)):
+        with pytest.raises(ValueError, match=r"X\[\d+, \d+\]: value .* is too large: its "
+                                             r"square overflows"):
+            fit()
+    model = GaussianNaiveBayes().fit(X * 1e140, y)  # within the limit: probabilities
+    proba = model.predict_proba(X[:5] * 1e140)
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    with pytest.raises(ValueError, match="too large"):
+        model.predict_proba(X[:5] * scale)
+
+
+@pytest.mark.parametrize("covariance", ["full", "diag"])
+def test_a_mixture_whose_squares_overflow_says_so(covariance):
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 5]) * 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"component\(s\) \[\d.*\] is not finite: the "
+                                             r"data's squares exceed float64's range"):
+            fit_em(X, n_components=2, covariance=covariance)
