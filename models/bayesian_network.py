@@ -607,8 +607,8 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             for node, value in q.evidence:
                 if value not in states[node]:
                     out.append((f"query[{i}].evidence.{node}",
-                                f"value {value!r} is not a state of {node!r} (never seen in "
-                                f"the data nor declared in [states]); {node!r} takes "
+                                f"value {value!r} never seen in the data nor declared in "
+                                f"[states]; {node!r} takes "
                                 f"{', '.join(map(repr, states[node]))}"))
         return out
 
@@ -644,7 +644,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         codes = mapping[local]  # a missing cell: local -1 -> the trailing -1
         if (codes == -2).any():
             r = int(np.flatnonzero(codes == -2)[0])
-            raise DataError(f"state {labels[int(local[r])]!r} not among the node's states "
+            raise DataError(f"state {labels[int(local[r])]!r} not among the states read before "
                             f"({', '.join(states)})", path=batch.name, column=node, row=r + 1)
         return codes
 

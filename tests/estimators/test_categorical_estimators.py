@@ -290,9 +290,9 @@ PGMPY_OWN_IMPORT_WARNING = "ignore:`pgmpy.estimators.StructureScore` is deprecat
                             PGMPY_OWN_IMPORT_WARNING)
 @pytest.mark.parametrize(("name", "target"), [("child", "Disease"), ("sachs", "Akt")])
 def test_network_predict_proba_is_pgmpys_variable_elimination(name, target):
-    """Forward-sampled cases; pgmpy's DiscreteBayesianEstimator (Dirichlet 1) and predict_probability
-    (variable elimination per row) on rows with every other node observed and with some
-    cells missing (summed out)."""
+    """Forward-sampled cases; pgmpy's DiscreteBayesianEstimator (Dirichlet 1) and
+    predict_probability (variable elimination per row) on rows with every other node observed
+    and with some cells missing (summed out)."""
     from pgmpy.models import DiscreteBayesianNetwork
     from pgmpy.parameter_estimator import DiscreteBayesianEstimator
 

@@ -2,9 +2,9 @@
 
 The Asia example (1000 cases forward-sampled from the textbook network) is fitted with
 `bayescheck fit`; the predictions must equal pgmpy's VariableElimination on pgmpy's own
-DiscreteBayesianEstimator CPTs (same Dirichlet prior) and `BayesianNetworkClassifier.predict_proba`
-to 1e-12, rows with empty cells included; a changed CPT must give other numbers. Bad new data
-exits 2 naming file, column and row.
+DiscreteBayesianEstimator CPTs (same Dirichlet prior) and
+`BayesianNetworkClassifier.predict_proba` to 1e-12, rows with empty cells included; a changed
+CPT must give other numbers. Bad new data exits 2 naming file, column and row.
 """
 
 import json
