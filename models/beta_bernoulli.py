@@ -474,7 +474,7 @@ def _declared_categories(top: Section, target: str, categories):
         if categories is not None:
             raise states.error(key, "the categories are given by [data] categories already; "
                                     "give one of the two")
-    declared = _categories(states, target)
+    declared = _categories(states, target) if target in states else None
     states.finish()
     return categories if declared is None else declared
 

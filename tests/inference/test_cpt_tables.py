@@ -8,6 +8,7 @@ passes ``check_model()`` and gives the same probabilities.
 import numpy as np
 import pandas as pd
 import pytest
+
 from bayescheck import fit, load_spec
 
 
