@@ -182,3 +182,31 @@ def test_dirichlet_categorical_takes_its_categories_from_states(tmp_path):
                                      + '[states]\nc = ["y", "x", "z"]\n')
     with pytest.raises(SpecError, match="one of the two"):
         load_spec(tmp_path / "s.toml")
+
+
+@pytest.mark.nuts
+def test_check_declares_the_declared_states_and_passes(network_data):
+    """NUTS on the count declaration with a declared state no row holds: the Dirichlet of
+    ``cpt_A`` has one entry per declared state (its unseen entry included, prior mass), the
+    rows of ``cpt_B`` one per declared parent state, and every exact marginal agrees."""
+    from bayescheck import check
+
+    spec = network_spec(network_data, '[states]\nA = ["y", "x", "z"]\n')
+    model = spec.model.declare(spec.data)
+    assert model.coords["A__state"] == ("y", "x", "z")
+    assert model.coords["B__parents"] == ("A=y", "A=x", "A=z")
+    result = check(spec, draws=1000, tune=1000, chains=2, seed=3)
+    assert result.verdict == "pass"
+    names = {row["name"] for row in result.comparison.rows()}
+    assert "cpt_A[(root), z]" in names and "cpt_B[A=z, u]" in names
+
+
+@pytest.mark.nuts
+def test_naive_bayes_check_declares_the_declared_classes_and_categories(classifier_data):
+    from bayescheck import check
+
+    spec = classifier_spec(classifier_data, "naive_bayes")
+    model = spec.model.declare(spec.data)
+    assert tuple(model.coords["class"]) == ("b", "a", "c")
+    assert tuple(model.coords["f_category"]) == ("w", "v", "u")
+    assert check(spec, draws=1000, tune=1000, chains=2, seed=3).verdict == "pass"
