@@ -210,3 +210,24 @@ def test_naive_bayes_check_declares_the_declared_classes_and_categories(classifi
     assert tuple(model.coords["class"]) == ("b", "a", "c")
     assert tuple(model.coords["f_category"]) == ("w", "v", "u")
     assert check(spec, draws=1000, tune=1000, chains=2, seed=3).verdict == "pass"
+
+
+@pytest.mark.slow  # starts a Dask LocalCluster
+def test_naive_bayes_on_a_dask_cluster_keeps_the_declared_states(classifier_data, capsys):
+    import json
+
+    from bayescheck.reports.cli import main
+
+    classifier_spec(classifier_data, "naive_bayes")
+    args = ["--quiet", "--scheduler", "local", "--workers", "1"]
+    assert main(["fit", str(classifier_data / "spec.toml"), "--out",
+                 str(classifier_data / "a"), *args]) == 0
+    stats = json.loads((classifier_data / "a" / "posterior.json").read_text()
+                       )["parameters"]["statistics"]
+    local = fit(load_spec(classifier_data / "spec.toml")).posterior.parameters["statistics"]
+    assert stats["classes"] == ["b", "a", "c"] and stats == json.loads(json.dumps(local))
+    (classifier_data / "spec.toml").write_text(
+        'model = "naive_bayes"\n[data]\npath = "data.csv"\ntarget = "y"\n[states]\ng = ["p"]\n')
+    assert main(["fit", str(classifier_data / "spec.toml"), "--out",
+                 str(classifier_data / "b"), *args]) == 2
+    assert "column 'g', row 2: value 'q'" in capsys.readouterr().err
