@@ -179,6 +179,27 @@ class AnalyticFit:
         """The spec's ``model`` value."""
         return self.posterior.model
 
+    def cpt(self, node: str):
+        """A network fit's CPT of ``node`` as a pandas table (parents' states x node's states).
+
+        See :func:`bayescheck.inference.cpt_tables.cpt_table`.
+        """
+        from .cpt_tables import cpt_table
+
+        return cpt_table(self.posterior.parameters, node)
+
+    def tabular_cpd(self, node: str):
+        """A network fit's CPT of ``node`` as pgmpy's ``TabularCPD`` (needs pgmpy)."""
+        from .cpt_tables import tabular_cpd
+
+        return tabular_cpd(self.posterior.parameters, node)
+
+    def to_pgmpy(self):
+        """A network fit as pgmpy's ``DiscreteBayesianNetwork``, checked (needs pgmpy)."""
+        from .cpt_tables import to_pgmpy
+
+        return to_pgmpy(self.posterior.parameters)
+
     def to_json(self) -> dict:
         """The content of ``posterior.json`` without the lines of text."""
         post, record = self.posterior, self.record

@@ -28,7 +28,8 @@ sums as deterministics (``joint_<query>``, ``evidence_<query>``), computed by en
 the hidden ancestors (independently of the engine's variable elimination).
 
 Node states are read as strings (``1`` in a CSV and ``1`` in a TOML evidence value are the
-same state) and sorted.
+same state) and sorted, unless the spec's ``[states]`` table declares a node's states (then
+in the declared order, every one of them in the CPTs, whether the data hold it or not).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_count
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
+from .states import not_declared, read_states
 
 if TYPE_CHECKING:  # pandas is imported only where a frame is needed (fit reads with pyarrow)
     import pandas as pd
@@ -381,9 +383,10 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
     tol : float
         EM stops when an M step moves no CPT entry by more than ``tol``.
     held_states : dict or None
-        Node -> its states, fixed instead of read from the data (set by
-        :meth:`calibration_model`, so that a simulation missing a state keeps the declared
-        CPT shapes).
+        Node -> its states, in order, fixed instead of read from the data: the spec's
+        ``[states]`` table (some nodes; a value outside them is refused), or every node's
+        states after :meth:`calibration_model` (so that a simulation missing a state keeps
+        the declared CPT shapes). A node not in it has the sorted states of its data.
 
     Raises
     ------
@@ -441,6 +444,11 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             if (a, b) in seen:
                 out.append((f"structure.edges[{i}]", f"edge {a!r} -> {b!r} is listed twice"))
             seen.add((a, b))
+        for n, held in (self.held_states or {}).items():
+            if n not in nodes:
+                out.append((f"states.{n}", f"not a node; nodes: {', '.join(self.nodes)}"))
+            elif not held or len(set(held)) != len(held):
+                out.append((f"states.{n}", "expected distinct states, at least one"))
         if out:
             return out
         cycle = _cycle(self.nodes, self.parents)
@@ -555,37 +563,49 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         """
         self._check_columns(batch)
         index = [{s: k for k, s in enumerate(words)} for words in states]
+        held = self.held_states or {}
+        fixed = [v for v, n in enumerate(self.nodes) if n in held]
+        free = [v for v, n in enumerate(self.nodes) if n not in held]
+        out: list = [None] * len(self.nodes)
+        for nodes, grow in ((fixed, False), (free, True)):
+            if not nodes:
+                continue
 
-        def unknown(v: int, label: str, row: int) -> DataError:
-            return DataError(f"state {label!r} not among the states read before "
-                             f"({', '.join(states[v])})", path=batch.name,
-                             column=self.nodes[v], row=row + 1)
+            def unknown(j: int, label: str, row: int, nodes=nodes) -> DataError:
+                v = nodes[j]
+                return not_declared(label, states[v], path=batch.name, column=self.nodes[v],
+                                    row=row + 1)
 
-        out = category_codes_as(batch, self.nodes, index,
-                                grow=self.held_states is None, unknown=unknown)
+            codes = category_codes_as(batch, [self.nodes[v] for v in nodes],
+                                      [index[v] for v in nodes], grow=grow, unknown=unknown)
+            for v, c in zip(nodes, codes, strict=True):
+                out[v] = c
         for words, seen in zip(states, index, strict=True):
             words.extend(list(seen)[len(words):])
         return out
 
     def states(self, source: DataSource) -> dict[str, tuple[str, ...]]:
-        """The sorted states of every node, from one pass over the data (missing cells apart).
+        """Every node's states: held (declared), else sorted from one pass over the data.
+
+        A held node's values are checked where they are coded (:meth:`codes`).
 
         Raises
         ------
         DataError
             A node with no observed value at all.
         """
-        if self.held_states is not None:
-            return {n: tuple(self.held_states[n]) for n in self.nodes}
-        seen: dict[str, set[str]] = {n: set() for n in self.nodes}
-        for batch in source.batches():
-            for n, (codes, labels) in zip(self.nodes, self.batch_codes(batch), strict=True):
+        held = self.held_states or {}
+        free = [n for n in self.nodes if n not in held]
+        seen: dict[str, set[str]] = {n: set() for n in free}
+        for batch in (source.batches() if free else ()):
+            for n, (codes, labels) in zip(free, self.batch_codes(batch, free), strict=True):
                 present = np.unique(codes)
                 seen[n].update(labels[int(k)] for k in present[present >= 0])
         for n, s in seen.items():
             if not s:
                 raise self.no_observed_value(source, n)
-        return {n: tuple(sorted(s)) for n, s in seen.items()}
+        return {n: tuple(held[n]) if n in held else tuple(sorted(seen[n]))
+                for n in self.nodes}
 
     @staticmethod
     def no_observed_value(source: DataSource, node: str) -> DataError:
@@ -613,7 +633,8 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             for node, value in q.evidence:
                 if value not in states[node]:
                     out.append((f"query[{i}].evidence.{node}",
-                                f"value {value!r} never seen in the data; {node!r} takes "
+                                f"value {value!r} never seen in the data nor declared in "
+                                f"[states]; {node!r} takes "
                                 f"{', '.join(map(repr, states[node]))}"))
         return out
 
@@ -1000,8 +1021,9 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
 
     Keys: ``[data] path, nodes`` (default: every column); ``[structure] edges``; ``[fit]
     max_iter, tol`` (EM, used only when cells are missing);
-    ``[prior] concentration`` or ``equivalent_sample_size``; ``[[query]] name, target,
-    evidence``; ``[[independence]] name, x, y, given``; ``[sampling]``. See
+    ``[prior] concentration`` or ``equivalent_sample_size``; ``[states] node = [states]``
+    (:mod:`bayescheck.models.states`); ``[[query]] name, target, evidence``;
+    ``[[independence]] name, x, y, given``; ``[sampling]``. See
     docs/models/bayesian_network.md.
     """
     data = top.subsection("data")
@@ -1035,8 +1057,9 @@ def bayesian_network_spec(top: Section, path: Path) -> Spec:
         concentration = 1.0
     queries = _queries(top)
     independences = _independences(top)
+    declared = read_states(top, nodes)
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
-    fields = dict(nodes=tuple(nodes), edges=edges,
+    fields = dict(nodes=tuple(nodes), edges=edges, held_states=declared or None,
                   concentration=None if concentration is None else float(concentration),
                   equivalent_sample_size=None if ess is None else float(ess),
                   queries=queries, independences=independences, max_iter=max_iter, tol=tol)

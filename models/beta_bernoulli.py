@@ -207,7 +207,8 @@ def category_labels(batch: Batch, column: str,
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
             raise DataError(f"label {_plain(col.iloc[i])!r} is not one of the declared "
-                            f"categories {list(categories)!r} ([data] categories)",
+                            f"categories {list(categories)!r} ([data] categories or "
+                            f"[states] {column})",
                             path=batch.name, column=column, row=i + 1)
     return labels
 
@@ -445,34 +446,49 @@ def beta_bernoulli_spec(top: Section, path: Path) -> Spec:
                 path=path, raw=top.table)
 
 
-def _categories(data: Section):
-    value = data.raw("categories", None)
+def _categories(data: Section, key: str = "categories"):
+    value = data.raw(key, None)
     if value is None:
         return None
     if not isinstance(value, list) or not all(
             isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
-        raise data.error("categories", f"expected a list of labels (strings or integers), "
-                                       f"got {value!r}")
+        raise data.error(key, f"expected a list of labels (strings or integers), got {value!r}")
     cats = [_label(v) for v in value]
     if len(cats) < 2:
-        raise data.error("categories", f"expected at least 2 categories, got {value!r}")
+        raise data.error(key, f"expected at least 2 categories, got {value!r}")
     if "" in cats:
-        raise data.error("categories", "a category label is empty")
+        raise data.error(key, "a category label is empty")
     if len(set(cats)) != len(cats):
         dup = next(c for i, c in enumerate(cats) if c in cats[:i])
-        raise data.error("categories", f"labels must be distinct; {dup!r} appears twice")
+        raise data.error(key, f"labels must be distinct; {dup!r} appears twice")
     return tuple(cats)
+
+
+def _declared_categories(top: Section, target: str, categories):
+    """``[states] <target> = [...]``: the categories, as ``[data] categories`` gives them."""
+    states = top.subsection("states")
+    for key in states.table:
+        if key != target:
+            raise states.error(key, f"not the target column: [states] of dirichlet_categorical "
+                                    f"names the target {target!r}")
+        if categories is not None:
+            raise states.error(key, "the categories are given by [data] categories already; "
+                                    "give one of the two")
+    declared = _categories(states, target) if target in states else None
+    states.finish()
+    return categories if declared is None else declared
 
 
 def dirichlet_categorical_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "dirichlet_categorical"``.
 
-    Keys: ``[data] path, target, categories`` (optional: the label set and its order);
-    ``[prior] concentration`` (a number, default 1, or one per declared category);
+    Keys: ``[data] path, target, categories`` (optional: the label set and its order; or
+    ``[states] <target> = [...]``, the same); ``[prior] concentration`` (a number, default
+    1, or one per declared category);
     ``[sampling]``.
     """
     data, source, target = _data_section(top, path)
-    categories = _categories(data)
+    categories = _declared_categories(top, target, _categories(data))
     data.finish()
     _check_target(source, target, path)
     prior = top.subsection("prior")

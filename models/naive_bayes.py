@@ -47,11 +47,13 @@ from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_count
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
 from .spec import SamplingConfig, Section, Spec
+from .states import declared_order, outside_declared, outside_error, read_states, state_codes
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["SPEC_READERS", "KINDS", "NaiveBayes", "classifier_columns", "classifier_labels",
+           "declared_labels",
            "decision_section", "naive_bayes_spec", "query_rows"]
 
 #: Feature kinds: those the engine implements (``inference.engines.naive_bayes_stats``
@@ -90,27 +92,58 @@ class LabelSets:
                 {f: tuple(sorted(v)) for f, v in self.categories.items()})
 
 
-def classifier_labels(source: DataSource, target: str, features: list[str] | tuple[str, ...]
+def classifier_labels(source: DataSource, target: str, features: list[str] | tuple[str, ...],
+                      declared: dict | None = None
                       ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-    """The sorted classes and categories of each feature, from one pass over every batch.
+    """The classes and categories of each feature, from one pass over every batch.
 
     Shared by naive and semi-naive Bayes; the schema must be fixed before statistics are added.
+    ``declared``: the spec's ``[states]`` (:func:`declared_labels`).
 
     Returns
     -------
     classes : tuple of str
     categories : dict
-        Feature -> its sorted labels.
+        Feature -> its labels (declared, or sorted).
 
     Raises
     ------
     DataError
-        A missing column or value, or fewer than 2 classes.
+        A missing column or value, fewer than 2 classes, or a label outside its declared
+        states (naming its row).
     """
     seen = LabelSets(frozenset(), {f: frozenset() for f in features})
     for batch in source.batches():
         seen = seen + LabelSets.of_batch(batch, target, features)
-    return seen.resolve(target, where=source.label)
+    return declared_labels(seen, target, declared, where=source.label, source=source)
+
+
+def declared_labels(seen: LabelSets, target: str, declared: dict | None, *, where: str = "",
+                    source: DataSource | None = None
+                    ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """Classes and categories from the labels seen: the declared ones in order, others sorted.
+
+    ``declared``: column -> its declared states (``[states]``, :mod:`.states`); a declared
+    state no row holds is kept. ``source`` is read again only to name the row of a label
+    outside its declared states.
+
+    Raises
+    ------
+    DataError
+        Fewer than 2 classes, or a label outside its declared states.
+    """
+    declared = declared or {}
+    bad = outside_declared(declared, {target: seen.classes, **seen.categories})
+    if bad:
+        column, value = bad
+        raise outside_error(source.batches() if source is not None else (), column, value,
+                            declared[column], string_labels)
+    seen = LabelSets(seen.classes | frozenset(declared.get(target, ())),
+                     {f: v | frozenset(declared.get(f, ())) for f, v in seen.categories.items()},
+                     seen.n)
+    classes, categories = seen.resolve(target, where=where)
+    return (declared_order(declared, target, classes),
+            {f: declared_order(declared, f, v) for f, v in categories.items()})
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,6 +187,9 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         ``(classes, categories)`` fixed instead of read from the data (``categories``: feature
         -> its labels): made by :meth:`calibration_model`, so that every simulated data set
         has the declaration's label sets whichever labels it happens to contain.
+    declared_states : dict, optional
+        The spec's ``[states]``: the target or a categorical feature -> its states, in order
+        (:mod:`bayescheck.models.states`); the other columns' labels are read from the data.
     """
 
     features: tuple[str, ...]
@@ -173,6 +209,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
     decision_options: tuple | None = None
     loss: np.ndarray | None = field(default=None)
     held_labels: tuple | None = None
+    declared_states: dict | None = None
 
     name = "naive_bayes"
 
@@ -184,6 +221,10 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
                 raise ValueError(f"kind must be one of {KINDS}, got {k!r}")
         if len(self.query_names) != len(self.queries):
             raise ValueError("give one name per query row")
+        for column in self.declared_states or {}:
+            if column != self.target and column not in self.categorical:
+                raise ValueError(f"[states] {column!r}: not the target nor a categorical "
+                                 f"feature")
         set_ = partial(object.__setattr__, self)
         for key in ("concentration", "kappa0", "a0"):
             set_(key, validation.prior_weight(getattr(self, key), key, strict=True))
@@ -254,7 +295,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         return out, y
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-        """Classes and the categories of each categorical feature, sorted, from every batch.
+        """Classes and the categories of each categorical feature (declared, or sorted).
 
         One pass over the labels; the schema must be fixed before statistics are added.
         """
@@ -263,16 +304,22 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         seen = LabelSets(frozenset(), {f: frozenset() for f in self.categorical})
         for batch in source.batches():
             seen = seen + self.batch_labels(batch)
-        return self.resolve_labels(seen, where=source.label)
+        return self.resolve_labels(seen, where=source.label, source=source)
 
     def batch_labels(self, batch: Batch) -> LabelSets:
         """The classes and categories of one batch (their union over batches: ``+``)."""
         return LabelSets.of_batch(batch, self.target, self.categorical)
 
-    def resolve_labels(self, seen: LabelSets, *, where: str = ""
+    def resolve_labels(self, seen: LabelSets, *, where: str = "",
+                       source: DataSource | None = None
                        ) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-        """Sorted classes and categories from the labels of every batch (at least 2 classes)."""
-        return seen.resolve(self.target, where=where)
+        """Classes and categories from the labels of every batch (at least 2 classes).
+
+        Declared ones (``[states]``) in their order, the others sorted; ``source`` names the
+        row of a label outside its declared states (:func:`declared_labels`).
+        """
+        return declared_labels(seen, self.target, self.declared_states, where=where,
+                               source=source)
 
     def query_frame(self) -> pd.DataFrame:
         """The spec's query rows as a frame (categorical values as strings)."""
@@ -396,13 +443,12 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         classes, categories = self.labels(source)
         parts = [self.columns(b) for b in source.batches()]
         y = np.concatenate([p[1] for p in parts])
-        codes = {f: np.searchsorted(np.asarray(categories[f], dtype=object),
-                                    np.concatenate([p[0][f] for p in parts])).astype(np.int64)
+        codes = {f: state_codes(np.concatenate([p[0][f] for p in parts]), categories[f])
                  for f in self.categorical}
         gaussian = (np.column_stack([np.concatenate([p[0][f] for p in parts])
                                      for f in self.gaussians]).astype(np.float64)
                     if self.gaussians else np.zeros((len(y), 0)))
-        yc = np.searchsorted(np.asarray(classes, dtype=object), y).astype(np.int64)
+        yc = state_codes(y, classes)
         return _Rows(classes, categories, yc, codes, gaussian)
 
     def _counts(self, rows: _Rows) -> np.ndarray:
@@ -624,8 +670,9 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
 
     Keys: ``[data] path, target, features, features_kind``; ``[prior] concentration,
     smoothing, class_prior, gaussian, mu0, kappa0, a0, b0``; ``[[query]]`` rows (feature =
-    value, optional ``name``); ``[decision] classes, options, loss``; ``[sampling]``.
-    See docs/models/naive_bayes.md.
+    value, optional ``name``); ``[decision] classes, options, loss``; ``[states]`` (the
+    target's or a categorical feature's states, :mod:`bayescheck.models.states`);
+    ``[sampling]``. See docs/models/naive_bayes.md.
     """
     data = top.subsection("data")
     source, target, features = classifier_columns(data, path)
@@ -656,13 +703,17 @@ def naive_bayes_spec(top: Section, path: Path) -> Spec:
 
     queries, names = query_rows(top, features, kinds)
     classes, options, loss = decision_section(top)
+    declared = read_states(top, [target, *(f for f, k in zip(features, kinds, strict=True)
+                                           if k == "categorical")], what="class or categorical "
+                                                                        "feature column")
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     with validation.spec_keys(path, {k: f"prior.{k}" for k in ("concentration", *nig)}):
         model = NaiveBayes(features=tuple(features), kinds=tuple(kinds), target=target,
                            concentration=float(concentration), smoothing=smoothing,
                            class_prior=class_prior, gaussian=gaussian, **nig, queries=queries,
                            query_names=names, decision_classes=classes,
-                           decision_options=options, loss=loss)
+                           decision_options=options, loss=loss,
+                           declared_states=declared or None)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
 
 

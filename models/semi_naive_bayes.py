@@ -34,6 +34,7 @@ from .errors import BayescheckError, SpecError
 from .interface import Model
 from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
 from .spec import SamplingConfig, Section, Spec
+from .states import read_states, state_codes
 
 __all__ = ["SPEC_READERS", "KINDS", "SemiNaiveBayes", "semi_naive_bayes_spec"]
 
@@ -68,6 +69,9 @@ class SemiNaiveBayes(Model):
         labels of its rows (as naive Bayes).
     loss : numpy.ndarray or None
         The loss matrix (options x classes); None: zero-one loss over the classes.
+    declared_states : dict or None
+        The spec's ``[states]``: the target or a feature -> its states, in order
+        (:mod:`bayescheck.models.states`); the other columns' labels are read from the data.
     """
 
     features: tuple[str, ...]
@@ -83,6 +87,7 @@ class SemiNaiveBayes(Model):
     decision_classes: tuple | None = None
     decision_options: tuple | None = None
     loss: np.ndarray | None = field(default=None)
+    declared_states: dict | None = None
 
     name = "semi_naive_bayes"
 
@@ -107,15 +112,15 @@ class SemiNaiveBayes(Model):
     # ---- data --------------------------------------------------------------------------
 
     def labels(self, source: DataSource) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
-        """Sorted classes and categories of every feature, from one pass over the data."""
-        return classifier_labels(source, self.target, self.features)
+        """Classes and categories of every feature (declared, or sorted), from one pass."""
+        return classifier_labels(source, self.target, self.features, self.declared_states)
 
     def codes(self, batch: Batch, classes, categories) -> tuple[np.ndarray, np.ndarray]:
         """Class codes (n,) and feature codes (n, d) of a batch."""
-        y = np.searchsorted(np.asarray(classes, dtype=object), string_labels(batch, self.target))
-        X = np.column_stack([np.searchsorted(np.asarray(categories[f], dtype=object),
-                                             string_labels(batch, f)) for f in self.features])
-        return y.astype(np.int64), X.astype(np.int64)
+        y = state_codes(string_labels(batch, self.target), classes)
+        X = np.column_stack([state_codes(string_labels(batch, f), categories[f])
+                             for f in self.features])
+        return y, X
 
     def query_codes(self, categories) -> np.ndarray:
         """Codes of the query rows; -1 for a category never seen in training."""
@@ -129,11 +134,14 @@ class SemiNaiveBayes(Model):
 
     # ---- as a Bayesian network ---------------------------------------------------------
 
-    def network(self, parents: dict[str, str | None], categories) -> BayesianNetwork:
+    def network(self, parents: dict[str, str | None], categories,
+                classes: tuple[str, ...] | None = None) -> BayesianNetwork:
         """The SPODE / TAN network: class -> every feature, plus each feature's extra parent.
 
         ``parents`` maps a feature to its extra parent (None: the class only). The queries are
-        the query rows whose categories were all seen (target = the class).
+        the query rows whose categories were all seen (target = the class). With ``classes``
+        the network holds the fit's states (the classes and ``categories``), declared ones
+        included, so its declaration has the fit's CPT shapes.
         """
         edges = [(self.target, f) for f in self.features]
         edges += [(p, f) for f, p in parents.items() if p is not None]
@@ -141,8 +149,11 @@ class SemiNaiveBayes(Model):
             NetworkQuery(name, self.target, tuple((f, str(q[f])) for f in self.features))
             for name, q in zip(self.query_names, self.queries, strict=True)
             if all(str(q[f]) in categories[f] for f in self.features))
+        held = (None if classes is None else
+                {self.target: tuple(classes), **{f: tuple(categories[f]) for f in self.features}})
         return BayesianNetwork(nodes=(self.target, *self.features), edges=tuple(edges),
-                               concentration=self.concentration, queries=queries)
+                               concentration=self.concentration, queries=queries,
+                               held_states=held)
 
     def declare(self, source: DataSource, fit=None):
         """The PyMC model of the fit (needs the fit's structure and label sets).
@@ -161,11 +172,12 @@ class SemiNaiveBayes(Model):
         if fit is None:
             raise BayescheckError("the semi-naive declaration needs the fit (structure and "
                                   "labels): use check")
-        categories = {f: tuple(v) for f, v in fit.posterior.parameters["categories"].items()}
+        parameters = fit.posterior.parameters
+        categories = {f: tuple(v) for f, v in parameters["categories"].items()}
         if self.kind == "aode":
             return self._declare_aode(source, fit, categories)
-        structure = fit.posterior.parameters["structure"]["parents"]
-        return self.network(structure, categories).declare(source)
+        structure = parameters["structure"]["parents"]
+        return self.network(structure, categories, tuple(parameters["classes"])).declare(source)
 
     def aode_checked(self, fit) -> list[dict]:
         """The query records whose AODE score is compared: all categories seen, no fallback."""
@@ -240,7 +252,8 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
 
     Keys: ``[data] path, target, features``; ``[fit] kind, super_parent, folds, m_prime,
     root``; ``[prior] concentration``; ``[[query]]`` rows (feature = value, optional
-    ``name``); ``[sampling]``. See docs/models/semi_naive_bayes.md.
+    ``name``); ``[states]`` (:mod:`bayescheck.models.states`); ``[sampling]``. See
+    docs/models/semi_naive_bayes.md.
     """
     data = top.subsection("data")
     source, target, features = classifier_columns(data, path, text=True)
@@ -271,12 +284,14 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
                         key="data.features")
     queries, names = query_rows(top, features)
     classes, options, loss = decision_section(top)
+    declared = read_states(top, [target, *features], what="class or feature column")
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,
                            super_parent=super_parent, folds=int(folds), m_prime=int(m_prime),
                            root=root, concentration=float(concentration), queries=queries,
                            query_names=names, decision_classes=classes,
-                           decision_options=options, loss=loss)
+                           decision_options=options, loss=loss,
+                           declared_states=declared or None)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
 
 

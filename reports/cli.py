@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("--workers", type=int, metavar="N",
                    help="workers of --scheduler local (default 2)")
     f.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
+    f.add_argument("--verbose", action="store_true",
+                   help="print every parameter (default: a summary, the largest tables cut "
+                        "short; every value is in posterior.json)")
 
     c = sub.add_parser("check", help="analytic fit + NUTS + comparison + report")
     c.add_argument("spec", type=_path, help=_SPEC_HELP)
@@ -222,7 +225,13 @@ def _fit_into(spec, out: Path, args) -> None:
     """``bayescheck fit``'s work, once the output folder is held."""
     from bayescheck.inference.families import fit
 
-    from .fit_summary import marginals_heading, missing_moments, posterior_document
+    from .fit_summary import (
+        marginals_heading,
+        missing_moments,
+        parameter_lines,
+        posterior_document,
+        summary_lines,
+    )
     from .posterior_file import sealed
     from .writers import first_non_finite, rows_and_batches, write_json
 
@@ -245,11 +254,14 @@ def _fit_into(spec, out: Path, args) -> None:
     heading = marginals_heading(result, spec)
     if heading and result.posterior.marginals:
         print(f"  {heading}:")
-    for m in result.posterior.marginals:
-        sd = f"  sd {m.dist.std():.6g}" if m.dist is not None else ""
-        print(f"  {m.name:<24} mean {m.mean: .6g}{sd}")
-    for e in result.posterior.estimates:
-        print(f"  {e.name:<24} estimate {e.value: .6g}")
+    lines = [(m.var, f"  {m.name:<24} mean {m.mean: .6g}"
+                     + (f"  sd {m.dist.std():.6g}" if m.dist is not None else ""))
+             for m in result.posterior.marginals]
+    lines += [(e.var, f"  {e.name:<24} estimate {e.value: .6g}")
+              for e in result.posterior.estimates]
+    for line in (parameter_lines(lines) if getattr(args, "verbose", True)
+                 else summary_lines(lines, out / "posterior.json")):
+        print(line)
     for note in document.get("notes", []):
         print(f"  {note}")
     if result.posterior.log_evidence is not None:

@@ -18,8 +18,8 @@ import numpy as np
 from bayescheck.inference.result import AnalyticFit
 from bayescheck.models.spec import Spec
 
-__all__ = ["NOTES", "fit_notes", "marginals_heading", "missing_moments", "model_settings",
-           "posterior_document"]
+__all__ = ["NOTES", "SUMMARY_LINES", "fit_notes", "marginals_heading", "missing_moments",
+           "model_settings", "parameter_lines", "posterior_document", "summary_lines"]
 
 
 def _ard_threshold(info: dict, n: int, m: int) -> list[str]:
@@ -408,3 +408,51 @@ def posterior_document(fit: AnalyticFit, spec: Spec) -> dict:
     if info is not None:
         document["fit"] = info
     return document
+
+
+#: ``bayescheck fit`` without ``--verbose`` prints about this many parameter lines at most.
+SUMMARY_LINES = 60
+
+#: A table (the entries of one variable) of at most this many entries is printed whole;
+#: a larger one shows its first :data:`SHOWN_OF_LARGE` entries.
+SMALL_TABLE = 8
+SHOWN_OF_LARGE = 3
+
+
+def parameter_lines(lines: list[tuple[str, str]]) -> list[str]:
+    """Every line of ``(variable, text)`` pairs (``fit --verbose``)."""
+    return [text for _, text in lines]
+
+
+def summary_lines(lines: list[tuple[str, str]], where) -> list[str]:
+    """The lines ``bayescheck fit`` prints by default: the largest tables cut short.
+
+    ``lines`` are ``(variable, text)`` pairs in order, one per scalar parameter. When they
+    number at most :data:`SUMMARY_LINES` they are all printed. Otherwise a variable with
+    at most :data:`SMALL_TABLE` entries is printed whole and a larger one shows its first
+    :data:`SHOWN_OF_LARGE` and how many more it has, until :data:`SUMMARY_LINES` lines are
+    printed; the last line says how many were left out and where they all are (``where``,
+    the ``posterior.json`` written, or ``--verbose``).
+    """
+    if len(lines) <= SUMMARY_LINES:
+        return parameter_lines(lines)
+    groups: dict[str, list[str]] = {}
+    for var, text in lines:
+        groups.setdefault(var, []).append(text)
+    out: list[str] = []
+    left_tables = left_entries = 0
+    for var, texts in groups.items():
+        if len(out) >= SUMMARY_LINES:
+            left_tables += 1
+            left_entries += len(texts)
+            continue
+        if len(texts) <= SMALL_TABLE:
+            out += texts
+        else:
+            out += texts[:SHOWN_OF_LARGE]
+            out.append(f"  ... {len(texts) - SHOWN_OF_LARGE} more entries of {var}")
+    if left_tables:
+        out.append(f"  ... {left_tables} more tables ({left_entries} entries)")
+    out.append(f"  (a summary of {len(lines)} values: all of them are in {where},")
+    out.append("   and 'bayescheck fit --verbose' prints them)")
+    return out

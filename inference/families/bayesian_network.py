@@ -117,8 +117,8 @@ class NetworkTally:
     @classmethod
     def start(cls, model: BayesianNetwork) -> NetworkTally:
         """No rows yet; the model's held states, if any, already in place."""
-        labels = [list(model.held_states[n]) if model.held_states is not None else []
-                  for n in model.nodes]
+        held = model.held_states or {}
+        labels = [list(held.get(n, ())) for n in model.nodes]
         require_cpts(model.nodes, [len(x) for x in labels], model.parents)
         tables = count_tables(np.zeros((0, len(model.nodes)), np.int64),
                               [len(x) for x in labels], model.parents)
@@ -192,9 +192,10 @@ def tally_counts(model: BayesianNetwork, tally: NetworkTally, source
                  ) -> tuple[dict, NetworkCounts, MissingPatterns]:
     """The sorted states, and the counts and incomplete rows renumbered to them.
 
-    Held states keep their given order. Otherwise a state that no row holds is dropped: a
-    pandas categorical column brings its categories as labels, used or not (the other
-    readers list only the labels found).
+    Held (declared) states keep their given order, every one kept. A node's other states
+    are sorted, and a state that no row holds is dropped: a pandas categorical column
+    brings its categories as labels, used or not (the other readers list only the labels
+    found).
 
     Raises
     ------
@@ -204,16 +205,17 @@ def tally_counts(model: BayesianNetwork, tally: NetworkTally, source
     labels = tally.states()
     tables = tally.tables(model.parents)
     missing = tally.missing()
-    if model.held_states is not None:
-        orders = [np.arange(len(x)) for x in labels]
-    else:
-        orders = []
-        for v, (words, table) in enumerate(zip(labels, tables, strict=True)):
-            seen = table.sum(axis=0) > 0
-            held = missing.rows[:, v]
-            seen[held[held >= 0]] = True
-            orders.append(np.array(sorted(np.flatnonzero(seen).tolist(),
-                                          key=words.__getitem__), dtype=np.int64))
+    declared = model.held_states or {}
+    orders = []
+    for v, (words, table) in enumerate(zip(labels, tables, strict=True)):
+        if model.nodes[v] in declared:
+            orders.append(np.arange(len(words)))
+            continue
+        seen = table.sum(axis=0) > 0
+        held = missing.rows[:, v]
+        seen[held[held >= 0]] = True
+        orders.append(np.array(sorted(np.flatnonzero(seen).tolist(),
+                                      key=words.__getitem__), dtype=np.int64))
     for n, order in zip(model.nodes, orders, strict=True):
         if not len(order):
             raise model.no_observed_value(source, n)

@@ -397,7 +397,7 @@ def _cluster_labels(model: NaiveBayes, spec: Spec, checkpoint: Path | None):
     if files:
         labels, _ = reduce_partitions(spec.data, model.batch_labels, operator.add, files=files)
         seen = seen + labels
-    return model.resolve_labels(seen, where=spec.data.label)
+    return model.resolve_labels(seen, where=spec.data.label, source=spec.data)
 
 
 def fit_naive_bayes(spec: Spec, *, out: Path | None = None, resume: bool = False,

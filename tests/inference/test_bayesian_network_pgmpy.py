@@ -18,11 +18,15 @@ from bayescheck.models import load_spec
 
 pgmpy = pytest.importorskip("pgmpy")
 
-# pgmpy 1.1 announces its own renames (FutureWarning / DeprecationWarning) on every use.
+# Only pgmpy's current API is used here: a deprecation warning fails the test, except the
+# one pgmpy's own imports raise (pgmpy.inference imports its deprecated StructureScore).
 # slow: pgmpy's estimators and inference take seconds per network (the engine's own tests,
 # tests/inference/engines/test_networks.py, stay in the fast subset)
-pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),
-              pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
+pytestmark = [pytest.mark.filterwarnings("error::FutureWarning"),
+              pytest.mark.filterwarnings("error::DeprecationWarning"),
+              pytest.mark.filterwarnings(
+                  "ignore:`pgmpy.estimators.StructureScore` is deprecated:FutureWarning"),
+              pytest.mark.slow]
 
 
 def example_network(name):
@@ -48,15 +52,17 @@ def sampled_spec(tmp_path, network, n, seed, prior, queries=()):
     return load_spec(tmp_path / "spec.toml"), data
 
 
-def pgmpy_fit(network, data, **estimator):
-    from pgmpy.estimators import BayesianEstimator
+def pgmpy_fit(network, data, state_names=None, **estimator):
+    """pgmpy's Bayesian estimate of ``network``'s CPTs on ``data`` (its current API:
+    ``DiscreteBayesianNetwork.fit`` with a ``DiscreteBayesianEstimator``); ``state_names``
+    declares states, as our ``[states]`` does (default: the states of the data)."""
     from pgmpy.models import DiscreteBayesianNetwork
+    from pgmpy.parameter_estimator import DiscreteBayesianEstimator
 
     model = DiscreteBayesianNetwork(list(network.edges()))
     model.add_nodes_from(network.nodes())
-    estimator_ = BayesianEstimator(model, data)
-    model.add_cpds(*(estimator_.estimate_cpd(node, **estimator) for node in model.nodes()))
-    return model
+    return model.fit(data, estimator=DiscreteBayesianEstimator(state_names=state_names,
+                                                               **estimator))
 
 
 def cpt_mismatches(ours: dict, model, rtol=1e-10) -> list[str]:
@@ -286,3 +292,74 @@ def sorted_states_to_ours(joint, node, cpts, values):
     """A node's probabilities in pgmpy's state order -> our (sorted) state order."""
     theirs = list(joint.state_names[node])
     return [values[theirs.index(s)] for s in cpts[node]["states"]]
+
+
+@pytest.fixture(scope="module")
+def insurance():
+    return example_network("insurance")
+
+
+def declared_states(network) -> dict:
+    """Every node's states as the network declares them, in its order."""
+    return {n: list(network.get_cpds(n).state_names[n]) for n in network.nodes()}
+
+
+def states_table(states: dict) -> str:
+    return "[states]\n" + "".join(
+        f'{n} = [{", ".join(f"{s!r}".replace(chr(39), chr(34)) for s in v)}]\n'
+        for n, v in states.items())
+
+
+def test_declared_states_equal_pgmpy_state_names_where_a_rare_state_is_absent(tmp_path,
+                                                                              insurance):
+    """Insurance at 2,000 rows lacks the state "Million" of ThisCarCost and OtherCarCost. With
+    every node's states declared, each CPT (in the declared order, one Dirichlet entry per
+    declared state) equals pgmpy's DiscreteBayesianEstimator given those state_names, to
+    ~1e-12; without [states] the absent state is dropped and those CPTs differ."""
+    spec, data = sampled_spec(tmp_path, insurance, 2000, 1, "equivalent_sample_size = 10.0")
+    states = declared_states(insurance)
+    absent = {n: [s for s in v if s not in set(data[n])] for n, v in states.items()}
+    absent = {n: v for n, v in absent.items() if v}
+    assert {"ThisCarCost", "OtherCarCost"} <= set(absent), absent
+    (tmp_path / "spec.toml").write_text((tmp_path / "spec.toml").read_text()
+                                        + states_table(states))
+    declared = fit(load_spec(tmp_path / "spec.toml")).posterior.parameters["cpts"]
+    assert {n: declared[n]["states"] for n in states} == states  # the declared order
+    reference = pgmpy_fit(insurance, data, state_names=states, prior_type="BDeu",
+                          equivalent_sample_size=10)
+    assert cpt_mismatches(declared, reference, rtol=1e-12) == []
+    # the unseen state has its prior mass: BDeu's alpha over (alpha + the row's count)
+    row = declared["OtherCarCost"]
+    k = row["states"].index("Million")
+    assert all(c[k] == 0 for c in row["counts"]) and min(m[k] for m in row["mean"]) > 0
+    # negative: the states read from the data (Million dropped) are not pgmpy's declared fit
+    spec, _ = sampled_spec(tmp_path, insurance, 2000, 1, "equivalent_sample_size = 10.0")
+    read = fit(spec).posterior.parameters["cpts"]
+    assert "Million" not in read["OtherCarCost"]["states"]
+    wrong = cpt_mismatches(read, reference, rtol=1e-12)
+    assert any(w.startswith("OtherCarCost[") for w in wrong)
+    assert any(w.startswith("ThisCarCost[") for w in wrong)
+
+
+def test_declared_states_hold_when_streamed_in_batches_lacking_them(tmp_path, insurance):
+    """The stream of batches (a glob), some batches lacking many states and every one lacking
+    Million: the declared fit equals pgmpy's on all the rows (Dirichlet 1)."""
+    spec, data = sampled_spec(tmp_path, insurance, 2000, 1, "concentration = 1.0")
+    states = declared_states(insurance)
+    (tmp_path / "b").mkdir()
+    order = np.argsort(data["Age"].to_numpy(), kind="stable")  # batches by age group first
+    parts = np.array_split(order, 5)
+    for i, part in enumerate(parts):
+        data.iloc[part].to_csv(tmp_path / "b" / f"{i}.csv", index=False)
+    assert sum(set(data.iloc[parts[0]][n]) != set(data[n]) for n in states) >= 3
+    (tmp_path / "stream.toml").write_text(
+        (tmp_path / "spec.toml").read_text().replace('path = "data.csv"', 'path = "b/*.csv"')
+        + states_table(states))
+    streamed = fit(load_spec(tmp_path / "stream.toml")).posterior.parameters["cpts"]
+    reference = pgmpy_fit(insurance, data, state_names=states, prior_type="dirichlet",
+                          pseudo_counts=1)
+    assert cpt_mismatches(streamed, reference, rtol=1e-12) == []
+    # the comparison fails on another prior over the same declared states
+    assert cpt_mismatches(streamed, pgmpy_fit(insurance, data, state_names=states,
+                                              prior_type="dirichlet", pseudo_counts=1.001),
+                          rtol=1e-12)

@@ -289,7 +289,8 @@ def test_states_first_seen_in_later_batches_resume_and_equal_one_file(tmp_path, 
     held = third.read_text()
     third.unlink()
     # asia.toml asks a query with evidence asia = yes: refused, but the counts are kept
-    with pytest.raises(SpecError, match="'yes' never seen in the data; 'asia' takes 'no'$"):
+    with pytest.raises(SpecError, match=r"'yes' never seen in the data nor declared in "
+                                        r"\[states\]; 'asia' takes 'no'$"):
         fit(load_spec(tmp_path / "s" / "spec.toml"), out=tmp_path / "out")
     assert (tmp_path / "out" / "checkpoint.npz").exists()
     third.write_text(held)
@@ -394,8 +395,8 @@ def test_held_states_refuse_a_new_state_naming_column_and_row():
                             held_states={"a": ("x", "y"), "b": ("u", "v")})
     frame = pd.DataFrame({"a": pd.array(["x", "y", "x", "y"], dtype="str"),
                           "b": pd.array(["u", "v", "w", "w"], dtype="str")})
-    with pytest.raises(DataError, match=r"state 'w' not among the states read before \(u, v\)"
-                       ) as err:
+    with pytest.raises(DataError, match=r"value 'w' is not one of the declared states "
+                                        r"\('u', 'v'\)") as err:
         fit(Spec(model=model, data=DataSource.from_frame(frame), raw={}))
     assert err.value.column == "b" and err.value.row == 3
     ok = fit(Spec(model=model, data=DataSource.from_frame(frame.iloc[:2]), raw={}))
