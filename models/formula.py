@@ -210,7 +210,8 @@ def _checked(X: np.ndarray, names, where: str) -> np.ndarray:
 def _encode(design: FormulaDesign, batch: Batch, variables: list[str]) -> np.ndarray:
     frame = _with_levels(_frame(batch, variables), design.levels, batch.name)
     try:
-        matrix = _model_spec(design).get_model_matrix(frame)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # checked below
+            matrix = _model_spec(design).get_model_matrix(frame)
     except Exception as exc:  # noqa: BLE001 - formulaic's evaluation errors are the data's
         raise DataError(f"formulaic cannot evaluate {design.formula!r} here: {exc}",
                         path=batch.name) from None
