@@ -72,6 +72,7 @@ def read_design_section(top: Section, path: Path):
         text = data.string("formula")
         data.finish()
         return _read_formula(text, source, path)
+    data.raw("formula", None)  # absent here; listed among the valid keys
     target = data.string("target")
     features = data.strings("features", None)
     intercept = data.boolean("intercept", False)

@@ -174,7 +174,8 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
             flat, cov = False, self.prior_cov
         mean = None if flat else np.broadcast_to(np.asarray(self.prior_mean, float), (d,)).copy()
         return LinearRegression(
-            features=features, target="y" if design is None else design.target, prior_mean=mean, prior_cov=cov,
+            features=features, target="y" if design is None else design.target,
+            prior_mean=mean, prior_cov=cov,
             noise_sd=self.noise_sd if self.noise == "known" else None,
             noise_shape=self.noise_shape, noise_scale=self.noise_scale,
             intercept=bool(self.fit_intercept) and design is None, formula=design)

@@ -15,12 +15,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from bayescheck import fit, load_spec, predict
 from bayescheck.data.sources import DataSource
 from bayescheck.models.ard import ARD
 from bayescheck.models.errors import DataError, SpecError
 from bayescheck.models.linear_regression import LinearRegression
 from bayescheck.models.spec import SamplingConfig, Spec
+
+from bayescheck import fit, load_spec, predict
 
 sm = pytest.importorskip("statsmodels.api")
 smf = pytest.importorskip("statsmodels.formula.api")
