@@ -239,7 +239,8 @@ def _categorical_columns(rhs, frame, where: str) -> list[str]:
     from formulaic import ModelSpec
 
     try:
-        matrix = ModelSpec(formula=rhs, na_action="raise").get_model_matrix(frame)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # checked later
+            matrix = ModelSpec(formula=rhs, na_action="raise").get_model_matrix(frame)
     except Exception as exc:  # noqa: BLE001 - formulaic's evaluation errors are the data's
         raise DataError(f"formulaic cannot evaluate {str(rhs)!r} here: {exc}",
                         path=where) from None
@@ -292,7 +293,8 @@ def design_from_formula(formula: str, source) -> FormulaDesign:
 
     fixed = _with_levels(frame, levels, first.name)
     try:
-        matrix = ModelSpec(formula=rhs, na_action="raise").get_model_matrix(fixed)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # checked later
+            matrix = ModelSpec(formula=rhs, na_action="raise").get_model_matrix(fixed)
     except Exception as exc:  # noqa: BLE001 - formulaic's evaluation errors are the data's
         raise DataError(f"formulaic cannot evaluate {formula!r} here: {exc}",
                         path=first.name) from None
