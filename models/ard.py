@@ -25,8 +25,16 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.sources import DataSource
 
 from . import validation
-from .design import check_intercept_first, data_columns, joint_design, read_design_section
+from .design import (
+    check_formula_model,
+    check_intercept_first,
+    data_columns,
+    design_on,
+    joint_design,
+    read_design_section,
+)
 from .errors import BayescheckError
+from .formula import FormulaDesign
 from .interface import Calibratable, FullDeclaration, Model
 from .spec import SamplingConfig, Section, Spec
 
@@ -74,6 +82,9 @@ class ARD(Model, Calibratable, FullDeclaration):
         ``(alpha, sigma2)`` held fixed instead of estimated (``alpha`` one value per feature,
         ``inf`` = pruned): the fit is then the exact conditional posterior and the declaration
         the conditional model. Made by :meth:`calibration_model`.
+    formula : models.formula.FormulaDesign, optional
+        The design from a formula (:meth:`from_formula`): ``features`` are then its column
+        names and ``target`` its response.
     """
 
     features: tuple[str, ...]
@@ -89,6 +100,7 @@ class ARD(Model, Calibratable, FullDeclaration):
     mode: str = "conditional"
     intercept: bool = False
     held: tuple[tuple[float, ...], float] | None = None
+    formula: FormulaDesign | None = None
 
     name = "ard"
 
@@ -107,16 +119,41 @@ class ARD(Model, Calibratable, FullDeclaration):
                                  f"(inf = pruned), got {alpha!r}")
             if not 0 < sigma2 < float("inf"):
                 raise ValueError(f"held sigma2 must be positive and finite, got {sigma2!r}")
+        check_formula_model(self)
+
+    @classmethod
+    def from_formula(cls, formula: str, data, **settings) -> ARD:
+        """The model of a formula, its encoding fixed on ``data``.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x1 + np.log(x2) + C(region) + x1:x3"`` (formulaic's syntax); the weights
+            are named after the design's columns (``Intercept`` gets its own alpha).
+        data : pandas.DataFrame or bayescheck.data.sources.DataSource
+            The rows whose categorical levels (all batches) fix the encoding.
+        **settings
+            The class's other parameters (``method``, ``mode``, the hyperpriors, ...).
+
+        Returns
+        -------
+        ARD
+        """
+        design = design_on(formula, data)
+        return cls(features=design.columns, target=design.target, formula=design, **settings)
 
     @property
     def data_columns(self) -> list[str]:
         """The feature columns read from the data (the intercept is made, not read)."""
+        if self.formula is not None:
+            return self.formula.variables
         return data_columns(self.features, self.intercept)
 
     def design(self, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
         """The validated design ``(rows, M)`` and response ``(rows,)`` of one batch."""
-        joint = joint_design(batch, target=self.target, features=self.features,
-                             intercept=self.intercept)
+        joint = (self.formula.joint(batch) if self.formula is not None else
+                 joint_design(batch, target=self.target, features=self.features,
+                              intercept=self.intercept))
         return joint[:, :-1], joint[:, -1]
 
     def read(self, source: DataSource) -> tuple[np.ndarray, np.ndarray]:
@@ -246,11 +283,12 @@ def _relevance_threshold(fit: Section, method: str):
 def ard_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "ard"``.
 
-    Keys: ``[data] path, target, features, intercept``; ``[fit] method, max_iter, tol,
+    Keys: ``[data] path, target, features, intercept`` or ``[data] path, formula``;
+    ``[fit] method, max_iter, tol,
     relevance_threshold``; ``[prior] alpha_shape, alpha_rate, noise_shape, noise_rate``;
     ``[check] mode``; ``[sampling]``.
     """
-    source, target, features, intercept = read_design_section(top, path)
+    source, target, features, intercept, formula = read_design_section(top, path)
 
     fit = top.subsection("fit")
     method = fit.string("method", "fast", choices=FIT_METHODS)
@@ -272,6 +310,7 @@ def ard_spec(top: Section, path: Path) -> Spec:
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
     model = ARD(features=tuple(features), target=target, method=method, max_iter=max_iter,
                 tol=float(tol), relevance_threshold=threshold, mode=mode, intercept=intercept,
+                formula=formula,
                 **{k: float(v) for k, v in hyper.items()})
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
 

@@ -73,17 +73,30 @@ def feature_matrix(batch: Batch, *, features, intercept: bool) -> np.ndarray:
                            max_magnitude=MAX_MAGNITUDE)
 
 
-def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list[str], bool]:
-    """Read ``[data] path, target, features, intercept`` and check them against the data.
+def read_design_section(top: Section, path: Path):
+    """Read ``[data] path`` and either ``formula`` or ``target, features, intercept``.
 
     Returns
     -------
-    source, target, features, intercept
+    source, target, features, intercept, formula
         ``features`` defaults to every column but the target and starts with
-        ``"intercept"`` when one is added.
+        ``"intercept"`` when one is added. With ``formula``, ``formula`` is the
+        :class:`~bayescheck.models.formula.FormulaDesign` fixed on the data, ``features`` its
+        column names and ``intercept`` False (the formula has its own ``Intercept``);
+        otherwise ``formula`` is None.
     """
     data = top.subsection("data")
     source = DataSource(data.string("path"), base=path.parent)
+    if "formula" in data:
+        given = [k for k in ("target", "features", "intercept") if k in data]
+        if given:
+            raise data.error(given[0], f"cannot be given with formula (the formula names the "
+                                       f"response and the terms); remove "
+                                       f"{', '.join('data.' + k for k in given)}")
+        text = data.string("formula")
+        data.finish()
+        return _read_formula(text, source, path)
+    data.raw("formula", None)  # absent here; listed among the valid keys
     target = data.string("target")
     features = data.strings("features", None)
     intercept = data.boolean("intercept", False)
@@ -117,4 +130,63 @@ def read_design_section(top: Section, path: Path) -> tuple[DataSource, str, list
     d = len(features)
     require_memory(square_matrices(6, d), f"{d} features (6 matrices of {d} x {d})",
                    path=path, key="data.features")
-    return source, target, list(features), intercept
+    return source, target, list(features), intercept, None
+
+
+def _read_formula(text: str, source: DataSource, path: Path):
+    from .formula import FormulaError, design_from_formula
+
+    try:
+        design = design_from_formula(text, source)
+    except FormulaError as exc:
+        raise SpecError(str(exc), path=path, key="data.formula") from None
+    d = len(design.columns)
+    require_memory(square_matrices(6, d), f"{d} terms (6 matrices of {d} x {d})",
+                   path=path, key="data.formula")
+    return source, design.target, list(design.columns), False, design
+
+
+def design_on(formula: str, data):
+    """A formula's :class:`~bayescheck.models.formula.FormulaDesign` fixed on Python data.
+
+    ``data`` is a pandas frame or a :class:`~bayescheck.data.sources.DataSource`; a formula
+    formulaic cannot read or this package cannot fit is a ``ValueError``.
+    """
+    from .formula import design_from_formula
+
+    source = data if isinstance(data, DataSource) else DataSource.from_frame(data)
+    return design_from_formula(formula, source)
+
+
+def check_formula_model(model) -> None:
+    """A model with a formula design has its columns as features and its response as target.
+
+    Raises
+    ------
+    ValueError
+        Features, target or intercept given that disagree with the formula.
+    """
+    design = model.formula
+    if design is None:
+        return
+    if tuple(model.features) != tuple(design.columns):
+        raise ValueError(f"features {list(model.features)} are not the formula's columns "
+                         f"{list(design.columns)}")
+    if model.target != design.target:
+        raise ValueError(f"target {model.target!r} is not the formula's response "
+                         f"{design.target!r}")
+    if model.intercept:
+        raise ValueError("intercept = True cannot be given with a formula: the formula has its "
+                         "own (remove it with '- 1')")
+
+
+def prior_arrays(mean, cov, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """A prior mean ``(d,)`` and covariance ``(d, d)`` from numbers or arrays.
+
+    A number for the mean is every coefficient's; a number for the covariance is a multiple
+    of the identity.
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    cov = np.asarray(cov, dtype=np.float64)
+    return (np.full(d, float(mean)) if mean.ndim == 0 else mean,
+            float(cov) * np.eye(d) if cov.ndim == 0 else cov)

@@ -16,7 +16,16 @@ from bayescheck.data.numbers import MAX_MAGNITUDE
 from bayescheck.data.sources import DataSource
 
 from . import validation
-from .design import check_intercept_first, data_columns, joint_design, read_design_section
+from .design import (
+    check_formula_model,
+    check_intercept_first,
+    data_columns,
+    design_on,
+    joint_design,
+    prior_arrays,
+    read_design_section,
+)
+from .formula import FormulaDesign
 from .interface import Calibratable, Model
 from .spec import SamplingConfig, Section, Spec
 from .validation import InvalidArgument
@@ -61,6 +70,9 @@ class LinearRegression(Model, Calibratable):
         InvGamma(shape, scale) prior of sigma2 when the noise is unknown.
     intercept : bool
         Whether a column of ones named ``"intercept"`` is added to the design.
+    formula : models.formula.FormulaDesign, optional
+        The design from a formula (:meth:`from_formula`): ``features`` are then its column
+        names and ``target`` its response.
     """
 
     features: tuple[str, ...]
@@ -71,6 +83,7 @@ class LinearRegression(Model, Calibratable):
     noise_shape: float = 1.0
     noise_scale: float = 1.0
     intercept: bool = False
+    formula: FormulaDesign | None = None
 
     name = "linear_regression"
 
@@ -109,6 +122,41 @@ class LinearRegression(Model, Calibratable):
             raise InvalidArgument("intercept", f"expected True or False, got "
                                                f"{self.intercept!r}")
         check_intercept_first(self.features, bool(self.intercept))
+        check_formula_model(self)
+
+    @classmethod
+    def from_formula(cls, formula: str, data, *, prior_mean=0.0, prior_cov=1.0,
+                     flat: bool = False, noise_sd: float | None = 1.0,
+                     noise_shape: float = 1.0, noise_scale: float = 1.0) -> LinearRegression:
+        """The model of a formula, its encoding fixed on ``data``.
+
+        Parameters
+        ----------
+        formula : str
+            ``"y ~ x1 + np.log(x2) + C(region) + x1:x3"`` (formulaic's syntax); the
+            coefficients are named after the design's columns (``Intercept``,
+            ``C(region)[T.north]``, ...).
+        data : pandas.DataFrame or bayescheck.data.sources.DataSource
+            The rows whose categorical levels (all batches) fix the encoding.
+        prior_mean : float or array_like
+            Prior mean of theta: a number for every coefficient, or one per column.
+        prior_cov : float or array_like
+            Prior covariance of theta: a number (times the identity) or a matrix.
+        flat : bool
+            The flat prior instead (``prior_mean`` and ``prior_cov`` unused).
+        noise_sd, noise_shape, noise_scale : float
+            As in the class (``noise_sd=None``: unknown noise).
+
+        Returns
+        -------
+        LinearRegression
+        """
+        design = design_on(formula, data)
+        mean, cov = (None, None) if flat else prior_arrays(prior_mean, prior_cov,
+                                                           len(design.columns))
+        return cls(features=design.columns, target=design.target, prior_mean=mean,
+                   prior_cov=cov, noise_sd=noise_sd, noise_shape=noise_shape,
+                   noise_scale=noise_scale, formula=design)
 
     @property
     def flat(self) -> bool:
@@ -123,10 +171,14 @@ class LinearRegression(Model, Calibratable):
     @property
     def data_columns(self) -> list[str]:
         """The feature columns read from the data (the intercept is made, not read)."""
+        if self.formula is not None:
+            return self.formula.variables
         return data_columns(self.features, self.intercept)
 
     def joint_design(self, batch: Batch) -> np.ndarray:
         """One batch as ``[X | y]`` (see :func:`bayescheck.models.design.joint_design`)."""
+        if self.formula is not None:
+            return self.formula.joint(batch)
         return joint_design(batch, target=self.target, features=self.features,
                             intercept=self.intercept)
 
@@ -268,10 +320,11 @@ def _prior_arrays(prior: Section, d: int, features) -> tuple[np.ndarray, np.ndar
 def linear_regression_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "linear_regression"``.
 
-    Keys: ``[data] path, target, features, intercept``; ``[prior] mean, cov, flat,
+    Keys: ``[data] path, target, features, intercept`` or ``[data] path, formula``;
+    ``[prior] mean, cov, flat,
     noise_shape, noise_scale``; ``[likelihood] noise_sd``; ``[sampling]``.
     """
-    source, target, features, intercept = read_design_section(top, path)
+    source, target, features, intercept, formula = read_design_section(top, path)
     d = len(features)
 
     likelihood = top.subsection("likelihood")
@@ -302,7 +355,7 @@ def linear_regression_spec(top: Section, path: Path) -> Spec:
     with validation.spec_keys(path, _SPEC_KEYS):
         model = LinearRegression(features=tuple(features), target=target, prior_mean=mean,
                                  prior_cov=cov, noise_sd=noise_sd, noise_shape=shape,
-                                 noise_scale=scale, intercept=intercept)
+                                 noise_scale=scale, intercept=intercept, formula=formula)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
 
 

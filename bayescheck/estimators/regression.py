@@ -27,10 +27,52 @@ def _design(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
     return np.column_stack([np.ones(len(X)), X]) if fit_intercept else X
 
 
-def _data_section(data, target: str, features, fit_intercept: bool) -> dict:
+def _data_section(data, target: str, features, fit_intercept: bool, formula=None) -> dict:
+    if formula is not None:
+        return {"path": None if data is None else str(data), "formula": formula}
     return {"path": None if data is None else str(data), "target": target,
             "features": None if features is None else list(features),
             "intercept": bool(fit_intercept)}
+
+
+def _frame_batch(X):
+    """A pandas frame as the one batch the formula's design reads."""
+    import pandas as pd
+
+    from bayescheck.data.sources import DataSource
+
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(f"with a formula, X is a pandas DataFrame holding the formula's "
+                        f"columns, got {type(X).__name__}")
+    return DataSource.from_frame(X), next(iter(DataSource.from_frame(X).batches()))
+
+
+def _formula_rows(estimator, X, y, *, first: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The design ``[X | y]`` of a frame under the estimator's formula (fixed on ``first``)."""
+    from bayescheck.models.design import design_on
+
+    if y is not None:
+        raise ValueError(f"with a formula, y is not given: the formula {estimator.formula!r} "
+                         f"names the response, a column of X")
+    source, batch = _frame_batch(X)
+    if first:
+        estimator.design_ = design_on(estimator.formula, source)
+        k = int(estimator.design_.has_intercept)
+        estimator.terms_ = np.asarray(estimator.design_.columns[k:], dtype=object)
+    joint = estimator.design_.joint(batch)
+    return joint[:, :-1], joint[:, -1]
+
+
+def _formula_matrix(estimator, X) -> np.ndarray:
+    """New rows of a frame as the fitted formula's design (unseen levels refused)."""
+    return estimator.design_.matrix(_frame_batch(X)[1])
+
+
+def _n_intercept(estimator) -> int:
+    """1 when the design's first column is the intercept, else 0."""
+    if getattr(estimator, "formula", None) is not None:
+        return int(estimator.design_.has_intercept)
+    return int(bool(estimator.fit_intercept))
 
 
 class BayesianLinearRegression(RegressorMixin, BaseEstimator):
@@ -61,7 +103,13 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
     prior_cov : array_like, optional
         Full prior covariance of theta (intercept first), instead of ``prior_precision``.
     fit_intercept : bool
-        Add a column of ones (named ``intercept`` in the spec), with the same prior.
+        Add a column of ones (named ``intercept`` in the spec), with the same prior. Not
+        used with ``formula``: the formula has its own intercept (``- 1`` removes it).
+    formula : str, optional
+        ``"y ~ x1 + np.log(x2) + C(region) + x1:x3"`` (formulaic's syntax): ``fit(frame)``
+        takes a DataFrame holding the response and the terms' columns (no ``y``); the
+        categorical levels of the first ``fit`` / ``partial_fit`` fix the encoding, and a
+        level seen later is refused, naming the row.
 
     Attributes
     ----------
@@ -81,11 +129,16 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         The model object (what the spec reads into).
     n_features_in_ : int
     feature_names_in_ : numpy.ndarray
-        When ``X`` was a DataFrame with string column names.
+        When ``X`` was a DataFrame with string column names (not with ``formula``).
+    design_ : models.formula.FormulaDesign
+        With ``formula``: the encoding fixed by the first fit.
+    terms_ : numpy.ndarray of str
+        With ``formula``: the names of ``coef_`` (the design's columns but ``Intercept``).
     """
 
     def __init__(self, noise="known", noise_sd=1.0, noise_shape=1.0, noise_scale=1.0,
-                 prior_precision=1.0, prior_mean=0.0, prior_cov=None, fit_intercept=True):
+                 prior_precision=1.0, prior_mean=0.0, prior_cov=None, fit_intercept=True,
+                 formula=None):
         self.noise = noise
         self.noise_sd = noise_sd
         self.noise_shape = noise_shape
@@ -94,6 +147,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         self.prior_mean = prior_mean
         self.prior_cov = prior_cov
         self.fit_intercept = fit_intercept
+        self.formula = formula
 
     # ---- the model -----------------------------------------------------------------------
 
@@ -102,8 +156,12 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
 
         if self.noise not in ("known", "unknown"):
             raise ValueError(f"noise must be 'known' or 'unknown', got {self.noise!r}")
-        names = feature_names(self, n_features)
-        features = (_INTERCEPT, *names) if self.fit_intercept else names
+        design = getattr(self, "design_", None) if self.formula is not None else None
+        if design is not None:
+            features = design.columns
+        else:
+            names = feature_names(self, n_features)
+            features = (_INTERCEPT, *names) if self.fit_intercept else names
         d = len(features)
         if self.prior_cov is None:
             precision = float(self.prior_precision)
@@ -116,38 +174,46 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
             flat, cov = False, self.prior_cov
         mean = None if flat else np.broadcast_to(np.asarray(self.prior_mean, float), (d,)).copy()
         return LinearRegression(
-            features=features, target="y", prior_mean=mean, prior_cov=cov,
+            features=features, target="y" if design is None else design.target,
+            prior_mean=mean, prior_cov=cov,
             noise_sd=self.noise_sd if self.noise == "known" else None,
             noise_shape=self.noise_shape, noise_scale=self.noise_scale,
-            intercept=bool(self.fit_intercept))
+            intercept=bool(self.fit_intercept) and design is None, formula=design)
 
-    def fit(self, X, y):
-        """Posterior of the model given the rows ``(X, y)`` (the prior forgotten before)."""
-        for attr in ("posterior_", "model_"):
+    def fit(self, X, y=None):
+        """Posterior of the model given the rows ``(X, y)`` (the prior forgotten before).
+
+        With ``formula``, ``X`` is a DataFrame holding the response and ``y`` is not given.
+        """
+        for attr in ("posterior_", "model_", "design_", "terms_"):
             self.__dict__.pop(attr, None)
         return self.partial_fit(X, y)
 
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y=None):
         """Absorb more rows: the posterior so far is their prior (exact, any batching)."""
         from bayescheck.inference.engines.linear_gaussian import regression_stats
         from bayescheck.inference.families.linear_regression import prior_posterior
 
         first = not hasattr(self, "posterior_")
-        X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64)
-        within_range(X, y)
+        if self.formula is not None:
+            rows, y = _formula_rows(self, X, y, first=first)
+        else:
+            X, y = validate_data(self, X, y, reset=first, y_numeric=True, dtype=np.float64)
+            within_range(X, y)
+            rows = _design(X, self.fit_intercept)
         if first:
-            self.model_ = self._model(X.shape[1])
+            self.model_ = self._model(rows.shape[1] - _n_intercept(self))
             state = prior_posterior(self.model_)
         else:
             state = self.posterior_
-        state = state.update(regression_stats(_design(X, self.fit_intercept), y))
+        state = state.update(regression_stats(rows, y))
         state.require_identified()  # a NotIdentified (ValueError) says why
         self.posterior_ = state
         self._publish()
         return self
 
     def _publish(self):
-        post, k = self.posterior_, int(bool(self.fit_intercept))
+        post, k = self.posterior_, _n_intercept(self)
         self.coef_ = post.mean[k:].copy()
         self.intercept_ = float(post.mean[0]) if k else 0.0
         self.sigma_ = post.cov[k:, k:].copy()
@@ -159,6 +225,8 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
 
     def _rows(self, X) -> np.ndarray:
         check_is_fitted(self, "posterior_")
+        if self.formula is not None:
+            return _formula_matrix(self, X)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         within_range(X)
         return _design(X, self.fit_intercept)
@@ -231,7 +299,8 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
             noise_sd=model.noise_sd if model.known_noise else 1.0,
             noise_shape=model.noise_shape, noise_scale=model.noise_scale,
             prior_precision=precision, prior_mean=mean, prior_cov=cov,
-            fit_intercept=model.intercept)
+            fit_intercept=model.intercept or model.formula is not None,
+            formula=None if model.formula is None else model.formula.formula)
 
     def to_spec(self, data=None, target: str = "y", features=None) -> str:
         """TOML text of the ``linear_regression`` spec with these hyperparameters.
@@ -260,7 +329,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         if not known:
             prior.update(noise_shape=float(self.noise_shape), noise_scale=float(self.noise_scale))
         return spec_text("linear_regression", {
-            "data": _data_section(data, target, features, self.fit_intercept),
+            "data": _data_section(data, target, features, self.fit_intercept, self.formula),
             "likelihood": {"noise_sd": float(self.noise_sd)} if known else {},
             "prior": prior})
 
@@ -286,9 +355,12 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         ``"auto"`` (the spec's default) is ``"ric"`` when the design has at least as many
         columns as rows and 1 otherwise.
     fit_intercept : bool
+        Not used with ``formula`` (the formula has its own intercept).
     alpha_shape, alpha_rate, noise_shape, noise_rate : float
         Hyperpriors of the hierarchical declaration that ``bayescheck check`` samples; they
         do not change this fit and are kept for :meth:`to_spec`.
+    formula : str, optional
+        As in :class:`BayesianLinearRegression`: ``fit(frame)`` without ``y``.
 
     Attributes
     ----------
@@ -304,11 +376,13 @@ class ARDRegression(RegressorMixin, BaseEstimator):
     relevant_ : numpy.ndarray of bool, shape (n_features,)
     result_ : inference.engines.sbl.SBLResult
         The engine's result (``log_evidence`` per iteration, ``converged``, ...).
+    design_, terms_
+        With ``formula``, as in :class:`BayesianLinearRegression`.
     """
 
     def __init__(self, method="fast", max_iter=1000, tol=1e-6, relevance_threshold="auto",
                  fit_intercept=True, alpha_shape=1.0, alpha_rate=1.0, noise_shape=1.0,
-                 noise_rate=1.0):
+                 noise_rate=1.0, formula=None):
         self.method = method
         self.max_iter = max_iter
         self.tol = tol
@@ -318,25 +392,34 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         self.alpha_rate = alpha_rate
         self.noise_shape = noise_shape
         self.noise_rate = noise_rate
+        self.formula = formula
 
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Estimate ``(alpha, sigma2)`` and the posterior of the weights given them."""
         from bayescheck.inference.families.ard import estimate
         from bayescheck.models.ard import ARD
 
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        within_range(X, y)
-        names = feature_names(self, X.shape[1])
-        self.model_ = ARD(features=(_INTERCEPT, *names) if self.fit_intercept else names,
-                          target="y", method=self.method, max_iter=int(self.max_iter),
-                          tol=self.tol, relevance_threshold=self.relevance_threshold,
-                          alpha_shape=self.alpha_shape, alpha_rate=self.alpha_rate,
-                          noise_shape=self.noise_shape, noise_rate=self.noise_rate,
-                          intercept=bool(self.fit_intercept))
+        settings = dict(method=self.method, max_iter=int(self.max_iter), tol=self.tol,
+                        relevance_threshold=self.relevance_threshold,
+                        alpha_shape=self.alpha_shape, alpha_rate=self.alpha_rate,
+                        noise_shape=self.noise_shape, noise_rate=self.noise_rate)
+        if self.formula is not None:
+            self.__dict__.pop("design_", None)
+            rows, y = _formula_rows(self, X, y, first=True)
+            design = self.design_
+            self.model_ = ARD(features=design.columns, target=design.target, formula=design,
+                              **settings)
+        else:
+            X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+            within_range(X, y)
+            names = feature_names(self, X.shape[1])
+            self.model_ = ARD(features=(_INTERCEPT, *names) if self.fit_intercept else names,
+                              target="y", intercept=bool(self.fit_intercept), **settings)
+            rows = _design(X, self.fit_intercept)
         if not np.any(y != 0):
             raise ValueError("y is 0 in every row: the noise variance cannot be estimated")
-        sbl = estimate(self.model_, _design(X, self.fit_intercept), y)
-        k = int(bool(self.fit_intercept))
+        sbl = estimate(self.model_, rows, y)
+        k = _n_intercept(self)
         self.result_ = sbl
         self.coef_ = sbl.mean[k:].copy()
         self.intercept_ = float(sbl.mean[0]) if k else 0.0
@@ -353,9 +436,12 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         from bayescheck.inference.families.linear_regression import row_variances
 
         check_is_fitted(self, "result_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        within_range(X)
-        Xd = _design(X, self.fit_intercept)
+        if self.formula is not None:
+            Xd = _formula_matrix(self, X)
+        else:
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+            within_range(X)
+            Xd = _design(X, self.fit_intercept)
         sbl = self.result_
         mean = Xd @ sbl.mean
         if not return_std:
@@ -369,7 +455,9 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         model = load_model(path, "ard")
         return cls(method=model.method, max_iter=model.max_iter, tol=model.tol,
                    relevance_threshold=model.relevance_threshold,
-                   fit_intercept=model.intercept, alpha_shape=model.alpha_shape,
+                   fit_intercept=model.intercept or model.formula is not None,
+                   formula=None if model.formula is None else model.formula.formula,
+                   alpha_shape=model.alpha_shape,
                    alpha_rate=model.alpha_rate, noise_shape=model.noise_shape,
                    noise_rate=model.noise_rate)
 
@@ -381,7 +469,7 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         if features is None and hasattr(self, "feature_names_in_"):
             features = list(self.feature_names_in_)
         return spec_text("ard", {
-            "data": _data_section(data, target, features, self.fit_intercept),
+            "data": _data_section(data, target, features, self.fit_intercept, self.formula),
             "fit": {"method": self.method, "max_iter": int(self.max_iter),
                     "tol": float(self.tol), "relevance_threshold": self.relevance_threshold},
             "prior": {"alpha_shape": float(self.alpha_shape),

@@ -45,7 +45,11 @@ from bayescheck.inference.engines.sbl import (
     fit_sbl,
     resolve_relevance_threshold,
 )
-from bayescheck.inference.families.linear_regression import check_features, row_variances
+from bayescheck.inference.families.linear_regression import (
+    check_features,
+    new_rows,
+    row_variances,
+)
 from bayescheck.inference.families.predictive import interval_columns, posterior_value
 from bayescheck.inference.families.registry import Family
 from bayescheck.inference.result import (
@@ -56,7 +60,6 @@ from bayescheck.inference.result import (
     Posterior,
 )
 from bayescheck.models.ard import ARD
-from bayescheck.models.design import feature_matrix
 from bayescheck.models.errors import BayescheckError, DataError
 from bayescheck.models.spec import Spec
 
@@ -187,7 +190,8 @@ def _design_findings(model: ARD, X: np.ndarray) -> dict:
     zero = [f for f, v in zip(model.features, norms, strict=True) if v == 0.0]
     const = [f for j, f in enumerate(model.features)
              if norms[j] > 0 and np.all(X[:, j] == X[0, j])
-             and not (model.intercept and f == "intercept")]
+             and not (model.intercept and f == "intercept")
+             and not (model.formula is not None and f == "Intercept")]
     return {"zero_columns": zero, "constant_columns": const}
 
 
@@ -278,6 +282,8 @@ def fit_ard(spec: Spec, *, out: Path | None = None, resume: bool = False,
         "sigma2": {"value": sbl.noise_var, "estimated": model.held is None,
                    "note": "type-II maximum likelihood" if model.held is None else "held"},
     }
+    if model.formula is not None:
+        parameters["w"]["formula"] = model.formula.to_json()
     log_ev = [float(v) for v in sbl.log_evidence]
     info = {"method": sbl.method, "n_iter": sbl.n_iter, "converged": sbl.converged,
             "max_iter": model.max_iter,
@@ -346,9 +352,11 @@ def predict_ard(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9
     if batch is None:
         raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
     model: ARD = spec.model
+    saved = posterior_value(posterior, "w", where=where)
     features = list(posterior_value(posterior, "w", "features", where=where))
-    check_features(features, model.features, where)
-    X = feature_matrix(batch, features=model.features, intercept=model.intercept)
+    if "formula" not in saved:
+        check_features(features, model.features, where)
+    X = new_rows(model, saved, batch, where)
     mean = np.asarray(posterior_value(posterior, "w", "mean", where=where), dtype=float)
     relevant = list(posterior_value(posterior, "w", "cov_features", where=where))
     unknown = [f for f in relevant if f not in features]

@@ -29,8 +29,8 @@ from bayescheck.models.linear_regression import LinearRegression
 from bayescheck.models.spec import Spec
 
 __all__ = ["FAMILIES", "batch_statistic", "exact_draws_linear_regression", "fit_linear_regression",
-           "posterior_parameters", "predict_linear_regression", "prior_posterior",
-           "row_variances"]
+           "new_rows", "posterior_parameters", "predict_linear_regression",
+           "prior_posterior", "row_variances"]
 
 
 def _interval_record(names, marginal) -> dict:
@@ -68,6 +68,8 @@ def posterior_parameters(model: LinearRegression, post) -> dict:
         "cov": post.cov.tolist(),
         "distribution": "normal" if model.known_noise else "student_t",
     }}
+    if model.formula is not None:
+        parameters["theta"]["formula"] = model.formula.to_json()
     if model.known_noise:
         parameters["sigma2"] = {"value": model.noise_sd ** 2, "fixed": True}
         return parameters
@@ -189,6 +191,28 @@ def check_features(saved, model_features, where: str) -> None:
                               f"{list(model_features)}; refit with this spec")
 
 
+def new_rows(model, saved: dict, batch: Batch, where: str) -> np.ndarray:
+    """New rows as the fit's design: the formula's encoding saved with the fit, or the columns.
+
+    ``saved`` is the coefficients' entry of ``posterior.json`` (``theta`` or ``w``). With a
+    formula the encoding (levels, transforms' state, columns) is the one saved, so a level
+    the fit did not see is refused, naming the file, row and level.
+    """
+    if "formula" in saved:
+        from bayescheck.models.formula import FormulaDesign
+
+        design = FormulaDesign.from_json(saved["formula"])
+        spec_formula = getattr(model.formula, "formula", None)
+        if spec_formula != design.formula:
+            raise BayescheckError(f"{where}: the fit's formula {design.formula!r} is not the "
+                                  f"spec's {spec_formula!r}; refit with this spec")
+        return design.matrix(batch)
+    if model.formula is not None:
+        raise BayescheckError(f"{where}: the fit has no formula, the spec has "
+                              f"{model.formula.formula!r}; refit with this spec")
+    return feature_matrix(batch, features=model.features, intercept=model.intercept)
+
+
 def predict_linear_regression(spec: Spec, posterior: dict, batch: Batch, *, level: float = 0.9,
                               where: str = "posterior.json") -> dict[str, np.ndarray]:
     """Posterior predictive of the response at each new row.
@@ -219,9 +243,10 @@ def predict_linear_regression(spec: Spec, posterior: dict, batch: Batch, *, leve
         raise BayescheckError(f"predict for {spec.model.name!r} needs --data NEW")
     model: LinearRegression = spec.model
     theta = posterior_value(posterior, "theta", where=where)
-    check_features(posterior_value(posterior, "theta", "features", where=where),
-                   model.features, where)
-    X = feature_matrix(batch, features=model.features, intercept=model.intercept)
+    if "formula" not in theta:
+        check_features(posterior_value(posterior, "theta", "features", where=where),
+                       model.features, where)
+    X = new_rows(model, theta, batch, where)
     loc = X @ np.asarray(posterior_value(posterior, "theta", "mean", where=where), dtype=float)
     if model.known_noise:
         cov = np.asarray(posterior_value(posterior, "theta", "cov", where=where), dtype=float)
