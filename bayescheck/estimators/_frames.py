@@ -101,7 +101,7 @@ def _code_column(values: np.ndarray, missing: np.ndarray, name: str,
                          f"0, 1, ... or categories (text or a pandas categorical)")
     bad = present != np.floor(present)
     if np.any(bad):
-        raise ValueError(f"column {name!r} holds {present[bad][0]!r}, not a category code "
+        raise ValueError(f"column {name!r} holds {float(present[bad][0])!r}, not a category code "
                          f"(an integer 0, 1, ...): give categories as text or a pandas "
                          f"categorical, or encode the column with "
                          f"sklearn.preprocessing.OrdinalEncoder")
