@@ -217,3 +217,17 @@ def test_network_log_evidence_is_pgmpys_k2_score():
     assert est.log_evidence_ == pytest.approx(K2(data).score(model), rel=1e-12)
     fewer = DiscreteBayesianNetwork(edges[:-1])
     assert est.log_evidence_ != pytest.approx(K2(data).score(fewer), rel=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning")
+def test_the_model_choice_examples_numbers_are_its_output(capsys):
+    """examples/model_choice/README.md quotes the script's output: rerun, the same text."""
+    import runpy
+    from pathlib import Path
+
+    pytest.importorskip("pgmpy")
+    folder = Path(__file__).resolve().parents[2] / "examples" / "model_choice"
+    runpy.run_path(str(folder / "compare_by_evidence.py"), run_name="__main__")
+    printed = capsys.readouterr().out.strip()
+    assert printed and printed in (folder / "README.md").read_text()
