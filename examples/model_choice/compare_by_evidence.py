@@ -18,6 +18,7 @@ from bayescheck.estimators import BayesianLinearRegression, BayesianNetworkClass
 
 
 def asia_structures(n_rows: int = 2000, seed: int = 0) -> None:
+    """Print the log evidence of Asia's structure and of the structure without one edge."""
     with warnings.catch_warnings():
         # get_example_model reads the copy shipped with pgmpy (deprecated in 1.1 for
         # pgmpy.example_models.load_model, which downloads it from the Hugging Face hub)
@@ -42,6 +43,7 @@ def asia_structures(n_rows: int = 2000, seed: int = 0) -> None:
 
 
 def diabetes_feature_sets() -> None:
+    """Print the log evidence of two feature sets of a Bayesian linear regression."""
     data = load_diabetes(as_frame=True)
     X = (data.data - data.data.mean()) / data.data.std()
     y = (data.target - data.target.mean()) / data.target.std()
