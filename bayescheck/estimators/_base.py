@@ -48,7 +48,9 @@ def category_codes(estimator, X, y=None, *, reset: bool, fit: bool = False,
     if np.any(values < 0):
         raise ValueError("Negative values in data: X must hold category codes 0, 1, ...")
     if np.any(values != np.floor(values)):
-        raise ValueError("X must hold category codes: integers 0, 1, ...")
+        raise ValueError("X must hold category codes (integers 0, 1, ...) or categories (text "
+                         "or pandas categorical columns): encode other numbers with "
+                         "sklearn.preprocessing.OrdinalEncoder")
     codes = np.where(missing, -1, values).astype(np.int64)
     return (codes, y) if fit else codes
 

@@ -58,6 +58,10 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     n_iter_ : int
     log_likelihood_ : float
         Total log-likelihood of the training rows at the estimate.
+
+    Model choice: :meth:`bic` and :meth:`aic` as scikit-learn defines them (lower is better),
+    with the free parameters of this model; an EM estimate has no exact log evidence, so there
+    is no ``log_evidence_``.
     lower_bound_ : float
         The objective EM maximised (the log-likelihood, plus the log prior for MAP).
     result_ : inference.engines.mixture_em.EMResult
@@ -164,6 +168,34 @@ class GaussianMixture(DensityMixin, BaseEstimator):
     def score(self, X, y=None):
         """Mean log density of the rows."""
         return float(np.mean(self.score_samples(X)))
+
+    def _n_parameters(self) -> int:
+        """Free parameters: means, covariances (none when known), weights (none when equal)."""
+        check_is_fitted(self, "result_")
+        K, D = self.means_.shape
+        cov = {"full": K * D * (D + 1) // 2, "tied": D * (D + 1) // 2, "diag": K * D,
+               "spherical": K, "known": 0}[self.model_.kind]
+        weights = 0 if self.equal_weights else K - 1
+        return int(K * D + cov + weights)
+
+    def bic(self, X):
+        """Bayesian information criterion of the rows: ``-2 log L + p log n`` (lower is better).
+
+        ``log L`` is the log-likelihood of ``X`` at the estimate and ``p`` the free parameters:
+        ``K D`` means, the covariances (``K D (D + 1) / 2`` full, ``D (D + 1) / 2`` tied,
+        ``K D`` diag, ``K`` spherical, none with ``known_sd``) and ``K - 1`` weights (none with
+        ``equal_weights``), scikit-learn's ``GaussianMixture.bic`` for its four kinds.
+        """
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return float(-2.0 * self.score(X) * X.shape[0] + self._n_parameters() * np.log(len(X)))
+
+    def aic(self, X):
+        """Akaike information criterion of the rows: ``-2 log L + 2 p`` (lower is better).
+
+        ``p`` counts the free parameters as :meth:`bic` does.
+        """
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return float(-2.0 * self.score(X) * X.shape[0] + 2 * self._n_parameters())
 
     def sample(self, n_samples=1, random_state=None):
         """Draws from the fitted mixture: rows ``(n_samples, D)`` and their components."""

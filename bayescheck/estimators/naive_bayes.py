@@ -16,18 +16,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (
-    category_codes,
     feature_names,
     load_model,
     require_code_tables,
     spec_text,
     within_range,
 )
+from ._frames import FrameOutputMixin, categories_of, category_table, declared_sizes
 
 __all__ = ["CategoricalNaiveBayes", "GaussianNaiveBayes"]
 
 
-class _NaiveBayes(ClassifierMixin, BaseEstimator):
+class _NaiveBayes(FrameOutputMixin, ClassifierMixin, BaseEstimator):
     """What the two classifiers share: classes, streaming statistics, prediction."""
 
     _kind: str
@@ -127,6 +127,19 @@ class _NaiveBayes(ClassifierMixin, BaseEstimator):
         self.model_ = fit_naive_bayes(stats=self.stats_, **options)
         self.class_count_ = self.stats_.class_counts.astype(float)
         self.class_log_prior_ = self.model_.class_log_prior.copy()
+        self.log_evidence_ = self._log_evidence()
+
+    def _log_evidence(self) -> float | None:
+        """log p(y, X) with every weight integrated out; None for the plug-in settings."""
+        m = self.model_
+        if not (m.smoothing and self.class_prior == "dirichlet" and m.gaussian == "nig"):
+            return None
+        total = m.class_posterior.log_marginal_likelihood()
+        for per_class in m.category_posteriors:
+            total += sum(p.log_marginal_likelihood() for p in per_class or () if p is not None)
+        if m.nig is not None:
+            total += float(np.sum(m.nig.log_marginal_likelihood()))
+        return float(total)
 
     def _model(self):
         from bayescheck.models.naive_bayes import NaiveBayes
@@ -301,10 +314,12 @@ class CategoricalNaiveBayes(_NaiveBayes):
                 "smoothing": bool(self.smoothing)}
 
     def _validate(self, X, y=None, *, reset, fit=False):
-        return category_codes(self, X, y, reset=reset, fit=fit)
+        return category_table(self, X, y, reset=reset, fit=fit,
+                              unseen="gets the prior's mass of a category no class has")
 
     def _categories(self, X, old) -> tuple:
         top = X.max(axis=0) if len(X) else np.zeros(X.shape[1], np.int64)
+        top = np.maximum(top, declared_sizes(self) - 1)  # declared, unused ones included
         if old is not None:
             top = np.maximum(top, [len(c) - 1 for c in old.schema.categories])
         require_code_tables(self, np.maximum(top, 1) + 1, len(self.classes_))
@@ -314,6 +329,7 @@ class CategoricalNaiveBayes(_NaiveBayes):
     def _publish(self, options: dict):
         super()._publish(options)
         self.n_categories_ = np.array([len(c) for c in self.stats_.schema.categories])
+        self.categories_ = categories_of(self, self.n_categories_)
         self.category_count_ = [c.astype(float) for c in self.stats_.category_counts]
         self.feature_log_prob_ = [t.copy() for t in self.model_.category_log_prob]
 

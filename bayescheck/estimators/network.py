@@ -17,13 +17,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import category_codes, feature_names, load_model, spec_text
+from ._base import feature_names, load_model, spec_text
+from ._frames import FrameOutputMixin, categories_of, category_table, declared_sizes
 from .semi_naive import class_codes, known_codes
 
 __all__ = ["BayesianNetworkClassifier"]
 
 
-class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
+class BayesianNetworkClassifier(FrameOutputMixin, ClassifierMixin, BaseEstimator):
     """Predict one node of a discrete Bayesian network from the others by exact inference.
 
     The spec ``model = "bayesian_network"`` (docs/models/bayesian_network.md): every CPT row
@@ -108,12 +109,13 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         from bayescheck.inference.engines.networks import (
             NetworkCounts,
             cpt_posterior,
+            log_marginal_likelihood,
             network_counts,
         )
         from bayescheck.inference.families.bayesian_network import network_prior, network_schema
         from bayescheck.models.resources import require_cpts
 
-        X, y = category_codes(self, X, y, reset=True, fit=True, allow_nan=True)
+        X, y = category_table(self, X, y, reset=True, fit=True, allow_nan=True)
         features = feature_names(self, X.shape[1])
         model = self._model(features)  # a NetworkProblem is a ValueError naming the entry
         codes = np.column_stack([class_codes(self, y), X])
@@ -121,7 +123,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         if unobserved:
             raise ValueError(f"column {unobserved[0]!r} has no observed value (a latent node "
                              f"is not supported)")
-        self.n_categories_ = X.max(axis=0) + 1
+        self.n_categories_ = np.maximum(X.max(axis=0) + 1, declared_sizes(self))
+        self.categories_ = categories_of(self, self.n_categories_)
         require_cpts(model.nodes, [len(self.classes_), *self.n_categories_], model.parents,
                      remedy="the tables are sized by each column's largest code: encode the "
                             "values as codes 0, 1, ..., k-1 (sklearn.preprocessing."
@@ -140,10 +143,12 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
                                   prior, max_iter=model.max_iter, tol=model.tol)
             self.cpts_ = self.em_.cpts
             self.n_iter_ = self.em_.iterations
+            self.log_evidence_ = None  # EM's estimate: no closed-form evidence
         else:
             self.em_ = None
             self.cpts_ = cpt_posterior(self.counts_, prior).mean
             self.n_iter_ = 0  # counted in closed form: max_iter is EM's, unused
+            self.log_evidence_ = log_marginal_likelihood(self.counts_, prior)
         return self
 
     def predict_log_proba(self, X):
@@ -161,7 +166,8 @@ class BayesianNetworkClassifier(ClassifierMixin, BaseEstimator):
         from bayescheck.inference.engines.networks import predict_target
 
         check_is_fitted(self, "cpts_")
-        X = known_codes(category_codes(self, X, reset=False, allow_nan=True),
+        X = known_codes(category_table(self, X, reset=False, allow_nan=True,
+                                       unseen="is summed out, as a missing cell is"),
                         self.n_categories_)
         codes = np.column_stack([np.zeros(len(X), np.int64), X])
         proba, _ = predict_target(self.cpts_, self.schema_, 0, codes)

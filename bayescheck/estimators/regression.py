@@ -125,6 +125,9 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         ``prior_precision``.
     posterior_ : GaussianPosterior or NormalInverseGammaPosterior
         The engine's posterior (its ``log_evidence``, ``marginal()``, ``predictive(X)``).
+    log_evidence_ : float or None
+        ``log p(y | X)``, theta (and sigma2) integrated out: the exact evidence for comparing
+        feature sets or priors; None under the flat (improper) prior.
     model_ : models.LinearRegression
         The model object (what the spec reads into).
     n_features_in_ : int
@@ -220,6 +223,7 @@ class BayesianLinearRegression(RegressorMixin, BaseEstimator):
         self.alpha_ = (1.0 / self.model_.noise_sd ** 2 if self.model_.known_noise
                        else post.shape / post.scale)
         self.lambda_ = None if self.prior_cov is not None else float(self.prior_precision)
+        self.log_evidence_ = post.log_evidence
 
     # ---- prediction ----------------------------------------------------------------------
 
@@ -374,6 +378,8 @@ class ARDRegression(RegressorMixin, BaseEstimator):
     sigma_ : numpy.ndarray
         Posterior covariance of the kept weights of ``coef_`` (``relevant_``).
     relevant_ : numpy.ndarray of bool, shape (n_features,)
+    log_evidence_ : float
+        ``log p(y | X, alpha, sigma2)`` at the estimate: the maximised (type-II) evidence.
     result_ : inference.engines.sbl.SBLResult
         The engine's result (``log_evidence`` per iteration, ``converged``, ...).
     design_, terms_
@@ -429,6 +435,7 @@ class ARDRegression(RegressorMixin, BaseEstimator):
         keep = np.flatnonzero(np.isin(sbl.relevant, np.arange(k, len(sbl.alpha))))
         self.sigma_ = sbl.cov[np.ix_(keep, keep)]
         self.n_iter_ = sbl.n_iter
+        self.log_evidence_ = float(sbl.log_evidence[-1])
         return self
 
     def predict(self, X, return_std=False):

@@ -19,7 +19,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import category_codes, feature_names, load_model, require_code_tables, spec_text
+from ._base import (
+    feature_names,
+    load_model,
+    require_code_tables,
+    spec_text,
+)
+from ._frames import FrameOutputMixin, categories_of, category_table, declared_sizes
 
 __all__ = ["SemiNaiveBayesClassifier"]
 
@@ -39,7 +45,7 @@ def known_codes(X: np.ndarray, n_categories: np.ndarray) -> np.ndarray:
     return np.where(X < np.asarray(n_categories)[None, :], X, -1)
 
 
-class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
+class SemiNaiveBayesClassifier(FrameOutputMixin, ClassifierMixin, BaseEstimator):
     """One-dependence classifier (SPODE, AODE or TAN) on categorical features.
 
     The spec ``model = "semi_naive_bayes"`` (docs/models/semi_naive_bayes.md): every feature
@@ -124,7 +130,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
         for attr in ("counts_", "classes_", "super_parent_", "cross_validation_",
                      "conditional_mutual_information_"):
             self.__dict__.pop(attr, None)  # a refit (of another kind) starts afresh
-        X, y = category_codes(self, X, y, reset=True, fit=True)
+        X, y = category_table(self, X, y, reset=True, fit=True)
         features = feature_names(self, X.shape[1])
         model = self._model(features)
         codes = class_codes(self, y)
@@ -160,7 +166,7 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
             batch with another label is refused.
         """
         first = not hasattr(self, "counts_")
-        X, y = category_codes(self, X, y, reset=first, fit=True)
+        X, y = category_table(self, X, y, reset=first, fit=True)
         features = feature_names(self, X.shape[1])
         model = self._model(features)
         if first:
@@ -182,11 +188,13 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
         from bayescheck.inference.engines.one_dependence import pair_counts
 
         seen = X.max(axis=0) + 1 if len(X) else np.ones(X.shape[1], np.int64)
+        seen = np.maximum(seen, declared_sizes(self))  # declared, unused ones included
         old = getattr(self, "counts_", None)
         if old is not None:
             seen = np.maximum(seen, old.cardinality[1:])
         require_code_tables(self, seen, len(self.classes_), pairs=True)
         self.n_categories_ = np.asarray(seen, np.int64)
+        self.categories_ = categories_of(self, self.n_categories_)
         card = (len(self.classes_), *(int(n) for n in self.n_categories_))
         batch = pair_counts(codes, X, card)
         self.counts_ = batch if old is None else old.grown(card) + batch
@@ -213,13 +221,30 @@ class SemiNaiveBayesClassifier(ClassifierMixin, BaseEstimator):
             f: None if p < 0 else features[p] for f, p in zip(features, parents, strict=True)}
         self._parents = parents
         self._engine_model = model
+        self.log_evidence_ = None if parents is None else self._log_evidence(model, features)
+
+    def _log_evidence(self, model, features) -> float:
+        """log p(y, X | the SPODE / TAN network): the BD score of its counts."""
+        from bayescheck.inference.engines.networks import log_marginal_likelihood
+        from bayescheck.inference.families.bayesian_network import network_prior, network_schema
+        from bayescheck.inference.families.semi_naive_bayes import network_counts_from_pairs
+
+        states = {f: tuple(str(k) for k in range(int(n)))
+                  for f, n in zip(features, self.n_categories_, strict=True)}
+        net = model.network(self.parents_, states)
+        states = {model.target: tuple(str(c) for c in self.classes_), **states}
+        schema = network_schema(net, states)
+        counts = network_counts_from_pairs(net, schema, self.counts_, self._parents)
+        return log_marginal_likelihood(counts, network_prior(net, schema, states))
 
     def predict_log_proba(self, X):
         """Log posterior predictive probability of each class (columns in ``classes_`` order)."""
         from bayescheck.inference.families.semi_naive_bayes import class_log_scores
 
         check_is_fitted(self, "counts_")
-        X = known_codes(category_codes(self, X, reset=False), self.n_categories_)
+        X = known_codes(category_table(self, X, reset=False,
+                                       unseen="is left out of the row's score"),
+                        self.n_categories_)
         scores, _ = class_log_scores(self._engine_model, self.counts_, self._parents, X)
         top = scores.max(axis=1, keepdims=True)
         return scores - top - np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
