@@ -121,10 +121,11 @@ def read_bytes(path: Path | RemoteFile | str) -> bytes:
 
 
 def read_local(path: Path, limit: int | None = None) -> bytes:
-    """A local file's bytes (the first ``limit`` of them), refused unless a regular file.
+    """A local file's bytes (the first ``limit`` of them): a regular file or a named pipe.
 
-    The file is opened without blocking (a pipe without a writer would wait) and checked on
-    its open descriptor, so a link swapped after an earlier check is caught too.
+    A regular file is opened without blocking and checked on its open descriptor, so a link
+    swapped after an earlier check to a device is caught too. A named pipe (a producer's
+    stream, a shell's process substitution) is read as it arrives: it waits for its writer.
 
     Raises
     ------
@@ -132,13 +133,14 @@ def read_local(path: Path, limit: int | None = None) -> bytes:
         Not a regular file, or the system cannot read it.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        pipe = stat.S_ISFIFO(os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | (0 if pipe else getattr(os, "O_NONBLOCK", 0)))
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}", path=path) from None
     try:
         with os.fdopen(fd, "rb") as fh:
             mode = os.fstat(fh.fileno()).st_mode
-            if not stat.S_ISREG(mode):
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
                 raise DataError(f"not a regular file ({file_kind(mode)}); a data file must be "
                                 f"a CSV or Parquet file", path=path)
             return fh.read() if limit is None else fh.read(limit)

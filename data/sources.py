@@ -178,16 +178,16 @@ def _all_present(skip: Mapping[str, str], present: set[str]) -> None:
 
 
 def _refuse_special(path: Path) -> None:
-    """Refuse a name that is not a regular file (a device, a pipe), links followed.
+    """Refuse a name that is neither a regular file nor a named pipe, links followed.
 
-    ``/dev/zero`` would be read for ever and a pipe would block; the readers check again on
-    the file they open (:func:`bayescheck.data.batch.read_local`).
+    ``/dev/zero`` would be read for ever (a named pipe is read as its writer sends it); the
+    readers check again on the file they open (:func:`bayescheck.data.batch.read_local`).
     """
     try:
         mode = path.stat().st_mode
     except OSError as exc:
         raise DataError(f"cannot read: {exc.strerror or exc}", path=path) from None
-    if not stat.S_ISREG(mode):
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
         raise DataError(f"not a regular file ({file_kind(mode)}); a data file must be a CSV "
                         f"or Parquet file", path=path)
 

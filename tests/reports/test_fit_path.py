@@ -49,7 +49,9 @@ def test_fit_imports_no_sampler_plots_or_scipy_stats(tmp_path):
     assert [Path(spec) for spec, _, _ in report] == EXAMPLES
     for i, (spec, rc, loaded) in enumerate(report):
         assert rc == 0, spec
-        assert loaded == [], f"after fitting {spec}: {loaded}"
+        # formulaic builds a formula's design from a pandas frame (scipy.sparse: its import)
+        allowed = {"pandas", "scipy.sparse"} if Path(spec).stem == "formula" else set()
+        assert set(loaded) <= allowed, f"after fitting {spec}: {loaded}"
         assert (tmp_path / str(i) / "posterior.json").stat().st_size > 0
 
 

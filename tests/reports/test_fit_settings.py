@@ -146,7 +146,7 @@ def test_a_spec_built_in_python_records_its_values_and_no_absent_keys():
 
 README = Path(__file__).resolve().parents[2] / "docs" / "defaults.md"
 #: keys that select data or add output rather than set a model value: not in the table
-NOT_DEFAULTS = {"data.features", "query", "independence", "decision.classes",
+NOT_DEFAULTS = {"data.features", "data.formula", "query", "independence", "decision.classes",
                 "decision.options", "decision.loss", "fit.init_means"}
 
 
