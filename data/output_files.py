@@ -139,7 +139,7 @@ def _replace(path: Path, content: bytes | str | Callable[[BinaryIO], None]) -> N
         raise BayescheckError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
         os.fchmod(fd, 0o666 & ~_umask())  # as a plain open would create it
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "w+b") as fh:  # h5netcdf reads back what it writes
             if callable(content):
                 content(fh)
             else:

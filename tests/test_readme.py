@@ -28,7 +28,7 @@ def test_readme_opens_with_the_two_commands():
 
 def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     blocks = [b for b in python_blocks() if "check(" not in b]
-    assert len(blocks) == 4
+    assert len(blocks) == 6
     monkeypatch.chdir(tmp_path)
     namespace = {}
     _run(blocks[:1], namespace)
@@ -45,7 +45,7 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     assert namespace["result"].posterior.parameters["theta"]["mean"][1] == pytest.approx(
         2.0, abs=0.05)
     # Eight schools with a fixed tau: the exact posterior is the Gaussian one written here.
-    _run(blocks[2:3], namespace)
+    _run([b for b in blocks if "pm.Model" in b], namespace)
     y, s2 = namespace["y"], namespace["sigma"] ** 2
     prec = np.zeros((9, 9))
     prec[0, 0] = 1 / 25
@@ -59,7 +59,7 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     from bayescheck import fit
     from bayescheck.estimators import BayesianLinearRegression
 
-    _run(blocks[3:4], namespace)
+    _run([b for b in blocks if "load_diabetes" in b], namespace)
     X, y = namespace["X"], namespace["y"]
     one = BayesianLinearRegression(noise="unknown").fit(X, y)
     np.testing.assert_allclose(namespace["blr"].coef_, one.coef_, rtol=1e-12)
@@ -69,6 +69,16 @@ def test_readme_python_blocks_without_sampling_run(tmp_path, monkeypatch):
     np.testing.assert_allclose(namespace["proba"][0], [query["probabilities"][c] for c in
                                                        namespace["nb"].classes_], rtol=1e-12)
     assert namespace["search"].best_params_
+    # A formula: the same coefficients as the design written out by hand.
+    _run([b for b in blocks if "formula=" in b], namespace)
+    cells = namespace["cells"]
+    X = np.column_stack([np.log(cells["radius"]), cells["diagnosis"] == "malignant"])
+    by_hand = BayesianLinearRegression(noise="unknown", prior_precision=0.01).fit(
+        X.astype(float), cells["texture"])
+    np.testing.assert_allclose(namespace["est"].coef_, by_hand.coef_, rtol=1e-10)
+    # Text columns: a categorical column keeps its declared categories, unused ones too.
+    _run([b for b in blocks if "load_iris" in b], namespace)
+    assert list(namespace["clf"].categories_[0]) == ["Sunny", "Overcast", "Rain", "Snow"]
 
 
 @pytest.mark.nuts
