@@ -31,22 +31,21 @@ demo: $(STAMP)
 # file on one worker, so a module's NUTS fixture runs once.
 PYTEST_JOBS ?= auto
 
-# the whole suite (what CI runs): 6.4 min on the idle 2-core machine with a warm PyTensor
-# cache (round 6), 12-14 min with CI's empty cache; nearly all of it is compiling each NUTS
-# model: see benchmarks/SUITE.md
+# the whole suite (what CI runs): about 9 minutes on the idle 2-core machine, most of it
+# compiling NUTS models
 # Public APIs only: ../shared/hygiene.py lists every place that leans on another package's
 # insides (private names, monkeypatching, sys.modules, native code at run time); it must find 0.
 # A clone outside the workplace has no ../shared: the check is skipped with a note.
 HYGIENE := ../shared/hygiene.py
 hygiene:
-	@if [ -f $(HYGIENE) ]; then python3 $(HYGIENE) --quiet models inference reports bayescheck; \
+	@if [ -f $(HYGIENE) ]; then python3 $(HYGIENE) --quiet models inference reports bayescheck data; \
 	 else echo "note: $(HYGIENE) is absent (a clone outside the workplace): public-API check skipped"; fi
 
 test: $(STAMP) hygiene
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile --durations=15
 
-# the inner loop: engines, specs, CLI errors; no NUTS, nothing marked slow (68 s in one process)
+# the inner loop: engines, specs, CLI errors; no NUTS, nothing marked slow (about a minute)
 test-fast: $(STAMP) hygiene
 	$(VENV)/bin/ruff check .
 	$(VPY) -m pytest -q -n $(PYTEST_JOBS) --dist loadfile -m "not nuts and not slow"

@@ -334,7 +334,7 @@ class GaussianMixture(Model, StartsAtEstimate):
                             "components): declare(source, fit=fit(spec))",
                             path=getattr(source, "label", None))
         X = self.data_matrix(source)
-        self.require_proper(getattr(source, "label", None))
+        self.require_proper()  # a key of the spec, not of the data: check names the spec
         reference = estimate = None
         state = None if fit is None else fit.posterior.state
         if state is not None:
