@@ -176,15 +176,15 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
                                          dict(draws=draws, tune=tune, chains=chains,
                                               seed=seed).items() if v is not None})
     started = time.perf_counter()
-    require_proper = getattr(spec.model, "require_proper", None)
-    if require_proper is not None:  # a spec's prior is refused in the spec's name, before the fit
-        require_proper(spec.path)
     # declaration=True: the declaration's statistics are taken on the fit's pass over the
     # files, so they are read once.
     result = analytic if analytic is not None else fit(spec, progress=progress,
                                                        declaration=True)
     post = result.posterior
     timings = {"analytic fit": time.perf_counter() - started}
+    require_proper = getattr(spec.model, "require_proper", None)
+    if require_proper is not None:  # the data's errors first, then the prior in the spec's name
+        require_proper(spec.path)
     # A model with discrete parameters names the sampler it needs (NUTS cannot move them).
     sampler = spec.model.sampler or sampler
     check = CheckResult(result, None, None, timings, sampling=sampling)
