@@ -364,8 +364,8 @@ class GaussianMixture(Model, StartsAtEstimate):
         Parameters
         ----------
         fit : inference.AnalyticFit
-            The EM fit (``fit.state`` an ``EMResult`` whose components are in the declared
-            order, ``fit.n_rows`` the rows).
+            The EM fit (``fit.posterior.state`` an ``EMResult`` whose components are in the declared
+            order, ``fit.record.n_rows`` the rows).
         jitter_sd : float
             The jitter in approximate posterior sds; 0 starts every chain at the estimate.
 

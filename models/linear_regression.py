@@ -211,7 +211,7 @@ class LinearRegression(Model, Calibratable):
         Up to :data:`MAX_ROWWISE` rows the likelihood is row by row (:meth:`pymc_model`);
         beyond, through the sufficient statistics (:meth:`pymc_model_sufficient`), computed
         one batch at a time (a QR per batch, :meth:`declaration_root`, the roots merged by
-        the QR of their stack). When ``fit.declaration`` holds ``"rows"`` and
+        the QR of their stack). When ``fit.record.declaration`` holds ``"rows"`` and
         ``"batch_roots"`` (the fit gathered the batch roots on its own pass over the files,
         as ``check`` asks it to) and there are more than :data:`MAX_ROWWISE` rows, the files
         are not read again: the same roots, merged the same way.

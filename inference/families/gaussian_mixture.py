@@ -638,7 +638,7 @@ def _draw_covariances(posterior, fit, keep, K, D) -> np.ndarray:
     model_kind = fit.posterior.state.covariance
     n = keep.size
     if model_kind == "known":
-        return np.broadcast_to(fit.state.covariances[0], (n, K, D, D)).copy()
+        return np.broadcast_to(fit.posterior.state.covariances[0], (n, K, D, D)).copy()
     if "covariances" in posterior:
         return _stack(posterior, "covariances").reshape(-1, K, D, D)[keep]
     var = _stack(posterior, "variances")
