@@ -151,7 +151,7 @@ def declare(gm, X: np.ndarray, fit, flags: set[str], jitter_sd: float = 0.5):
     from pymc.distributions.transforms import ordered
     from pytensor.tensor.linalg import solve_triangular
 
-    state = fit.state
+    state = fit.posterior.state
     n, D = X.shape
     K = gm.n_components
     w0 = np.asarray(state.weights)
