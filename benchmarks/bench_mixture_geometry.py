@@ -349,18 +349,18 @@ def run(case: str, variant: str, seed: int, folder: Path, *, draws: int, tune: i
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         idata.to_netcdf(keep / f"{case}_{variant}_{seed}.nc", engine="h5netcdf")
-    judged = posterior_checks(result, compare_estimates_idata(result.estimates, idata), idata,
-                              spec)
+    estimates = result.posterior.estimates
+    judged = posterior_checks(result, compare_estimates_idata(estimates, idata), idata, spec)
     d = judged.diagnostics
     modes = judged.modes or {}
     return {"case": case, "variant": variant, "seed": seed, "draws": draws, "tune": tune,
-            "n_init": n_init, "em_objective": float(result.state.objective),
+            "n_init": n_init, "em_objective": float(result.posterior.state.objective),
             "verdict": judged.verdict, "max_r_hat": d.max_r_hat, "min_ess_bulk": d.min_ess_bulk,
             "min_ess_tail": d.min_ess_tail, "divergences": d.divergences,
             "seconds": declared + seconds,
             "groups": [g["chains"] for g in modes.get("groups", [])],
             "log_density_median": [c["log_density_median"] for c in modes.get("chains", [])],
-            "stuck": _stuck_chains(draws_from_idata(idata, result.estimates)),
+            "stuck": _stuck_chains(draws_from_idata(idata, result.posterior.estimates)),
             "problems": list(d.problems), "load": open("/proc/loadavg").read().split()[:3]}
 
 

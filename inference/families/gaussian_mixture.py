@@ -304,8 +304,8 @@ def posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     fit : AnalyticFit
         From :func:`fit_gaussian_mixture` (its ``state`` is the aligned EM result).
     comparison : inference.compare.EstimateComparison
-        From :func:`bayescheck.inference.checking.compare.compare_estimates` on ``fit.posterior.estimates``
-        and every chain.
+        From :func:`bayescheck.inference.checking.compare.compare_estimates` on
+        ``fit.posterior.estimates`` and every chain.
     idata : xarray.DataTree
         The draws of the declared model (already relabelled by the declaration).
     spec : models.Spec
