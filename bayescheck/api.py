@@ -64,7 +64,7 @@ def check(spec: Spec | str | Path, out: str | Path | None = None, *,
           draws: int | None = None, tune: int | None = None, chains: int | None = None,
           seed: int | None = None, sampler: str = "nutpie", retry: bool = True,
           report: bool = True, progress: bool = False,
-          max_hours: float | None = DEFAULT_MAX_HOURS):
+          max_hours: float | None = DEFAULT_MAX_HOURS, adaptation: str | None = None):
     """Fit, sample with NUTS and compare (``bayescheck check``).
 
     Parameters
@@ -90,6 +90,9 @@ def check(spec: Spec | str | Path, out: str | Path | None = None, *,
     max_hours : float or None
         Refuse (``TooLarge``, a ``ValueError``) a sampling whose estimated time is above this
         many hours (None: no limit); see ``bayescheck check --max-hours``.
+    adaptation : {"diag", "low_rank"}, optional
+        Override the spec's ``[sampling] adaptation``: the mass matrix nutpie adapts
+        (``"low_rank"`` follows strongly correlated directions).
 
     Returns
     -------
@@ -98,7 +101,7 @@ def check(spec: Spec | str | Path, out: str | Path | None = None, *,
         and the fit.
     """
     options = dict(draws=draws, tune=tune, chains=chains, seed=seed, sampler=sampler,
-                   retry=retry, progress=progress, max_hours=max_hours)
+                   retry=retry, progress=progress, max_hours=max_hours, adaptation=adaptation)
     if out is None:
         from bayescheck.inference.checking.check import run_check
 

@@ -190,6 +190,8 @@ class SamplingConfig:
     tune: int = 1000
     chains: int = 4
     seed: int = 0
+    #: The mass matrix NUTS adapts: one of :data:`ADAPTATIONS`.
+    adaptation: str = "diag"
 
     @classmethod
     def from_section(cls, section: Section) -> SamplingConfig:
@@ -199,6 +201,7 @@ class SamplingConfig:
             tune=section.number("tune", cls.tune, integer=True, minimum=0),
             chains=section.number("chains", cls.chains, integer=True, minimum=1),
             seed=section.number("seed", cls.seed, integer=True, minimum=0),
+            adaptation=section.string("adaptation", cls.adaptation, choices=ADAPTATIONS),
         )
         for name in ("draws", "tune", "chains"):
             check_sampler_setting(name, getattr(config, name), path=section.path,
@@ -208,6 +211,10 @@ class SamplingConfig:
         section.finish()
         return config
 
+
+#: Mass-matrix adaptations: the diagonal every NUTS sampler adapts, and nutpie's diagonal plus
+#: a low-rank correction along strongly correlated directions.
+ADAPTATIONS = ("diag", "low_rank")
 
 #: Largest seed: the samplers (nutpie's Rust, numpy's generators as the checks use them)
 #: take a 64-bit unsigned seed, and a larger one is refused rather than reduced.

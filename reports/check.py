@@ -30,12 +30,14 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
               sampler: str = "nutpie", thresholds: Thresholds | None = None,
               analytic: AnalyticFit | None = None, progress: bool = False,
               report: bool = True, retry: bool = True,
-              max_hours: float | None = DEFAULT_MAX_HOURS) -> CheckResult:
+              max_hours: float | None = DEFAULT_MAX_HOURS,
+              adaptation: str | None = None) -> CheckResult:
     """Run the check of ``spec`` and write its files into ``out`` (:func:`write_check`).
 
     Parameters
     ----------
-    spec, draws, tune, chains, seed, sampler, thresholds, analytic, progress, retry, max_hours
+    spec, draws, tune, chains, seed, sampler, thresholds, analytic, progress, retry, max_hours,
+    adaptation
         As :func:`bayescheck.inference.checking.check.run_check`.
     out : str or pathlib.Path
         The folder.
@@ -50,7 +52,8 @@ def run_check(spec: Spec, out: str | Path, *, draws: int | None = None,
     """
     check = check_spec(spec, draws=draws, tune=tune, chains=chains, seed=seed,
                        sampler=sampler, thresholds=thresholds, analytic=analytic,
-                       progress=progress, retry=retry, max_hours=max_hours)
+                       progress=progress, retry=retry, max_hours=max_hours,
+                       adaptation=adaptation)
     write_check(check, spec, Path(out), report=report)
     return check
 
@@ -95,7 +98,8 @@ def summary_document(check: CheckResult, spec: Spec) -> dict:
                "timings": check.timings, "sampler": check.first_sample.sampler,
                "spec": str(spec.path) if spec.path else None,
                "sampling": {"draws": sampling.draws, "tune": sampling.tune,
-                            "chains": sampling.chains, "seed": sampling.seed},
+                            "chains": sampling.chains, "seed": sampling.seed,
+                            "adaptation": sampling.adaptation},
                "attempts": check.attempts,
                # how the data entered the declaration: rows, or sufficient statistics
                "observed": check.observed}

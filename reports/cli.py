@@ -125,6 +125,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="random seed, 0 to 2^64 - 1 (default: [sampling] seed, else 0)")
     c.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"],
                    help="NUTS implementation (default: nutpie)")
+    # models.spec.ADAPTATIONS, spelled out: importing it would load numpy before main() runs
+    c.add_argument("--adaptation", choices=("diag", "low_rank"),
+                   help="the mass matrix NUTS adapts: diag, or low_rank (nutpie only) for "
+                        "strongly correlated posteriors (default: [sampling] adaptation, "
+                        "else diag)")
     c.add_argument("--no-retry", action="store_true",
                    help="when the sampler's health leaves a check without a verdict, stop "
                         "there (default: sample once more with twice the tuning steps and "
@@ -294,6 +299,8 @@ def _cmd_check(args) -> int:
     if not args.max_hours > 0:  # also NaN
         raise BayescheckError(f"--max-hours must be a positive number of hours (inf: no "
                               f"limit), got {args.max_hours}")
+    if args.adaptation not in (None, "diag") and args.sampler != "nutpie":
+        raise BayescheckError(f"--adaptation {args.adaptation} needs --sampler nutpie")
     out = args.out or _default_out(args.spec)
     if args.spec.suffix == ".py":  # the user's own PyMC model
         return _check_model_file(args, out)
@@ -304,7 +311,8 @@ def _cmd_check(args) -> int:
     with output_folder(out, results=CHECK_RESULTS):
         result = run_check(spec, out, draws=args.draws, tune=args.tune, chains=args.chains,
                            seed=args.seed, sampler=args.sampler, progress=not args.quiet,
-                           retry=not args.no_retry, max_hours=args.max_hours)
+                           retry=not args.no_retry, max_hours=args.max_hours,
+                           adaptation=args.adaptation)
     _print_check(result)
     _warn_not_converged(args.spec, result.fit)
     return EXIT_CODES[result.verdict]
@@ -319,8 +327,11 @@ def _check_model_file(args, out: Path) -> int:
         result = check_model_file(args.spec, name=args.model, out=out, draws=args.draws,
                                   tune=args.tune, chains=args.chains, seed=args.seed,
                                   sampler=args.sampler, progress=not args.quiet,
-                                  max_hours=args.max_hours)
+                                  max_hours=args.max_hours,
+                                  adaptation=args.adaptation or "diag")
     print(f"{args.spec}: {result.exact.family}: {result.verdict}")
+    for line in result.advice:
+        print(f"  {line}")
     print(f"wrote {out}")
     return EXIT_CODES[result.verdict]
 

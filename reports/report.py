@@ -173,6 +173,7 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
             "tune": sampling.tune,
             "chains": sampling.chains,
             "seed": sampling.seed,
+            "adaptation": sampling.adaptation,
         },
         "thresholds": _asdict(shown.thresholds),
         "diagnostics": diagnostics,

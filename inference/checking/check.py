@@ -26,9 +26,10 @@ from bayescheck.inference.checking.cost import (
     sampling_cost,
 )
 from bayescheck.inference.checking.predictive import add_posterior_predictive
-from bayescheck.inference.checking.sampling import SampleResult, sample_nuts
+from bayescheck.inference.checking.sampling import SampleResult, check_adaptation, sample_nuts
 from bayescheck.inference.families import fit
 from bayescheck.inference.result import AnalyticFit
+from bayescheck.models.errors import SpecError
 from bayescheck.models.interface import FullDeclaration, StartsAtEstimate
 from bayescheck.models.spec import SamplingConfig, Spec
 
@@ -128,7 +129,8 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
               chains: int | None = None, seed: int | None = None, sampler: str = "nutpie",
               thresholds: Thresholds | None = None, analytic: AnalyticFit | None = None,
               progress: bool = False, retry: bool = True,
-              max_hours: float | None = DEFAULT_MAX_HOURS) -> CheckResult:
+              max_hours: float | None = DEFAULT_MAX_HOURS,
+              adaptation: str | None = None) -> CheckResult:
     """Fit analytically, sample with NUTS and compare; nothing is written.
 
     Two checks, each run when the fit has something for it: the exact marginals against
@@ -147,6 +149,9 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
         NUTS implementation (``"nutpie"`` or ``"pymc"``).
     thresholds : Thresholds, optional
         Sampler-health limits and the false-alarm rate.
+    adaptation : {"diag", "low_rank"}, optional
+        Override the spec's ``[sampling] adaptation`` (the mass matrix nutpie adapts; see
+        :func:`~bayescheck.inference.checking.sampling.sample_nuts`).
     analytic : AnalyticFit, optional
         Use this analytic result instead of fitting (tests feed wrong ones on purpose).
     progress : bool
@@ -173,8 +178,9 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
         A sampling estimated above ``max_hours``, or whose draws this machine cannot hold.
     """
     sampling = replace(spec.sampling, **{k: v for k, v in
-                                         dict(draws=draws, tune=tune, chains=chains,
-                                              seed=seed).items() if v is not None})
+                                         dict(draws=draws, tune=tune, chains=chains, seed=seed,
+                                              adaptation=adaptation).items()
+                                         if v is not None})
     started = time.perf_counter()
     # declaration=True: the declaration's statistics are taken on the fit's pass over the
     # files, so they are read once.
@@ -187,6 +193,10 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
         require_proper(spec.path)
     # A model with discrete parameters names the sampler it needs (NUTS cannot move them).
     sampler = spec.model.sampler or sampler
+    try:
+        check_adaptation(sampling.adaptation, sampler)
+    except ValueError as exc:
+        raise SpecError(str(exc), path=spec.path, key="sampling.adaptation") from None
     check = CheckResult(result, None, None, timings, sampling=sampling)
     cores = max(1, min(sampling.chains, os.cpu_count() or 1))  # as sample_nuts runs them
 
@@ -206,7 +216,8 @@ def run_check(spec: Spec, *, draws: int | None = None, tune: int | None = None,
         while True:
             sampled = sample_nuts(pymc_model, draws=settings.draws, tune=settings.tune,
                                   chains=settings.chains, seed=settings.seed,
-                                  sampler=sampler, progress=progress, initvals=starts)
+                                  sampler=sampler, progress=progress, initvals=starts,
+                                  adaptation=settings.adaptation)
             began = time.perf_counter()
             comparison = judge(sampled.idata)
             check.attempts.append({

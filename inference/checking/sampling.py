@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from bayescheck.models.resources import check_sampler_setting, require_draws_memory
+from bayescheck.models.spec import ADAPTATIONS
 
-__all__ = ["PROGRESS_MS", "SampleResult", "compiled_for_nutpie", "draws_bar", "sample_nuts",
-           "show_progress_bar"]
+__all__ = ["ADAPTATIONS", "PROGRESS_MS", "SampleResult", "check_adaptation",
+           "compiled_for_nutpie", "draws_bar", "sample_nuts", "show_progress_bar"]
 
 # nutpie's compiled models per model object, each with the start values it was compiled for:
 # the compile (seconds of Numba) is paid once per model. Weak keys: a model no longer used
@@ -71,6 +72,7 @@ def show_progress_bar(progress: bool, stream=None) -> bool:
 
 #: Milliseconds between two redraws of a check's progress bar.
 PROGRESS_MS = 250
+
 
 
 def draws_bar(chains: int, stream=None):
@@ -141,7 +143,8 @@ def compiled_for_nutpie(model, initvals: dict | None = None):
 
 def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 0,
                 cores: int | None = None, sampler: str = "nutpie",
-                progress: bool = False, initvals: dict | None = None) -> SampleResult:
+                progress: bool = False, initvals: dict | None = None,
+                adaptation: str = "diag") -> SampleResult:
     """Sample a PyMC model with NUTS.
 
     Parameters
@@ -165,6 +168,10 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
         start jitter, U(-1, 1) on every unconstrained coordinate, is then switched off (for
         nutpie ``jitter_rvs=set()``, for PyMC's NUTS ``init="adapt_diag"``), so the chains
         start where these values say. Default: PyMC's initial point with its jitter.
+    adaptation : {"diag", "low_rank"}
+        The mass matrix nutpie adapts: diagonal (every sampler's default), or diagonal plus
+        a low-rank correction that follows strongly correlated directions (nutpie's
+        ``adaptation="low_rank"``; the other samplers offer only the diagonal here).
 
     Returns
     -------
@@ -175,14 +182,18 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
     bayescheck.models.resources.TooLarge
         ``draws``, ``tune`` or ``chains`` above its limit, or draws this machine cannot hold
         (nuts-rs would abort the process).
+    ValueError
+        An ``adaptation`` other than those, or ``"low_rank"`` with a sampler other than nutpie.
     """
     for name, value in (("draws", draws), ("tune", tune), ("chains", chains)):
         check_sampler_setting(name, value)
+    check_adaptation(adaptation, sampler)
     cores = cores or max(1, min(chains, os.cpu_count() or 1))
     started = time.perf_counter()
     if sampler == "nutpie":
         idata = _sample_nutpie(model, draws=draws, tune=tune, chains=chains, seed=seed,
-                               cores=cores, progress=progress, initvals=initvals)
+                               cores=cores, progress=progress, initvals=initvals,
+                               adaptation=adaptation)
     else:
         import pymc as pm
 
@@ -205,7 +216,18 @@ def sample_nuts(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4, 
                         sampler=str(attrs.get("inference_library", sampler)))
 
 
-def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals):
+def check_adaptation(adaptation: str, sampler: str) -> None:
+    """Refuse a mass-matrix adaptation that ``sampler`` does not offer (ValueError)."""
+    if adaptation not in ADAPTATIONS:
+        raise ValueError(f"adaptation must be one of {', '.join(ADAPTATIONS)}, "
+                         f"got {adaptation!r}")
+    if adaptation != "diag" and sampler != "nutpie":
+        raise ValueError(f"adaptation {adaptation!r} needs the nutpie sampler "
+                         f"(sampler is {sampler!r})")
+
+
+def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initvals,
+                   adaptation):
     """nutpie's draws, completed as ``pm.sample(nuts_sampler="nutpie")`` completes them."""
     import nutpie
     from pymc.backends.arviz import patch_nutpie_idata
@@ -219,6 +241,7 @@ def _sample_nutpie(model, *, draws, tune, chains, seed, cores, progress, initval
     idata = nutpie.sample(compiled, draws=draws, tune=max(tune, 1), chains=chains,
                           cores=cores, seed=int(seed), save_warmup=False,
                           store_unconstrained=False, progress_bar=False,
-                          progress_callback=bar, progress_rate=PROGRESS_MS)
+                          progress_callback=bar, progress_rate=PROGRESS_MS,
+                          adaptation=adaptation)
     patch_nutpie_idata(idata, model, sampling_time=time.time() - began)
     return idata

@@ -31,6 +31,7 @@ from bayescheck.inference.checking.cost import (
 )
 from bayescheck.models.errors import BayescheckError
 
+from .advice import sampler_advice
 from .posterior import ExactPosterior, exact
 
 __all__ = ["ModelCheck", "calibrate_model", "check_model", "check_model_file"]
@@ -55,7 +56,10 @@ class ModelCheck:
     timings : dict
         Seconds per phase.
     settings : dict
-        Draws, tune, chains, seed, sampler.
+        Draws, tune, chains, seed, sampler, adaptation.
+    advice : list of str
+        When the sampler's health left no verdict: what the exact posterior says about why,
+        and what to change (:func:`.advice.sampler_advice`).
     """
 
     exact: ExactPosterior
@@ -65,6 +69,7 @@ class ModelCheck:
     out: Path | None = None
     timings: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    advice: list = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -86,7 +91,7 @@ class ModelCheck:
         out = {"model": model, **self.comparison.summary(), "verdict": self.verdict,
                "family": self.exact.family, "log_evidence": self.exact.log_evidence,
                "timings": self.timings, "sampler": getattr(self.sample, "sampler", None),
-               "sampling": self.settings}
+               "sampling": self.settings, "advice": self.advice}
         if self.calibration is not None:
             out["calibration"] = self.calibration.to_json()
         return out
@@ -96,7 +101,8 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
                 random_seed: int = 1, sampler: str = "nutpie", simulations: int | None = None,
                 thresholds: Thresholds | None = None, posterior: ExactPosterior | None = None,
                 progress: bool = False,
-                max_hours: float | None = DEFAULT_MAX_HOURS) -> ModelCheck:
+                max_hours: float | None = DEFAULT_MAX_HOURS,
+                adaptation: str = "diag") -> ModelCheck:
     """Sample a PyMC model with NUTS and judge the draws against its exact posterior.
 
     Parameters
@@ -127,6 +133,9 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     max_hours : float or None
         Refuse a sampling estimated above this many hours (None: no limit); see
         :mod:`bayescheck.inference.checking.cost`.
+    adaptation : {"diag", "low_rank"}
+        The mass matrix nutpie adapts; ``"low_rank"`` follows strongly correlated directions
+        (see :func:`~bayescheck.inference.checking.sampling.sample_nuts`).
 
     Returns
     -------
@@ -140,10 +149,11 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     bayescheck.models.resources.TooLarge
         A sampling estimated above ``max_hours`` (before it starts).
     """
-    from bayescheck.inference.checking.sampling import sample_nuts
+    from bayescheck.inference.checking.sampling import check_adaptation, sample_nuts
 
     if simulations is not None and simulations < 10:
         raise BayescheckError(f"simulations must be at least 10, got {simulations}")
+    check_adaptation(adaptation, sampler)
     started = time.perf_counter()
     ex = posterior if posterior is not None else exact(model)
     timings = {"exact posterior": time.perf_counter() - started}
@@ -154,7 +164,7 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
         print(f"sampling: {cost.describe()}", file=sys.stderr, flush=True)
     require_affordable(cost, max_hours=max_hours)
     sampled = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=random_seed,
-                          sampler=sampler, progress=progress)
+                          sampler=sampler, progress=progress, adaptation=adaptation)
     timings["NUTS (compile + sample)"] = sampled.seconds
     began = time.perf_counter()
     comparison = compare_idata(marginals, sampled.idata, thresholds=thresholds)
@@ -165,8 +175,9 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
         calibration = calibrate_model(model, simulations, random_seed=random_seed)
         timings["calibration"] = time.perf_counter() - began
     settings = {"draws": draws, "tune": tune, "chains": chains, "seed": random_seed,
-                "sampler": sampler}
-    result = ModelCheck(ex, sampled, comparison, calibration, None, timings, settings)
+                "sampler": sampler, "adaptation": adaptation}
+    result = ModelCheck(ex, sampled, comparison, calibration, None, timings, settings,
+                        sampler_advice(ex, comparison, adaptation))
     if out is not None:
         from .files import write_check_files
 
@@ -233,7 +244,8 @@ def check_model_file(path, *, name: str | None = None, out=None, draws: int | No
                      tune: int | None = None, chains: int | None = None,
                      seed: int | None = None, sampler: str = "nutpie",
                      simulations: int | None = None, progress: bool = False,
-                     max_hours: float | None = DEFAULT_MAX_HOURS) -> ModelCheck:
+                     max_hours: float | None = DEFAULT_MAX_HOURS,
+                     adaptation: str = "diag") -> ModelCheck:
     """``bayescheck check model.py [--model NAME]``: :func:`check_model` on a file's model.
 
     Parameters
@@ -242,7 +254,7 @@ def check_model_file(path, *, name: str | None = None, out=None, draws: int | No
         A Python file defining a ``pm.Model`` (see :func:`.loader.load_model_file`).
     name : str, optional
         The model's name in the file, when it defines several.
-    out, simulations, sampler, progress, max_hours
+    out, simulations, sampler, progress, max_hours, adaptation
         As :func:`check_model`.
     draws, tune, chains, seed : int, optional
         The command line's options; None takes :func:`check_model`'s defaults (1000, 1000,
@@ -260,4 +272,5 @@ def check_model_file(path, *, name: str | None = None, out=None, draws: int | No
     options = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains,
                                      random_seed=seed).items() if v is not None}
     return check_model(model, out=out, sampler=sampler, simulations=simulations,
-                       progress=progress, max_hours=max_hours, **options)
+                       progress=progress, max_hours=max_hours, adaptation=adaptation,
+                       **options)

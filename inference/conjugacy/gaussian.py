@@ -167,7 +167,7 @@ class GaussianBlock:
                                                                             post.scale))
         return out
 
-    def _root(self) -> np.ndarray:
+    def precision_root(self) -> np.ndarray:
         """R with P = R'R (the posterior precision of z, in units of s2 for NIG)."""
         return self.posterior.root[:-1, :-1]
 
@@ -178,7 +178,7 @@ class GaussianBlock:
         post = self.posterior
         d = len(post.mean)
         eps = rng.standard_normal((d, n))
-        dev = solve_triangular(self._root(), eps, lower=False) if d else eps
+        dev = solve_triangular(self.precision_root(), eps, lower=False) if d else eps
         out = {}
         if self.variance is not None:
             v = self.variance
@@ -204,7 +204,7 @@ class GaussianBlock:
             c[:, self.slices[k]] = np.broadcast_to(coef, shape + (coef.shape[-1],)).reshape(
                 size, -1)
         mean = c @ self.posterior.mean + offset
-        y = solve_triangular(self._root(), c.T, trans="T", lower=False)
+        y = solve_triangular(self.precision_root(), c.T, trans="T", lower=False)
         var = np.sum(y * y, axis=0)
         if not np.all(var > 0):
             return None

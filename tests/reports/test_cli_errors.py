@@ -71,6 +71,8 @@ def test_good_spec_fits(tmp_path, capsys):
     ("model = [1\n", GOOD_DATA, r"spec\.toml: not valid TOML"),
     (SPEC + "[sampling]\ndraws = 0\n", GOOD_DATA,
      r"key 'sampling\.draws': expected an integer >= 1, got 0"),
+    (SPEC + "[sampling]\nadaptation = \"full\"\n", GOOD_DATA,
+     r"key 'sampling\.adaptation': expected one of 'diag', 'low_rank', got 'full'"),
     (SPEC.replace("noise_sd = 1.0", "") + "[prior]\nnoise_shape = 0\n", GOOD_DATA,
      r"key 'prior\.noise_shape': expected a positive number"),
 ])
@@ -99,6 +101,7 @@ def test_bad_row_in_second_batch_names_that_file(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["fit"], "the following arguments are required: spec"),
     (["check", "s.toml", "--seed", "abc"], "argument --seed: invalid int value: 'abc'"),
+    (["check", "s.toml", "--adaptation", "full"], "argument --adaptation: invalid choice"),
     (["fit", "s.toml", "--colour"], "unrecognized arguments: --colour"),
     (["frobnicate"], "argument command: invalid choice: 'frobnicate'"),
     ([], "the following arguments are required: command"),
@@ -157,3 +160,21 @@ def test_parquet_batches(tmp_path, capsys):
     spec = write_spec(tmp_path, SPEC.replace("data.csv", "p/*.parquet"), data=None)
     code, err = run_fit(tmp_path, spec, capsys)
     assert code == 0, err
+
+
+def test_low_rank_adaptation_needs_nutpie(tmp_path, capsys):
+    spec = write_spec(tmp_path, SPEC)
+    code = main(["check", str(spec), "--out", str(tmp_path / "out"), "--quiet",
+                 "--sampler", "pymc", "--adaptation", "low_rank"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "bayescheck: error: --adaptation low_rank needs --sampler nutpie" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_command_offers_the_adaptations_the_spec_takes(capsys):
+    from bayescheck.models.spec import ADAPTATIONS
+
+    main(["check", "--help"])
+    help_text = capsys.readouterr().out
+    assert "{" + ",".join(ADAPTATIONS) + "}" in help_text

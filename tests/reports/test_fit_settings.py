@@ -130,7 +130,7 @@ def test_a_spec_giving_every_key_records_no_default():
     assert spec.defaults == ()
     assert model_settings(spec) == {"model": {"target": "heads", "a": 10.0, "b": 10.0},
                                     "sampling": {"draws": 2000, "tune": 1000, "chains": 4,
-                                                 "seed": 3},
+                                                 "seed": 3, "adaptation": "diag"},
                                     "defaults_applied": []}
 
 
@@ -138,7 +138,7 @@ def test_a_spec_built_in_python_records_its_values_and_no_absent_keys():
     spec = Spec(model=BetaBernoulli(target="heads", b=3.0), data=None)
     assert model_settings(spec) == {"model": {"target": "heads", "a": 1.0, "b": 3.0},
                                     "sampling": {"draws": 1000, "tune": 1000, "chains": 4,
-                                                 "seed": 0},
+                                                 "seed": 0, "adaptation": "diag"},
                                     "defaults_applied": []}
 
 

@@ -193,3 +193,33 @@ def test_a_wrong_exact_posterior_fails_on_real_data():
     wrong = bayescheck.exact(visits_model(group, visits, a=20.0))
     res = bayescheck.check_model(visits_model(group, visits), posterior=wrong, random_seed=4)
     assert res.verdict == "fail"
+
+
+def test_strongest_correlations_are_the_exact_posterior_correlations():
+    """Longley's exact posterior correlations from the precision X'X + I / scale^2 (in units
+    of s2), formed here, against what the advice reads from the exact posterior."""
+    from bayescheck.inference.conjugacy.advice import strongest_correlations
+
+    X, y = longley()
+    pairs = strongest_correlations(bayescheck.exact(nig_model(X, y, 1e3, 2.0, 1e5)))
+    cov = np.linalg.inv(X.T @ X + np.eye(X.shape[1]) / 1e6)
+    corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+    expected = sorted(((f"beta[{i}]", f"beta[{j}]", corr[i, j])
+                       for i in range(7) for j in range(i + 1, 7) if abs(corr[i, j]) >= 0.99),
+                      key=lambda p: -abs(p[2]))
+    assert [p[:2] for p in pairs] == [p[:2] for p in expected]
+    assert ("beta[0]", "beta[6]") == pairs[0][:2]
+    np.testing.assert_allclose([p[2] for p in pairs], [p[2] for p in expected], atol=1e-9)
+
+
+@pytest.mark.nuts
+def test_longley_diagonal_mass_matrix_is_inconclusive_with_advice_and_low_rank_passes():
+    """The user's default sampler cannot follow Longley's intercept-YEAR correlation: no
+    verdict, and the advice names that pair and the low-rank mass matrix, which then passes."""
+    model = nig_model(*longley(), 1e3, 2.0, 1e5)
+    res = bayescheck.check_model(model, random_seed=4)
+    assert res.verdict == "inconclusive"
+    assert "beta[0] and beta[6]" in res.advice[0] and "low_rank" in res.advice[0]
+    res = bayescheck.check_model(model, random_seed=4, adaptation="low_rank")
+    assert res.verdict == "pass", res.comparison.summary()
+    assert res.advice == []
