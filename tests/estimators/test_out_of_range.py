@@ -106,3 +106,19 @@ def test_a_new_value_within_the_limit_far_from_every_class_gets_the_student_t_ta
     want = joint - top - np.log(np.exp(joint - top).sum(axis=1, keepdims=True))
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     assert np.ptp(np.exp(got[:2]), axis=1).min() > 0.5  # the tails decide, far from 0.5 / 0.5
+
+
+def test_predict_holds_new_rows_of_gaussian_naive_bayes_to_the_fit_limit(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"a": np.r_[rng.normal(size=20), rng.normal(size=20) + 3],
+                          "c": ["y"] * 20 + ["x"] * 20})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('model = "naive_bayes"\n[data]\npath = "d.csv"\n'
+                                     'target = "c"\nfeatures_kind = "gaussian"\n')
+    assert main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    (tmp_path / "new.csv").write_text("a\n1.0\n1e200\n")
+    code = main(["predict", str(tmp_path / "s.toml"), "--model-from", str(tmp_path / "o"),
+                 "--data", str(tmp_path / "new.csv")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "new.csv, column 'a', row 2: value 1e+200 is too large" in err
