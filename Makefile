@@ -23,7 +23,10 @@ $(STAMP): pyproject.toml setup.py
 	$(VPY) -m pip install --quiet -e ".[test,bench]"
 	@touch $(STAMP)
 
+# demo-output is the demo's own folder (as for `make clean`): removed first, so that no file
+# of an older demo, nor one an older bayescheck wrote without a manifest, is left or refused
 demo: $(STAMP)
+	rm -rf demo-output
 	$(VENV)/bin/bayescheck demo --out demo-output
 	@echo "open demo-output/index.html"
 

@@ -46,6 +46,7 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.labels import batch_rows, category_codes, category_codes_as
 from bayescheck.data.sources import DataSource
 
+from . import validation
 from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
@@ -97,18 +98,6 @@ class NetworkProblem(ValueError):
         self.key = key
         self.message = message
 
-
-
-#: Smallest Dirichlet concentration of one CPT entry. Below it the Beta marginal of an entry
-#: in a row without data has (a + b)^2 below float64's smallest normal number: its variance
-#: divides by zero and the evidence loses its digits.
-MIN_CONCENTRATION = 1e-150
-
-
-def _too_small(what: str) -> str:
-    return (f"{what} is below {MIN_CONCENTRATION:.0e}: the CPT rows without data would have "
-            f"a prior too small for float64 arithmetic (their variances divide by zero); use "
-            f"a larger prior")
 
 @dataclass(frozen=True)
 class NetworkQuery:
@@ -425,9 +414,12 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         for value in (self.concentration, self.equivalent_sample_size):
             if value is not None and not (math.isfinite(value) and value > 0):
                 out.append(("prior", f"expected a positive finite number, got {value!r}"))
-        if self.concentration is not None and 0 < self.concentration < MIN_CONCENTRATION:
-            out.append(("prior.concentration",
-                        _too_small(f"concentration = {self.concentration!r}")))
+        if self.concentration is not None and math.isfinite(self.concentration) \
+                and self.concentration > 0:
+            try:  # the rule of every Dirichlet concentration (naive and semi-naive Bayes too)
+                validation.concentration(self.concentration, "concentration")
+            except validation.InvalidArgument as exc:
+                out.append(("prior.concentration", exc.message))
         if not (isinstance(self.max_iter, int) and self.max_iter >= 1):
             out.append(("fit.max_iter", f"expected an integer >= 1, got {self.max_iter!r}"))
         if not (math.isfinite(self.tol) and self.tol >= 0):
@@ -619,14 +611,15 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         """Evidence values never seen in the data, and a prior too small for the states read.
 
         As ``(spec key, message)``. Each CPT entry's concentration must be at least
-        :data:`MIN_CONCENTRATION` (BDeu's ``equivalent_sample_size / (q r)`` depends on the
-        states, so it is checked here, before anything is fitted or written).
+        :data:`~bayescheck.models.validation.MIN_CONCENTRATION` (BDeu's
+        ``equivalent_sample_size / (q r)`` depends on the states, so it is checked here,
+        before anything is fitted or written).
         """
         out = []
         if self.equivalent_sample_size is not None and self.nodes:
             alpha = min(self.prior_alpha(v, states) for v in range(len(self.nodes)))
-            if not alpha >= MIN_CONCENTRATION:
-                out.append(("prior.equivalent_sample_size", _too_small(
+            if not alpha >= validation.MIN_CONCENTRATION:
+                out.append(("prior.equivalent_sample_size", validation.concentration_too_small(
                     f"equivalent_sample_size / (parent configurations x states) = {alpha:.3g} "
                     f"for some CPT entries")))
         for i, q in enumerate(self.queries):

@@ -226,7 +226,8 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
                 raise ValueError(f"[states] {column!r}: not the target nor a categorical "
                                  f"feature")
         set_ = partial(object.__setattr__, self)
-        for key in ("concentration", "kappa0", "a0"):
+        set_("concentration", validation.concentration(self.concentration, "concentration"))
+        for key in ("kappa0", "a0"):
             set_(key, validation.prior_weight(getattr(self, key), key, strict=True))
         set_("b0", validation.positive_number(self.b0, "b0"))
         set_("mu0", float(validation.vector(self.mu0, 1, "mu0", max_magnitude=MAX_MAGNITUDE)[0]))

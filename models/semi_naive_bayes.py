@@ -28,6 +28,7 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.labels import string_labels
 from bayescheck.data.sources import DataSource
 
+from . import validation
 from .bayesian_network import BayesianNetwork, NetworkQuery
 from .counts import counts_potential, dirichlet_tables, table_counts
 from .errors import BayescheckError, SpecError
@@ -108,6 +109,8 @@ class SemiNaiveBayes(Model):
             raise ValueError(f"folds must be at least 2, got {self.folds}")
         if len(self.query_names) != len(self.queries):
             raise ValueError("give one name per query row")
+        object.__setattr__(self, "concentration",
+                           validation.concentration(self.concentration, "concentration"))
 
     # ---- data --------------------------------------------------------------------------
 
@@ -286,12 +289,14 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     classes, options, loss = decision_section(top)
     declared = read_states(top, [target, *features], what="class or feature column")
     sampling = SamplingConfig.from_section(top.subsection("sampling"))
-    model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,
-                           super_parent=super_parent, folds=int(folds), m_prime=int(m_prime),
-                           root=root, concentration=float(concentration), queries=queries,
-                           query_names=names, decision_classes=classes,
-                           decision_options=options, loss=loss,
-                           declared_states=declared or None)
+    with validation.spec_keys(path, {"concentration": "prior.concentration"}):
+        model = SemiNaiveBayes(features=tuple(features), target=target, kind=kind,
+                               super_parent=super_parent, folds=int(folds),
+                               m_prime=int(m_prime), root=root,
+                               concentration=float(concentration), queries=queries,
+                               query_names=names, decision_classes=classes,
+                               decision_options=options, loss=loss,
+                               declared_states=declared or None)
     return Spec(model=model, data=source, sampling=sampling, path=path, raw=top.table)
 
 

@@ -18,8 +18,9 @@ import numpy as np
 
 from .errors import BayescheckError, SpecError
 
-__all__ = ["MAX_PRIOR_WEIGHT", "InvalidArgument", "covariance", "positive_number",
-           "prior_weight", "spec_keys", "vector"]
+__all__ = ["MAX_PRIOR_WEIGHT", "MIN_CONCENTRATION", "InvalidArgument", "concentration",
+           "concentration_too_small", "covariance", "positive_number", "prior_weight",
+           "spec_keys", "vector"]
 
 #: Largest prior weight accepted (a pseudo-count: a Dirichlet concentration, a prior sample
 #: size kappa, degrees of freedom, an inverse-gamma shape). It is about 1 / eps of float64
@@ -27,6 +28,12 @@ __all__ = ["MAX_PRIOR_WEIGHT", "InvalidArgument", "covariance", "positive_number
 #: rounding of every posterior combination such as (kappa m0 + N xbar) / (kappa + N), and
 #: products like kappa N or kappa (m0 - xbar)^2 stay far from overflow.
 MAX_PRIOR_WEIGHT = 1e15
+
+#: Smallest Dirichlet concentration of one table entry (a CPT entry, a class weight, a
+#: category probability). Below it the Beta marginal of an entry in a row without data has
+#: (a + b)^2 below float64's smallest normal number: its variance divides by zero and the
+#: evidence loses its digits.
+MIN_CONCENTRATION = 1e-150
 
 
 class InvalidArgument(BayescheckError, ValueError):
@@ -115,6 +122,36 @@ def prior_weight(value, argument: str, *, minimum: float = 0.0,
                                         f"{MAX_PRIOR_WEIGHT:.0e} observations leaves the data "
                                         f"below float64's rounding; fix the parameter instead")
     return float(value)
+
+
+def concentration_too_small(what: str) -> str:
+    """The message refusing a Dirichlet concentration below :data:`MIN_CONCENTRATION`.
+
+    Parameters
+    ----------
+    what : str
+        The value refused, as the user gave it (``"concentration = 1e-200"``).
+    """
+    return (f"{what} is below {MIN_CONCENTRATION:.0e}: the table rows without data would "
+            f"have a prior too small for float64 arithmetic (their variances divide by zero); "
+            f"use a larger prior")
+
+
+def concentration(value, argument: str) -> float:
+    """A Dirichlet concentration per table entry: ``MIN_CONCENTRATION <= value <= 1e15``.
+
+    The one rule for the concentrations of naive Bayes, semi-naive Bayes and networks.
+
+    Raises
+    ------
+    InvalidArgument
+        On a string, a boolean, a non-finite or non-positive value, one below
+        :data:`MIN_CONCENTRATION` or above :data:`MAX_PRIOR_WEIGHT`.
+    """
+    value = prior_weight(value, argument, strict=True)
+    if value < MIN_CONCENTRATION:
+        raise InvalidArgument(argument, concentration_too_small(f"{value:.6g}"))
+    return value
 
 
 def _float_array(value, argument: str, what: str) -> np.ndarray:

@@ -452,6 +452,20 @@ def _demo_calibration(spec, out: Path, simulations: int):
     return run_calibration(spec, out, simulations=simulations)
 
 
+def _demo_folder(out: Path):
+    """An example's folder under ``demo --out``, held and emptied of every earlier result.
+
+    Every file its manifest lists is removed (an earlier demo's, also those this run will not
+    write again, such as a calibration a run with ``--simulations 0`` would otherwise leave
+    beside the new check's report); a file bayescheck did not write there is refused, never
+    removed.
+    """
+    from bayescheck.data.output_files import listed_files
+
+    earlier = sorted(listed_files(out))
+    return output_folder(out, results=(*CHECK_RESULTS, "calibration.json", *earlier))
+
+
 def _cmd_demo(args) -> int:
     if args.simulations != 0 and args.simulations < 10:
         raise BayescheckError(f"--simulations must be 0 (no calibration) or at least 10, got "
@@ -479,9 +493,10 @@ def _demo_into(args, specs: list[Path]) -> int:
         started = time.perf_counter()
         try:
             spec = load_spec(path)
-            # Calibrated first, so that the check's report holds the calibration section.
-            calibration = _demo_calibration(spec, out, args.simulations)
-            result = run_check(spec, out)
+            with _demo_folder(out):
+                # Calibrated first, so that the check's report holds the calibration section.
+                calibration = _demo_calibration(spec, out, args.simulations)
+                result = run_check(spec, out)
         except BayescheckError as exc:
             entries.append({"name": name, "model": "?", "verdict": "error", "message": str(exc),
                             "report": None, "seconds": time.perf_counter() - started})

@@ -231,6 +231,23 @@ class NaiveBayesSchema:
         )
 
 
+
+def _log1p_squares(U: np.ndarray, X: np.ndarray, mu: np.ndarray,
+                   inv_scale: np.ndarray) -> np.ndarray:
+    """``log1p(U)`` for ``U = ((X - mu) * inv_scale)^2``, also where the square overflowed.
+
+    A value far from a class (``|z| > 1.3e154``, possible within the data's 1e150 limit when
+    a class's spread is small) squares to ``inf``; there ``log1p(z^2) = 2 log|z|`` to the last
+    bit, computed as ``2 (log|x - mu| + log inv_scale)``, which stays finite.
+    """
+    out = np.log1p(U)
+    over = np.isinf(out)
+    if over.any():
+        rows = np.nonzero(over)[0]
+        with np.errstate(divide="ignore"):
+            out[over] = 2.0 * (np.log(np.abs(X[over] - mu[rows])) + np.log(inv_scale[rows]))
+    return out
+
 def _columns(X: Any, n_features: int, names: tuple) -> list[np.ndarray]:
     """Return the columns of X as 1-D arrays (DataFrames and mappings by name, else by position)."""
     if isinstance(X, Mapping):
@@ -820,10 +837,11 @@ class NaiveBayesModel:
                 for c in range(K):
                     np.subtract(XT, plan["mu"][c][:, None], out=U)
                     U *= plan["inv_scale"][c][:, None]
-                    U *= U  # u_g = z_g^2 / nu_g
+                    with np.errstate(over="ignore"):  # handled by _log1p_squares
+                        U *= U  # u_g = z_g^2 / nu_g
                     w = plan["weight"][c]
                     if not plan["one_nu"][c]:
-                        S[c] += w @ np.log1p(U)
+                        S[c] += w @ _log1p_squares(U, XT, plan["mu"][c], plan["inv_scale"][c])
                         continue
                     # prod_g (1 + u_g) = 1 + q with q_g = q + u_g + q u_g: sums of non-negative
                     # terms, so q keeps full relative accuracy and one log1p per row replaces G.
@@ -837,7 +855,8 @@ class NaiveBayesModel:
                     np.log1p(q, out=q)
                     q *= w[0]
                     if bad.any():
-                        q[bad] = w @ np.log1p(U[:, bad])
+                        q[bad] = w @ _log1p_squares(U[:, bad], XT[:, bad], plan["mu"][c],
+                                                    plan["inv_scale"][c])
                     S[c] += q
         lo = hi = -1
         if any(plan["direct"]) and X is not None and X.dtype.kind in "iu":

@@ -153,11 +153,13 @@ def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
         Ni = len(categories[s])
         labels = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
         cells = total.singles[i].ravel()  # (K * N_i,), class-major
+        # Beta(alpha_k, the other entries summed): the counts are whole numbers, so n - cell
+        # is exact, where the row's total minus alpha_k cancels a tiny a beside the counts
         for cell, label in enumerate(labels):
             out.append(ExactMarginal(f"joint_{s}[{label}]", f"joint_{s}",
                                      {f"{s}__joint": label},
                                      Dist("beta", a + cells[cell],
-                                          K * Ni * a + n - a - cells[cell])))
+                                          (K * Ni - 1) * a + (n - cells[cell]))))
         for j, f in enumerate(model.features):
             if j == i:
                 continue
@@ -171,7 +173,8 @@ def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
                     out.append(ExactMarginal(
                         f"cond_{s}_{f}[{label}, {v}]", f"cond_{s}_{f}",
                         {f"{s}__joint": label, f"{f}__category": v},
-                        Dist("beta", a + t[cell, k], Nj * a + row_total - a - t[cell, k])))
+                        Dist("beta", a + t[cell, k],
+                             (Nj - 1) * a + (row_total - t[cell, k]))))
     for q in checked:
         out += [ExactMarginal(f"score[{q['name']}, {c}]", "score",
                               {"query": q["name"], "class": c}, None,

@@ -71,3 +71,54 @@ def test_a_mixture_whose_squares_overflow_says_so(covariance):
         with pytest.raises(ValueError, match=r"component\(s\) \[\d.*\] is not finite: the "
                                              r"data's squares exceed float64's range"):
             fit_em(X, n_components=2, covariance=covariance)
+
+
+def _student_t_logpdf(x, nu, loc, scale):
+    """log of the Student-t density, its z^2 taken in logs where it would overflow."""
+    from scipy.special import gammaln
+
+    z = (x - loc) / scale
+    log_z2 = 2 * (np.log(np.abs(x - loc)) - np.log(scale))  # finite for any x != loc
+    with np.errstate(over="ignore"):  # the branch np.where does not take
+        tail = np.where(np.abs(z) < 1e100, np.log1p(z * z / nu), log_z2 - np.log(nu))
+    return (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
+            - np.log(scale) - (nu + 1) / 2 * tail)
+
+
+def test_a_new_value_within_the_limit_far_from_every_class_gets_the_student_t_tails():
+    """1e150 is within the limit; a class spread of 1e-6 puts it 1e156 scales away, whose
+    square overflows: the predictive's tails still decide the class (it was the class prior,
+    0.5 / 0.5, as if the row said nothing)."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) * 3 + 5]) * 1e-6
+    y = np.repeat([0, 1], 30)
+    model = GaussianNaiveBayes(b0=1e-12).fit(X, y)
+    nig = model.model_.nig
+    nu, loc = 2 * nig.a, nig.mu
+    scale = np.sqrt(nig.b * (nig.kappa + 1) / (nig.a * nig.kappa))
+    rows = np.array([[1e150, 0.0], [-1e150, 1e150], [3e-6, 2e-6]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        got = model.predict_log_proba(rows)
+    joint = model.model_.class_log_prior + np.stack(
+        [_student_t_logpdf(r[None, :], nu, loc, scale).sum(axis=1) for r in rows])
+    top = joint.max(axis=1, keepdims=True)
+    want = joint - top - np.log(np.exp(joint - top).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert np.ptp(np.exp(got[:2]), axis=1).min() > 0.5  # the tails decide, far from 0.5 / 0.5
+
+
+def test_predict_holds_new_rows_of_gaussian_naive_bayes_to_the_fit_limit(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"a": np.r_[rng.normal(size=20), rng.normal(size=20) + 3],
+                          "c": ["y"] * 20 + ["x"] * 20})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('model = "naive_bayes"\n[data]\npath = "d.csv"\n'
+                                     'target = "c"\nfeatures_kind = "gaussian"\n')
+    assert main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    (tmp_path / "new.csv").write_text("a\n1.0\n1e200\n")
+    code = main(["predict", str(tmp_path / "s.toml"), "--model-from", str(tmp_path / "o"),
+                 "--data", str(tmp_path / "new.csv")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "new.csv, column 'a', row 2: value 1e+200 is too large" in err
