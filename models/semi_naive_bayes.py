@@ -28,7 +28,7 @@ from bayescheck.data.batch import Batch
 from bayescheck.data.labels import string_labels
 from bayescheck.data.sources import DataSource
 
-from .bayesian_network import BayesianNetwork, NetworkQuery
+from .bayesian_network import MIN_CONCENTRATION, BayesianNetwork, NetworkQuery
 from .counts import counts_potential, dirichlet_tables, table_counts
 from .errors import BayescheckError, SpecError
 from .interface import Model
@@ -107,6 +107,8 @@ class SemiNaiveBayes(Model):
             raise ValueError("root only applies to kind = 'tan'")
         if self.folds < 2:
             raise ValueError(f"folds must be at least 2, got {self.folds}")
+        if not self.concentration >= MIN_CONCENTRATION:
+            raise ValueError(concentration_too_small(self.concentration))
         if len(self.query_names) != len(self.queries):
             raise ValueError("give one name per query row")
 
@@ -248,6 +250,16 @@ class SemiNaiveBayes(Model):
 # ---- spec ------------------------------------------------------------------------------
 
 
+def concentration_too_small(concentration: float) -> str:
+    """Why a concentration below the network's limit is refused.
+
+    Every kind's tables hold rows without data, whose Beta variances then divide by zero.
+    """
+    return (f"concentration = {concentration!r} is below {MIN_CONCENTRATION:.0e}: the table "
+            f"rows without data would have a prior too small for float64 arithmetic (their "
+            f"variances divide by zero); use a larger prior")
+
+
 def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     """Build a :class:`~bayescheck.models.spec.Spec` for ``model = "semi_naive_bayes"``.
 
@@ -279,6 +291,8 @@ def semi_naive_bayes_spec(top: Section, path: Path) -> Spec:
     fit.finish()
     prior = top.subsection("prior")
     concentration = prior.number("concentration", 1.0, positive=True)
+    if not concentration >= MIN_CONCENTRATION:
+        raise prior.error("concentration", concentration_too_small(concentration))
     prior.finish()
     if len(features) < 2:
         raise SpecError("a one-dependence estimator needs at least 2 features", path=path,

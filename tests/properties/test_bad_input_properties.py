@@ -41,7 +41,7 @@ class Case:
             sections.setdefault(section, []).append(f"{key} = {literal}")
         top = sections.pop("", [])
         body = "\n".join(top) + "\n"
-        for section, lines in sections.items():
+        for section, lines in sections.items():  # "[query]" gives an array table, [[query]]
             body += f"[{section}]\n" + "\n".join(lines) + "\n"
         return body
 
