@@ -204,7 +204,8 @@ def corrupted(draw, case: Case):
         entries[k] = (section, key, draw(bad_literals))
         return kind, *_raw(replace(case, entries=tuple(entries)))
     if kind == "spec_encoding":
-        return kind, (case.spec_text() + "# caf\u00e9\n").encode("latin-1", "replace"), case.csv_bytes()
+        text = (case.spec_text() + "# caf\u00e9\n").encode("latin-1", "replace")
+        return kind, text, case.csv_bytes()
     if kind == "unknown_key":
         section = draw(st.sampled_from(["", "data", "prior"]))
         return kind, *_raw(replace(case, entries=(*case.entries, (section, "colour", '"red"'))))
