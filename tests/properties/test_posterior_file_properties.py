@@ -201,7 +201,9 @@ def test_an_edited_posterior_is_refused_or_predicts_soundly(fits, data):
     assert "Traceback" not in err, (what, err)
     if code == 2:
         assert err.startswith("bayescheck: error: ") and err.count("\n") == 1, (what, err)
-        assert "posterior.json" in err, (what, err)
+        # a resealed, consistent file is a valid fit: a number in it that overflows a
+        # prediction is then refused naming the new row (the fit cannot tell)
+        assert "posterior.json" in err or ".csv" in err, (what, err)
         return
     assert "resealed" in what or not changed, (what, "an unsealed edit was accepted")
     assert_sound_table(table, what, family, new)
