@@ -50,6 +50,7 @@ from . import validation
 from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
+from .pymc_names import dim, variable
 from .spec import SamplingConfig, Section, Spec
 from .states import not_declared, read_states
 
@@ -691,7 +692,7 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         out = frame.copy()
         for n in self.nodes:
             values = np.asarray(self.held_states[n], dtype=object)[
-                np.asarray(observed[f"x_{n}"], dtype=np.int64)]
+                np.asarray(observed[variable("x", n)], dtype=np.int64)]
             out[n] = np.where(frame[n].isna().to_numpy(), None, values)
         return out
 
@@ -884,10 +885,10 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
         parents = self.parents
         coords = {}
         for v, n in enumerate(self.nodes):
-            coords[f"{n}__parents"] = self.config_labels(v, states)
-            coords[f"{n}__state"] = list(states[n])
+            coords[dim(n, "parents")] = self.config_labels(v, states)
+            coords[dim(n, "state")] = list(states[n])
         for q in self.queries:
-            coords[f"{q.name}__target"] = list(states[q.target])
+            coords[dim(q.name, "target")] = list(states[q.target])
         card = [len(states[n]) for n in self.nodes]
 
         def row_index(v, values):  # values: (m, nodes) codes
@@ -900,9 +901,9 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
             return pm.Data(name, values) if shared else values
 
         with pm.Model(coords=coords) as model:
-            tables = [(f"cpt_{n}", np.full((len(coords[f"{n}__parents"]), card[v]),
+            tables = [(variable("cpt", n), np.full((len(coords[dim(n, "parents")]), card[v]),
                                             self.prior_alpha(v, states)),
-                       (f"{n}__parents", f"{n}__state")) for v, n in enumerate(self.nodes)]
+                       (dim(n, "parents"), dim(n, "state"))) for v, n in enumerate(self.nodes)]
             # stick-breaking where the data enter by rows or counts (structural zeros mix
             # slowly in PyMC's log-ratio coordinates); the summed-out declaration keeps those
             # coordinates, where EM's estimate is the declared mode
@@ -921,8 +922,9 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
                     row = 0
                     for p in parents[v]:
                         row = row * card[p] + x[p]
-                    x[v] = pm.Categorical(f"x_{self.nodes[v]}", p=theta[v][row],
-                                          observed=data(f"codes_{self.nodes[v]}", rows[:, v]))
+                    codes = data(variable("codes", self.nodes[v]), rows[:, v])
+                    x[v] = pm.Categorical(variable("x", self.nodes[v]), p=theta[v][row],
+                                          observed=codes)
             if counted is not None:
                 used, counts = counted
                 counts_potential(declared.log_cells, counts, used=used, shared=shared)
@@ -949,10 +951,10 @@ class BayesianNetwork(Model, Calibratable, DeclaresSimulations):
                     term = term * theta[v][row_index(v, full), full[:, v]]
                 t = self.nodes.index(q.target)
                 indicator = (full[:, t][None, :] == np.arange(card[t])[:, None]).astype(float)
-                joint = pm.Deterministic(f"joint_{q.name}", pt.dot(indicator, term),
-                                         dims=f"{q.name}__target")
+                joint = pm.Deterministic(variable("joint", q.name), pt.dot(indicator, term),
+                                         dims=dim(q.name, "target"))
                 if q.evidence:
-                    pm.Deterministic(f"evidence_{q.name}", pt.sum(joint))
+                    pm.Deterministic(variable("evidence", q.name), pt.sum(joint))
         return model
 
 

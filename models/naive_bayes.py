@@ -46,6 +46,7 @@ from . import validation
 from .counts import COUNTS_DATA, counts_potential, dirichlet_tables, table_counts, used_cells
 from .errors import BayescheckError, DataError, SpecError
 from .interface import Calibratable, DeclaresSimulations, Model
+from .pymc_names import escaped, variable
 from .spec import SamplingConfig, Section, Spec
 from .states import declared_order, outside_declared, outside_error, read_states, state_codes
 
@@ -379,7 +380,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         out = frame.copy()
         out[self.target] = np.asarray(classes, dtype=object)[np.asarray(observed["y"])]
         for f in self.categorical:
-            out[f] = np.asarray(categories[f], dtype=object)[np.asarray(observed[f"x_{f}"])]
+            out[f] = np.asarray(categories[f], dtype=object)[np.asarray(observed[variable("x", f)])]
         for g, f in enumerate(self.gaussians):
             out[f] = np.asarray(observed["x_gaussian"], dtype=np.float64)[:, g]
         return out
@@ -478,7 +479,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         Q = self.query_frame().iloc[checked]
         coords = {"class": list(classes), "query": [self.query_names[i] for i in checked]}
         for f in self.categorical:
-            coords[f"{f}_category"] = list(categories[f])
+            coords[f"{escaped(f)}_category"] = list(categories[f])
         if self.gaussians:
             coords["gaussian_feature"] = list(self.gaussians)
             if not shared:
@@ -486,8 +487,8 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
         with pm.Model(coords=coords) as model:
             declared = dirichlet_tables(
                 [("class_weight", np.full(K, alpha), "class")]
-                + [(f"p_{f}", np.full((K, len(categories[f])), alpha),
-                    ("class", f"{f}_category")) for f in self.categorical])
+                + [(variable("p", f), np.full((K, len(categories[f])), alpha),
+                    ("class", f"{escaped(f)}_category")) for f in self.categorical])
             w, *pis = declared.tables
             if rows:
                 # The features are indexed by the class variable, not by the observed codes,
@@ -501,7 +502,7 @@ class NaiveBayes(Model, Calibratable, DeclaresSimulations):
             for f, pi in zip(self.categorical, pis, strict=True):
                 cats = categories[f]
                 if rows:
-                    pm.Categorical(f"x_{f}", p=pi[y_class], observed=data.codes[f])
+                    pm.Categorical(variable("x", f), p=pi[y_class], observed=data.codes[f])
                 if len(Q):
                     qc = np.searchsorted(np.asarray(cats, dtype=object),
                                          Q[f].to_numpy(dtype=object))

@@ -34,6 +34,7 @@ from .counts import counts_potential, dirichlet_tables, table_counts
 from .errors import BayescheckError, SpecError
 from .interface import Model
 from .naive_bayes import classifier_columns, classifier_labels, decision_section, query_rows
+from .pymc_names import dim, variable
 from .spec import SamplingConfig, Section, Spec
 from .states import read_states, state_codes
 
@@ -206,23 +207,23 @@ class SemiNaiveBayes(Model):
         a = self.concentration
         coords = {"class": list(classes), "query": [q["name"] for q in checked]}
         for f in self.features:
-            coords[f"{f}__category"] = list(categories[f])
+            coords[dim(f, "category")] = list(categories[f])
         for s in supers:
-            coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
+            coords[dim(s, "joint")] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
         with pm.Model(coords=coords) as model:
             tables, counts, which = [], [], []  # which: (super-parent, feature or None)
             for s in supers:
                 i = self.features.index(s)
                 Ni = len(categories[s])
                 cell = y * Ni + X[:, i]
-                tables.append((f"joint_{s}", np.full(K * Ni, a), f"{s}__joint"))
+                tables.append((variable("joint", s), np.full(K * Ni, a), dim(s, "joint")))
                 counts.append(np.bincount(cell, minlength=K * Ni).astype(np.float64))
                 which.append((s, None))
                 for j, f in enumerate(self.features):
                     if j != i:
                         shape = (K * Ni, len(categories[f]))
-                        tables.append((f"cond_{s}_{f}", np.full(shape, a),
-                                       (f"{s}__joint", f"{f}__category")))
+                        tables.append((variable("cond", s, f), np.full(shape, a),
+                                       (dim(s, "joint"), dim(f, "category"))))
                         counts.append(table_counts(cell, X[:, j], shape).ravel())
                         which.append((s, j))
             terms: dict[str, list] = {q["name"]: [] for q in checked}

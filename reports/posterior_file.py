@@ -4,8 +4,8 @@
 JSON) to what ``fit`` and ``check`` write; :func:`read_posterior` is the one reader
 (``predict``, the facade's ``predict``): it refuses, with exit 2 naming the file and the key,
 a file of another format, one whose content no longer matches its digest (edited by hand or
-damaged), and content that no fit writes: a wrongly typed entry, a NaN or an infinity where
-a moment is promised, a negative sd or variance, a covariance that is not positive
+damaged), and content that no fit writes: a wrongly typed entry, a NaN or an infinity
+anywhere, a negative sd or variance, a covariance that is not positive
 definite, a probability table whose rows do not sum to 1 (within 1e-9), states out of the
 order the fit recorded, or a fit of another shape than the spec's (``n_components``,
 features, nodes).
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from bayescheck.models.errors import BayescheckError
 
-from .writers import clean_json
+from .writers import clean_json, first_non_finite
 
 __all__ = ["POSTERIOR_FORMAT", "check_shape", "read_posterior", "sealed", "validate_posterior"]
 
@@ -229,6 +229,12 @@ def validate_posterior(document, where: str, spec=None) -> dict:
     if digest != document["digest"]:
         raise refuse("digest", "the content does not match its digest: the file was "
                                "edited or damaged")
+    # bayescheck writes null for a NaN or an infinity (strict JSON), so a NaN, Infinity or a
+    # number beyond float64 anywhere (a count, a setting, not only a moment) was put there
+    # by hand; the digest skips them as null, so they are refused here
+    non_finite = first_non_finite(document)
+    if non_finite is not None:
+        raise refuse(non_finite, "a NaN or an infinity, which bayescheck never writes")
     if not isinstance(document.get("model"), str):
         raise refuse("model", "expected the model's name")
     if not isinstance(document.get("parameters"), dict):

@@ -68,6 +68,7 @@ from bayescheck.models.bayesian_network import (
     BayesianNetwork,
 )
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.pymc_names import dim, variable
 from bayescheck.models.resources import require_cpts
 from bayescheck.models.spec import Spec
 
@@ -318,17 +319,17 @@ def network_oracles(model: BayesianNetwork, post: CPTPosterior, states: dict,
         rows = model.config_labels(v, states)
         for j, row in enumerate(rows):
             for k, s in enumerate(states[n]):
-                out.append(ExactMarginal(f"cpt_{n}[{row}, {s}]", f"cpt_{n}",
-                                         {f"{n}__parents": row, f"{n}__state": s},
+                out.append(ExactMarginal(f"cpt_{n}[{row}, {s}]", variable("cpt", n),
+                                         {dim(n, "parents"): row, dim(n, "state"): s},
                                          post.marginal(v, j, k)))
     for q in queries:
         if not q["cross_checked"]:
             continue
         for s, value in q["joint"].items():
-            out.append(ExactMarginal(f"joint_{q['name']}[{s}]", f"joint_{q['name']}",
-                                     {f"{q['name']}__target": s}, None, exact_mean=value))
+            out.append(ExactMarginal(f"joint_{q['name']}[{s}]", variable("joint", q["name"]),
+                                     {dim(q["name"], "target"): s}, None, exact_mean=value))
         if q["evidence"]:
-            out.append(ExactMarginal(f"evidence_{q['name']}", f"evidence_{q['name']}", {},
+            out.append(ExactMarginal(f"evidence_{q['name']}", variable("evidence", q["name"]), {},
                                      None, exact_mean=q["p_evidence"]))
     return out
 
@@ -421,9 +422,9 @@ def exact_draws_bayesian_network(posterior: dict, *, draws: int, chains: int,
     for node, cpt in posterior_value(posterior, "cpts").items():
         alpha = np.asarray(cpt["concentration"], dtype=float)  # (rows, states)
         rows = np.stack([rng.dirichlet(a, size=(chains, draws)) for a in alpha], axis=2)
-        variables[f"cpt_{node}"] = ((f"{node}__parents", f"{node}__state"), rows)
-        coords[f"{node}__parents"] = list(cpt["rows"])
-        coords[f"{node}__state"] = list(cpt["states"])
+        variables[variable("cpt", node)] = ((dim(node, "parents"), dim(node, "state")), rows)
+        coords[dim(node, "parents")] = list(cpt["rows"])
+        coords[dim(node, "state")] = list(cpt["states"])
     return variables, coords
 
 
@@ -493,8 +494,8 @@ def em_estimates(model: BayesianNetwork, states: dict, cpts) -> list[PointEstima
             continue
         for j, row in enumerate(model.config_labels(v, states)):
             for k, s in enumerate(states[n]):
-                out.append(PointEstimate(f"cpt_{n}[{row}, {s}]", f"cpt_{n}",
-                                         {f"{n}__parents": row, f"{n}__state": s},
+                out.append(PointEstimate(f"cpt_{n}[{row}, {s}]", variable("cpt", n),
+                                         {dim(n, "parents"): row, dim(n, "state"): s},
                                          float(cpts[v][j, k])))
     return out
 
@@ -530,8 +531,8 @@ def network_posterior_checks(fit: AnalyticFit, comparison, idata, spec: Spec, *,
     from bayescheck.inference.checking.compare import EstimateCheck
 
     model: BayesianNetwork = spec.model
-    draws = [np.asarray(idata.posterior[f"cpt_{n}"].transpose(
-        "chain", "draw", f"{n}__parents", f"{n}__state").values, dtype=np.float64)
+    draws = [np.asarray(idata.posterior[variable("cpt", n)].transpose(
+        "chain", "draw", dim(n, "parents"), dim(n, "state")).values, dtype=np.float64)
         for n in model.nodes]
     chains, n_draws = draws[0].shape[:2]
     values = log_objective([d.reshape(-1, *d.shape[2:]) for d in draws], complete, missing,

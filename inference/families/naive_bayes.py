@@ -51,6 +51,7 @@ from bayescheck.inference.scale.distributed import (
 )
 from bayescheck.models.errors import DataError, SpecError
 from bayescheck.models.naive_bayes import LabelSets, NaiveBayes
+from bayescheck.models.pymc_names import escaped, variable
 from bayescheck.models.resources import require_category_tables
 from bayescheck.models.spec import Spec
 
@@ -277,8 +278,8 @@ def _oracles(model: NaiveBayes, nb: NaiveBayesModel, queries: list[dict]) -> lis
             continue  # one category: p = 1, a constant with nothing to compare
         for k, c in enumerate(classes):
             post = nb.category_posteriors[f][k]
-            out += [ExactMarginal(f"p_{name}[{c}, {v}]", f"p_{name}",
-                                  {"class": c, f"{name}_category": v}, post.marginal(i))
+            out += [ExactMarginal(f"p_{name}[{c}, {v}]", variable("p", name),
+                                  {"class": c, f"{escaped(name)}_category": v}, post.marginal(i))
                     for i, v in enumerate(cats)]
     if s.gaussian_features:
         prior = UnivariateNIGPrior(mu0=model.mu0, kappa0=model.kappa0, a0=model.a0,
@@ -556,8 +557,8 @@ def exact_draws_naive_bayes(posterior: dict, *, draws: int, chains: int,
             continue
         table = np.asarray(st["category_counts"][f], dtype=float)  # (K, N_f)
         draws_f = np.stack([rng.dirichlet(alpha + row, size=size) for row in table], axis=2)
-        variables[f"p_{f}"] = (("class", f"{f}_category"), draws_f)
-        coords[f"{f}_category"] = list(st["categories"][f])
+        variables[variable("p", f)] = (("class", f"{escaped(f)}_category"), draws_f)
+        coords[f"{escaped(f)}_category"] = list(st["categories"][f])
     gaussians = [f for f, k in zip(st["features"], st["kinds"], strict=True) if k == "gaussian"]
     if gaussians:
         K, G = len(classes), len(gaussians)

@@ -49,6 +49,7 @@ from bayescheck.inference.result import AnalyticFit, ExactMarginal, FitRecord, P
 from bayescheck.inference.scale.streaming import CHECKPOINT_NAME, model_key, run_stream
 from bayescheck.models.bayesian_network import BayesianNetwork
 from bayescheck.models.errors import BayescheckError, DataError, SpecError
+from bayescheck.models.pymc_names import dim, variable
 from bayescheck.models.resources import require_category_tables
 from bayescheck.models.semi_naive_bayes import SemiNaiveBayes
 from bayescheck.models.spec import Spec
@@ -156,8 +157,8 @@ def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
         # Beta(alpha_k, the other entries summed): the counts are whole numbers, so n - cell
         # is exact, where the row's total minus alpha_k cancels a tiny a beside the counts
         for cell, label in enumerate(labels):
-            out.append(ExactMarginal(f"joint_{s}[{label}]", f"joint_{s}",
-                                     {f"{s}__joint": label},
+            out.append(ExactMarginal(f"joint_{s}[{label}]", variable("joint", s),
+                                     {dim(s, "joint"): label},
                                      Dist("beta", a + cells[cell],
                                           (K * Ni - 1) * a + (n - cells[cell]))))
         for j, f in enumerate(model.features):
@@ -171,8 +172,8 @@ def _aode_oracles(model: SemiNaiveBayes, total: PairCounts, classes, categories,
                 row_total = t[cell].sum()
                 for k, v in enumerate(categories[f]):
                     out.append(ExactMarginal(
-                        f"cond_{s}_{f}[{label}, {v}]", f"cond_{s}_{f}",
-                        {f"{s}__joint": label, f"{f}__category": v},
+                        f"cond_{s}_{f}[{label}, {v}]", variable("cond", s, f),
+                        {dim(s, "joint"): label, dim(f, "category"): v},
                         Dist("beta", a + t[cell, k],
                              (Nj - 1) * a + (row_total - t[cell, k]))))
     for q in checked:
@@ -444,16 +445,16 @@ def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
     variables, coords = {}, {}
     if posterior_value(posterior, "structure", "kind") == "aode":
         for f in features:
-            coords[f"{f}__category"] = categories[f]
+            coords[dim(f, "category")] = categories[f]
         for i, s in enumerate(features):
             Ni = len(categories[s])
-            coords[f"{s}__joint"] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
-            variables[f"joint_{s}"] = ((f"{s}__joint",), rng.dirichlet(
+            coords[dim(s, "joint")] = [f"{c}, {s}={v}" for c in classes for v in categories[s]]
+            variables[variable("joint", s)] = ((dim(s, "joint"),), rng.dirichlet(
                 a + counts.singles[i].ravel(), size=size))
             for j, f in enumerate(features):
                 if j != i:
                     table = counts.pair(i, j).reshape(K * Ni, -1)
-                    variables[f"cond_{s}_{f}"] = ((f"{s}__joint", f"{f}__category"),
+                    variables[variable("cond", s, f)] = ((dim(s, "joint"), dim(f, "category")),
                                                   _dirichlet_rows(a + table, size, rng))
         return variables, coords
     cpts = posterior_value(posterior, "network", "cpts")
@@ -474,10 +475,10 @@ def exact_draws_semi_naive_bayes(posterior: dict, *, draws: int, chains: int,
         if table.shape != (len(cpt["rows"]), len(cpt["states"])):
             raise BayescheckError(f"posterior.json: the counts of {node!r} do not fit its "
                                   f"CPT's rows and states; refit with 'bayescheck fit'")
-        variables[f"cpt_{node}"] = ((f"{node}__parents", f"{node}__state"),
+        variables[variable("cpt", node)] = ((dim(node, "parents"), dim(node, "state")),
                                     _dirichlet_rows(a + table, size, rng))
-        coords[f"{node}__parents"] = list(cpt["rows"])
-        coords[f"{node}__state"] = list(cpt["states"])
+        coords[dim(node, "parents")] = list(cpt["rows"])
+        coords[dim(node, "state")] = list(cpt["states"])
     return variables, coords
 
 

@@ -41,7 +41,7 @@ class Case:
             sections.setdefault(section, []).append(f"{key} = {literal}")
         top = sections.pop("", [])
         body = "\n".join(top) + "\n"
-        for section, lines in sections.items():
+        for section, lines in sections.items():  # "[query]" gives an array table, [[query]]
             body += f"[{section}]\n" + "\n".join(lines) + "\n"
         return body
 
@@ -196,7 +196,7 @@ def corrupted(draw, case: Case):
         target = header if i == len(rows) else rows[i]
         target[j] = target[j] + "\u00e9"
         lines = [",".join(header)] + [",".join(r) for r in rows]
-        return kind, *_raw(case, data=("\n".join(lines) + "\n").encode("latin-1"))
+        return kind, *_raw(case, data=("\n".join(lines) + "\n").encode("latin-1", "replace"))
     if kind == "spec_value":
         entries = list(case.entries)
         k = draw(st.integers(0, len(entries) - 1))
@@ -204,7 +204,8 @@ def corrupted(draw, case: Case):
         entries[k] = (section, key, draw(bad_literals))
         return kind, *_raw(replace(case, entries=tuple(entries)))
     if kind == "spec_encoding":
-        return kind, (case.spec_text() + "# caf\u00e9\n").encode("latin-1"), case.csv_bytes()
+        text = (case.spec_text() + "# caf\u00e9\n").encode("latin-1", "replace")
+        return kind, text, case.csv_bytes()
     if kind == "unknown_key":
         section = draw(st.sampled_from(["", "data", "prior"]))
         return kind, *_raw(replace(case, entries=(*case.entries, (section, "colour", '"red"'))))

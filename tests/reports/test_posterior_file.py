@@ -148,3 +148,20 @@ def test_report_json_of_a_wrong_type_is_refused(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "report.json: key 'notes': expected a list" in err
+
+
+def test_an_infinity_anywhere_is_refused_even_resealed(fits, tmp_path, capsys):
+    # the digest reads a NaN or an infinity as null, so a resealed Infinity in the class
+    # counts (not a moment) passed, and predict failed converting it (OverflowError)
+    def change(d):
+        d["parameters"]["statistics"]["class_counts"][0] = float("inf")
+
+    root, specs = fits
+    shutil.copytree(root / "nb", tmp_path / "nb")
+    path = tmp_path / "nb" / "posterior.json"
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(sealed(document), allow_nan=True))
+    assert predict(specs["nb"], tmp_path / "nb", NB_NEW, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "key 'parameters.statistics.class_counts[0]'" in err and "infinity" in err
