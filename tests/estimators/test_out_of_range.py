@@ -3,6 +3,7 @@ that says so, instead of pruning every weight, NaN probabilities or an empty com
 """
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -176,3 +177,39 @@ def test_predict_holds_new_rows_of_gaussian_naive_bayes_to_the_fit_limit(tmp_pat
     err = capsys.readouterr().err
     assert code == 2, err
     assert "new.csv, column 'a', row 2: value 1e+200 is too large" in err
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-300])
+def test_gaussian_naive_bayes_ml_variances_below_float64s_normal_range_are_refused(
+        tmp_path, capsys, scale):
+    """1e-160: subnormal variances gave wrong probabilities (0.4375 for 0.51); 1e-300: refused
+    as "all 13 rows equal". CLI (smoothing = false: ML variances) and estimator alike."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, "a", "b")
+    message = (r"feature 'x0' in class 'a': the maximum-likelihood variance .* is below "
+               r"float64's smallest normal number .* rescale the feature")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=message.replace("'a'", "(?:'a'|0)")):
+            GaussianNaiveBayes(gaussian="ml").fit(X * scale, y)
+        pd.DataFrame({"x0": X[:, 0] * scale, "x1": X[:, 1] * scale, "c": y}).to_csv(
+            tmp_path / "d.csv", index=False, float_format="%.17g")
+        (tmp_path / "s.toml").write_text(
+            'model = "naive_bayes"\n[data]\npath = "d.csv"\ntarget = "c"\n'
+            'features_kind = "gaussian"\n[prior]\nsmoothing = false\n')
+        code = main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert re.search(message, err), err
+    # within the range: the probabilities of unit scale
+    base = GaussianNaiveBayes(gaussian="ml").fit(X, y).predict_proba(X)
+    near = GaussianNaiveBayes(gaussian="ml").fit(X * 1e-150, y).predict_proba(X * 1e-150)
+    np.testing.assert_allclose(near, base, rtol=1e-12, atol=1e-12)
+
+
+def test_equal_rows_are_still_called_equal():
+    X = np.r_[np.full(5, 3.0), np.arange(5.0)][:, None]
+    y = np.repeat(["a", "b"], 5)
+    with pytest.raises(ValueError, match=r"received 0 \(all 5 rows equal\); pass var_floor"):
+        GaussianNaiveBayes(gaussian="ml").fit(X, y)
