@@ -19,6 +19,19 @@ class NotIdentified(ValueError):
 class OutOfRange(ValueError):
     """The data (or the prior) exceed what float64 arithmetic can hold in this engine.
 
-    For example features scaled by 1e80, whose fourth powers the evidence of ARD forms: the
-    fit would lose its numbers (an infinite or NaN evidence, every weight pruned).
+    For example an ARD weight whose precision, in the units of features of about 1e-160, is
+    below float64's smallest normal number.
+
+    Parameters
+    ----------
+    reason : str
+        What is out of range.
+    column : int, optional
+        The index of the column of the design concerned; the message then starts with
+        ``column <index>:`` and a family may name the column by its ``reason``.
     """
+
+    def __init__(self, reason: str, *, column: int | None = None):
+        self.reason = reason
+        self.column = column
+        super().__init__(reason if column is None else f"column {column}: {reason}")

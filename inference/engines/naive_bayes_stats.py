@@ -232,6 +232,42 @@ class NaiveBayesSchema:
 
 
 
+#: Rows near a mean this large or larger that differ in float64 differ by at least an ulp,
+#: whose square is a normal float64 number: a variance of 0 there means equal rows.
+_EQUAL_ROWS_MEAN = 1e-130
+
+
+def _refuse_subnormal_variances(variances: np.ndarray, floor: float, means: np.ndarray,
+                                counts: np.ndarray, schema: NaiveBayesSchema) -> None:
+    """Refuse a maximum-likelihood variance (after ``var_floor``) below float64's normal range.
+
+    Below about 2.2e-308 a variance has lost its digits (the squared differences of rows
+    closer than about 1.5e-154 underflow): the densities, and the class probabilities, would
+    be wrong (features scaled by 1e-160) or the rows would look equal (1e-300).
+
+    Raises
+    ------
+    ValueError
+        Naming the feature and the class: equal rows, or values too small to square.
+    """
+    tiny = np.finfo(np.float64).tiny
+    low = np.maximum(variances, floor) < tiny
+    if not low.any():
+        return
+    c, g = (int(v) for v in np.argwhere(low)[0])
+    where = (f"feature {schema.feature_names[schema.gaussian_features[g]]!r} in class "
+             f"{schema.classes[c]!r}")
+    if variances[c, g] == 0.0 and abs(means[c, g]) >= _EQUAL_ROWS_MEAN and floor == 0.0:
+        raise ValueError(f"{where}: expected a positive maximum-likelihood variance, received 0 "
+                         f"(all {int(counts[c])} rows equal); pass var_floor > 0")
+    raise ValueError(
+        f"{where}: the maximum-likelihood variance {variances[c, g]:.3g} is below float64's "
+        f"smallest normal number ({tiny:.3g}): the rows (mean {means[c, g]:.3g}) differ by "
+        f"less than about 1.5e-154, so their squared differences underflow (or the rows are "
+        f"equal); rescale the feature, for example multiply it by a power of ten, or pass "
+        f"var_floor >= {tiny:.3g}")
+
+
 def _log1p_squares(U: np.ndarray, X: np.ndarray, mu: np.ndarray,
                    inv_scale: np.ndarray) -> np.ndarray:
     """``log1p(U)`` for ``U = ((X - mu) * inv_scale)^2``, also where the square overflowed.
@@ -1038,15 +1074,7 @@ def fit_naive_bayes(
         means = stats.gaussian_mean.copy()
         variances = stats.gaussian_m2 / safe
         if gidx:
-            zero = variances <= 0.0
-            if floor == 0.0 and zero.any():
-                c, g = (int(v) for v in np.argwhere(zero)[0])
-                raise ValueError(
-                    f"feature {s.feature_names[gidx[g]]!r} in class {s.classes[c]!r}: expected a "
-                    "positive "
-                    f"maximum-likelihood variance, received 0 (all {int(counts[c])} rows equal); "
-                    "pass var_floor > 0"
-                )
+            _refuse_subnormal_variances(variances, floor, means, counts, s)
             variances = np.maximum(variances, floor)
     else:
         if gidx and nig_prior is None:

@@ -287,6 +287,12 @@ class _Problem(NamedTuple):
     n: int
     m: int
     noise_fixed: bool
+    # X holds the caller's column j times 2**-shift[j], y the caller's y times 2**-yshift,
+    # so the weights are the caller's times 2**wshift, wshift = shift - yshift
+    wshift: np.ndarray  # (M,) int
+    yshift: int
+    colmax: np.ndarray  # (M,) the caller's largest |x| per column
+    ymax: float  # the caller's largest |y|
 
 
 def _issparse(x) -> bool:
@@ -329,16 +335,122 @@ def _problem(X, y, noise_fixed) -> _Problem:
         raise ValueError("y must contain only finite values")
     if n < 1 or m < 1:
         raise ValueError(f"X must have at least one row and one column, got shape {Xc.shape}")
+    Xc, shift, colmax = _unit_columns(Xc)
+    ymax = float(np.max(np.abs(yv)))
+    yshift = int(np.frexp(ymax)[1])
+    yv = np.ldexp(yv, -yshift)
     if _issparse(Xc):
         xty = np.asarray(Xc.T @ yv, dtype=np.float64).ravel()
         colnorm2 = np.asarray(Xc.multiply(Xc).sum(axis=0), dtype=np.float64).ravel()
     else:
         xty = Xc.T @ yv
         colnorm2 = np.einsum("ij,ij->j", Xc, Xc)
-    # all-zero columns (exactly, or below round-off relative to the largest column)
-    cmax = colnorm2.max() if m else 0.0
-    usable = colnorm2 > (np.finfo(np.float64).eps ** 2) * max(cmax, np.finfo(np.float64).tiny)
-    return _Problem(Xc, yv, xty, float(yv @ yv), colnorm2, usable, n, m, noise_fixed)
+    usable = colmax > 0.0
+    return _Problem(Xc, yv, xty, float(yv @ yv), colnorm2, usable, n, m, noise_fixed,
+                    shift - yshift, yshift, colmax, ymax)
+
+
+def _unit_columns(Xc):
+    """Every column scaled by a power of two to a largest ``|x|`` in ``[0.5, 1)``.
+
+    Type-II ML is equivariant to the units of the columns and of ``y`` (``x_j c`` gives
+    ``w_j / c`` and ``alpha_j c^2``), but float64 is not: squares of values below about
+    1e-154 underflow and fourth powers of values above about 1e77 overflow. A power of two
+    changes no digit, so the fit runs on columns (and a ``y``) of unit size and
+    :func:`_to_caller_units` moves the answer back exactly. All-zero columns keep shift 0.
+
+    Returns
+    -------
+    tuple
+        ``(X scaled, shift, colmax)``: column ``j`` of the result is column ``j`` of ``Xc``
+        times ``2**-shift[j]``; ``colmax`` the largest ``|x|`` of each column of ``Xc``.
+    """
+    if _issparse(Xc):
+        colmax = np.asarray(abs(Xc).max(axis=0).toarray(), dtype=np.float64).ravel()
+    else:
+        colmax = np.max(np.abs(Xc), axis=0) if Xc.shape[0] else np.zeros(Xc.shape[1])
+    shift = np.frexp(colmax)[1].astype(np.intp)  # colmax = mantissa * 2**shift, 0 -> 0
+    if _issparse(Xc):
+        import scipy.sparse as sp
+
+        cols = np.repeat(np.arange(Xc.shape[1]), np.diff(Xc.indptr))
+        scaled = sp.csc_array((np.ldexp(Xc.data, -shift[cols]), Xc.indices, Xc.indptr),
+                              shape=Xc.shape)
+        return scaled, shift, colmax
+    return np.ldexp(Xc, -shift), shift, colmax
+
+
+def _to_unit_alpha(prob: _Problem, alpha: np.ndarray) -> np.ndarray:
+    """Precisions on the unit-size problem from the caller's: ``alpha_j 2**(-2 wshift_j)``."""
+    return np.ldexp(alpha, -2 * prob.wshift)
+
+
+def _to_unit_noise(prob: _Problem, noise_var: float) -> float:
+    """The noise variance on the unit-size problem from the caller's (``2**(-2 t)``).
+
+    Raises
+    ------
+    ValueError
+        When it is not a normal float64 number there (a noise variance below about 1e-308
+        times ``y``'s squared size, or that much above it).
+    """
+    unit = float(np.ldexp(noise_var, -2 * prob.yshift))
+    if not np.finfo(np.float64).tiny <= unit < math.inf:
+        raise ValueError(f"noise_var {noise_var!r} is beyond float64's range relative to y's "
+                         f"size (largest |y| = {prob.ymax:.3g})")
+    return unit
+
+
+def _log_evidence_offset(prob: _Problem) -> float:
+    """The caller's log evidence minus that of the unit-size ``y`` (the Jacobian)."""
+    return -prob.n * prob.yshift * math.log(2.0)
+
+
+def _to_caller_units(prob: _Problem, alpha, mean, relevant, cov, noise_var=None):
+    """``(alpha, mean, cov, noise_var)`` of the unit-size problem in the caller's units.
+
+    The fit ran on ``x'_j = x_j 2**-shift_j`` and ``y' = y 2**-t``, so with
+    ``wshift_j = shift_j - t``: ``w_j = w'_j 2**-wshift_j``, ``alpha_j = alpha'_j
+    2**(2 wshift_j)``, ``cov_ij = cov'_ij 2**-(wshift_i + wshift_j)``, ``sigma2 = sigma2'
+    2**(2 t)``: exact, powers of two.
+
+    Raises
+    ------
+    OutOfRange
+        When a kept weight's precision, mean or variance, or the noise variance, is beyond
+        float64's normal range in the caller's units (a column or a target of values so small,
+        or so large, that the answer's squares are not normal float64 numbers); a column is
+        named by its index.
+    """
+    from .errors import OutOfRange
+
+    ws = prob.wshift[relevant]
+    alpha = np.ldexp(alpha, 2 * prob.wshift)
+    mean = np.ldexp(mean, -prob.wshift)
+    cov = np.ldexp(cov, -(ws[:, None] + ws[None, :]))
+    tiny = np.finfo(np.float64).tiny
+    var = np.diagonal(cov)
+    lost = ~(np.isfinite(alpha[relevant]) & (alpha[relevant] >= tiny)
+             & np.isfinite(mean[relevant]) & np.isfinite(var) & (var >= tiny)
+             & np.all(np.isfinite(cov), axis=0))
+    if lost.any():
+        pos = int(np.flatnonzero(lost)[0])
+        j = int(relevant[pos])
+        raise OutOfRange(
+            f"its weight's prior precision alpha ({alpha[j]:.3g}) or posterior variance "
+            f"({var[pos]:.3g}) is beyond float64's range: the weight is in units of y / x "
+            f"(largest |x| = {prob.colmax[j]:.3g}, largest |y| = {prob.ymax:.3g}) and its "
+            f"precision in their square; rescale the column or the target, for example by a "
+            f"power of ten", column=j)
+    if noise_var is None:
+        return alpha, mean, cov
+    noise_var = float(np.ldexp(noise_var, 2 * prob.yshift))
+    if not tiny <= noise_var < math.inf:
+        raise OutOfRange(
+            f"the noise variance ({noise_var:.3g}) is beyond float64's range: the target's "
+            f"values are too {'small' if prob.ymax < 1.0 else 'large'} (largest |y| = "
+            f"{prob.ymax:.3g}); rescale the target, for example by a power of ten")
+    return alpha, mean, cov, noise_var
 
 
 def _columns(prob: _Problem, idx) -> np.ndarray:
@@ -460,12 +572,13 @@ def ard_posterior(X, y, alpha, noise_var) -> ARDPosterior:
     """
     noise_var = _check_noise(noise_var)
     prob = _problem(X, y, True)
-    a = _check_alpha(alpha, prob.m)
+    a = _to_unit_alpha(prob, _check_alpha(alpha, prob.m))
     idx = np.flatnonzero(np.isfinite(a))
-    post, cov = _posterior(prob, idx, a[idx], noise_var, want_cov=True)
+    post, cov = _posterior(prob, idx, a[idx], _to_unit_noise(prob, noise_var), want_cov=True)
     mean = np.zeros(prob.m)
     mean[idx] = post.mean
-    return ARDPosterior(mean, cov, idx, post.log_evidence)
+    _, mean, cov = _to_caller_units(prob, a, mean, idx, cov)
+    return ARDPosterior(mean, cov, idx, post.log_evidence + _log_evidence_offset(prob))
 
 
 def ard_log_evidence(X, y, alpha, noise_var) -> float:
@@ -490,9 +603,10 @@ def ard_log_evidence(X, y, alpha, noise_var) -> float:
     """
     noise_var = _check_noise(noise_var)
     prob = _problem(X, y, True)
-    a = _check_alpha(alpha, prob.m)
+    a = _to_unit_alpha(prob, _check_alpha(alpha, prob.m))
     idx = np.flatnonzero(np.isfinite(a))
-    return _posterior(prob, idx, a[idx], noise_var)[0].log_evidence
+    post, _ = _posterior(prob, idx, a[idx], _to_unit_noise(prob, noise_var))
+    return post.log_evidence + _log_evidence_offset(prob)
 
 
 class SBLOptimality(NamedTuple):
@@ -573,7 +687,8 @@ def ard_optimality(X, y, alpha, noise_var, *, relevance_threshold: float | str =
     """
     noise_var = _check_noise(noise_var)
     prob = _problem(X, y, not noise_estimated)
-    a = _check_alpha(alpha, prob.m)
+    a = _to_unit_alpha(prob, _check_alpha(alpha, prob.m))
+    noise_var = _to_unit_noise(prob, noise_var)
     relevance_threshold = resolve_relevance_threshold(
         relevance_threshold, prob.n, prob.m, noise_fixed=not noise_estimated)
     threshold = (max(2.0 * math.log(prob.m), 1.0) if relevance_threshold == "ric"
@@ -614,6 +729,10 @@ def ard_optimality(X, y, alpha, noise_var, *, relevance_threshold: float | str =
         worst, largest = None, noise_viol
     else:
         worst, largest = j, float(viol[j])
+    # in the caller's units (ratio and violations are scale-free)
+    s, q = np.ldexp(s, 2 * prob.wshift), np.ldexp(q, prob.wshift)
+    alpha_opt = np.ldexp(alpha_opt, 2 * prob.wshift)
+    noise_opt = float(np.ldexp(noise_opt, 2 * prob.yshift))
     return SBLOptimality(s=s, q=q, ratio=ratio, alpha_opt=alpha_opt, violation=viol,
                          noise_opt=float(noise_opt), noise_violation=float(noise_viol),
                          max_violation=float(largest), worst=worst, threshold=threshold)
@@ -1384,6 +1503,8 @@ def fit_sbl(
     if fixed:
         noise_var = _check_noise(noise_var)
     prob = _problem(X, y, fixed)
+    if fixed:
+        noise_var = _to_unit_noise(prob, noise_var)
     relevance_threshold = resolve_relevance_threshold(
         relevance_threshold, prob.n, prob.m, method=method, noise_fixed=fixed)
     if method != "fast" and relevance_threshold != 1.0:
@@ -1405,7 +1526,7 @@ def fit_sbl(
         else:
             alpha = _full_model_alpha(prob)
     else:
-        alpha = _check_alpha(alpha_init, prob.m, "alpha_init").copy()
+        alpha = _to_unit_alpha(prob, _check_alpha(alpha_init, prob.m, "alpha_init"))
     alpha[~prob.usable] = np.inf
     idx = np.flatnonzero(np.isfinite(alpha))
     full_start = (method == "fast" and alpha_init is None and starts == "auto"
@@ -1508,9 +1629,10 @@ def _best_run(prob, runs: list[_Run], threshold: float) -> SBLResult:
     (``1e-9`` relative): two runs that reach the same maximum differ in the last digits.
     """
     penalty = 0.5 * (threshold - 1.0 - math.log(threshold))
-    starts = tuple(SBLStart(r.start, float(r.log_ev[-1]),
-                            float(r.log_ev[-1]) - penalty * r.order.size, int(r.order.size),
-                            int(r.n_iter), bool(r.converged)) for r in runs)
+    offset = _log_evidence_offset(prob)
+    starts = tuple(SBLStart(r.start, float(r.log_ev[-1]) + offset,
+                            float(r.log_ev[-1]) + offset - penalty * r.order.size,
+                            int(r.order.size), int(r.n_iter), bool(r.converged)) for r in runs)
     best = 0
     for i in range(1, len(runs)):
         top = starts[best].objective
@@ -1568,13 +1690,15 @@ def _result(prob, alpha_all, noise_var, order, log_ev, n_iter, converged, method
     post, cov = _posterior(prob, relevant, alpha[relevant], noise_var, want_cov=True)
     mean = np.zeros(prob.m)
     mean[relevant] = post.mean
+    alpha, mean, cov, noise_var = _to_caller_units(prob, alpha, mean, relevant, cov,
+                                                   noise_var)
     return SBLResult(
         alpha=alpha,
         noise_var=float(noise_var),
         mean=mean,
         relevant=relevant,
         cov=cov,
-        log_evidence=log_ev,
+        log_evidence=np.asarray(log_ev) + _log_evidence_offset(prob),
         n_iter=int(n_iter),
         converged=bool(converged),
         method=method,

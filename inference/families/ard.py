@@ -186,10 +186,10 @@ def _hierarchical_as_information(fit, comparison, idata, spec):
 
 def _design_findings(model: ARD, X: np.ndarray) -> dict:
     """All-zero and constant columns of the design, by name (unusual, not errors)."""
-    norms = np.einsum("ij,ij->j", X, X)
-    zero = [f for f, v in zip(model.features, norms, strict=True) if v == 0.0]
+    nonzero = np.any(X != 0, axis=0)  # not the squares: they underflow for tiny values
+    zero = [f for f, v in zip(model.features, nonzero, strict=True) if not v]
     const = [f for j, f in enumerate(model.features)
-             if norms[j] > 0 and np.all(X[:, j] == X[0, j])
+             if nonzero[j] and np.all(X[:, j] == X[0, j])
              and not (model.intercept and f == "intercept")
              and not (model.formula is not None and f == "Intercept")]
     return {"zero_columns": zero, "constant_columns": const}
@@ -212,14 +212,19 @@ def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
     ``relevance_threshold = "auto"`` is resolved on the shape of ``X`` (see
     :func:`bayescheck.inference.engines.sbl.resolve_relevance_threshold`).
     """
-    if model.held is not None:
-        return _held_result(X, y, *model.held)
     threshold = resolve_relevance_threshold(model.relevance_threshold, *X.shape,
                                             method=model.method)
     # An overflow is not warned about but refused below, for the CLI and the estimator alike.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
-                      relevance_threshold=threshold)
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if model.held is not None:
+                return _held_result(X, y, *model.held)
+            sbl = fit_sbl(X, y, method=model.method, max_iter=model.max_iter, tol=model.tol,
+                          relevance_threshold=threshold)
+    except OutOfRange as exc:
+        if exc.column is None:
+            raise
+        raise OutOfRange(f"feature {model.features[exc.column]!r}: {exc.reason}") from None
     lost = [name for name, value in (
         ("log evidence", sbl.log_evidence[-1:]), ("noise variance", sbl.noise_var),
         ("weights' means", sbl.mean), ("weights' covariance", sbl.cov),
@@ -227,8 +232,8 @@ def estimate(model: ARD, X: np.ndarray, y: np.ndarray) -> SBLResult:
         if not np.all(np.isfinite(value))]
     if lost:
         raise OutOfRange(
-            f"ARD's fit lost its numbers to float64's range ({', '.join(lost)} not finite): "
-            f"its evidence forms the fourth powers of the features (largest |x| = "
+            f"ARD's fit lost its numbers to float64's range ({', '.join(lost)} not finite) "
+            f"(largest |x| = "
             f"{float(np.max(np.abs(X))) if X.size else 0.0:.3g}, largest |y| = "
             f"{float(np.max(np.abs(y))) if y.size else 0.0:.3g}); rescale the columns, for "
             f"example to unit standard deviation")

@@ -137,6 +137,7 @@ def fitted_model(model: NaiveBayes, stats: NaiveBayesStats, *, where: str = "") 
         # The engine's advice names its own arguments; a spec user has only [prior] keys.
         message = str(exc)
         for engine_words in ("pass var_floor > 0 or gaussian='nig'", "pass var_floor > 0",
+                             f"pass var_floor >= {np.finfo(np.float64).tiny:.3g}",
                              "use gaussian='nig'"):
             message = message.replace(engine_words, _SPEC_ADVICE)
         raise DataError(message, path=where or None, column=model.target) from None

@@ -2,6 +2,8 @@
 that says so, instead of pruning every weight, NaN probabilities or an empty component list.
 """
 
+import json
+import re
 import warnings
 
 import numpy as np
@@ -25,22 +27,75 @@ def _ard_data(scale):
     return X * scale, y
 
 
-def test_ard_on_features_scaled_by_1e80_is_refused_by_cli_and_estimator_alike(tmp_path, capsys):
-    X, y = _ard_data(1e80)
+def _ard_cli(tmp_path, X, y):
+    tmp_path.mkdir(exist_ok=True)
     frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])]).assign(y=y)
-    frame.to_csv(tmp_path / "d.csv", index=False)
+    frame.to_csv(tmp_path / "d.csv", index=False, float_format="%.17g")
     (tmp_path / "s.toml").write_text('model = "ard"\n[data]\npath = "d.csv"\ntarget = "y"\n')
+    return main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+
+
+def _ard_cli_weights(folder) -> np.ndarray:
+    w = json.loads((folder / "o" / "posterior.json").read_text())["parameters"]["w"]
+    by_name = dict(zip(w["features"], w["mean"], strict=True))
+    return np.array([by_name[f"x{i}"] for i in range(6)])
+
+
+@pytest.mark.parametrize("scale", [1e-80, 1e-20, 1e80])
+def test_ard_on_features_in_another_unit_gives_the_same_answer_by_cli_and_estimator(
+        tmp_path, capsys, scale):
+    """Type-II ML is equivariant: x c gives w / c and alpha c^2. (1e-20 and 1e-80 pruned
+    every weight, 1e80 was refused: the engine's thresholds were absolute.)"""
+    X, y = _ard_data(1.0)
+    base = ARDRegression().fit(X, y)
+    tol = 10 * base.tol  # the fit's own convergence tolerance; rounding is far below it
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # refused, not warned about
-        code = main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"])
-        err = capsys.readouterr().err
-        assert code == 2, err
-        assert "d.csv: ARD's fit lost its numbers to float64's range" in err
-        with pytest.raises(ValueError, match="ARD's fit lost its numbers to float64's range"):
+        warnings.simplefilter("error")  # no overflow warning either
+        scaled = ARDRegression().fit(X * scale, y)
+        code = _ard_cli(tmp_path / "scaled", X * scale, y)
+    assert code == 0, capsys.readouterr().err
+    assert _ard_cli(tmp_path / "base", X, y) == 0
+    assert base.relevant_[[0, 2]].all()
+    np.testing.assert_array_equal(scaled.relevant_, base.relevant_)
+    np.testing.assert_allclose(scaled.coef_ * scale, base.coef_, rtol=tol, atol=0)
+    kept = base.relevant_
+    np.testing.assert_allclose(scaled.lambda_[kept] / scale**2, base.lambda_[kept], rtol=tol)
+    np.testing.assert_allclose(scaled.predict(X * scale), base.predict(X), rtol=tol,
+                               atol=tol * np.abs(y).max())
+    np.testing.assert_allclose(_ard_cli_weights(tmp_path / "scaled") * scale,
+                               _ard_cli_weights(tmp_path / "base"), rtol=tol, atol=0)
+
+
+def test_ard_whose_weights_float64_cannot_hold_is_refused_naming_the_feature(tmp_path, capsys):
+    """Features of 1e-160: their weights' precisions (1e-320) underflow and their variances
+    (1e320) overflow. Refused by the CLI and the estimator alike, naming the feature."""
+    X, y = _ard_data(1e-160)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code = _ard_cli(tmp_path, X, y)
+        with pytest.raises(ValueError, match=r"feature 'x0': its weight's prior precision .* "
+                                             r"beyond float64's range.*rescale the column"):
             ARDRegression().fit(X, y)
-    # the same data at a usable scale: the two true weights are found
-    fitted = ARDRegression().fit(X / 1e80, y)
-    assert fitted.relevant_[[0, 2]].all()
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "d.csv: feature 'x0': its weight's prior precision" in err
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e140])
+def test_ard_on_a_target_in_another_unit_gives_the_same_answer(scale):
+    """y c gives w c (y scaled by 1e-150 was an OverflowError traceback)."""
+    X, y = _ard_data(1.0)
+    base = ARDRegression().fit(X, y)
+    scaled = ARDRegression().fit(X, y * scale)
+    np.testing.assert_array_equal(scaled.relevant_, base.relevant_)
+    np.testing.assert_allclose(scaled.coef_ / scale, base.coef_, rtol=10 * base.tol, atol=0)
+    np.testing.assert_allclose(scaled.alpha_ * scale**2, base.alpha_, rtol=10 * base.tol)
+
+
+def test_ard_on_a_target_too_small_for_its_noise_variance_is_refused():
+    X, y = _ard_data(1.0)
+    with pytest.raises(ValueError, match=r"beyond float64's range.*largest \|y\| = .*e-300"):
+        ARDRegression().fit(X, y * 1e-300)
 
 
 @pytest.mark.parametrize("scale", [1e151, 1e160, 1e300])
@@ -122,3 +177,39 @@ def test_predict_holds_new_rows_of_gaussian_naive_bayes_to_the_fit_limit(tmp_pat
     err = capsys.readouterr().err
     assert code == 2, err
     assert "new.csv, column 'a', row 2: value 1e+200 is too large" in err
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e-300])
+def test_gaussian_naive_bayes_ml_variances_below_float64s_normal_range_are_refused(
+        tmp_path, capsys, scale):
+    """1e-160: subnormal variances gave wrong probabilities (0.4375 for 0.51); 1e-300: refused
+    as "all 13 rows equal". CLI (smoothing = false: ML variances) and estimator alike."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, "a", "b")
+    message = (r"feature 'x0' in class 'a': the maximum-likelihood variance .* is below "
+               r"float64's smallest normal number .* rescale the feature")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=message.replace("'a'", "(?:'a'|0)")):
+            GaussianNaiveBayes(gaussian="ml").fit(X * scale, y)
+        pd.DataFrame({"x0": X[:, 0] * scale, "x1": X[:, 1] * scale, "c": y}).to_csv(
+            tmp_path / "d.csv", index=False, float_format="%.17g")
+        (tmp_path / "s.toml").write_text(
+            'model = "naive_bayes"\n[data]\npath = "d.csv"\ntarget = "c"\n'
+            'features_kind = "gaussian"\n[prior]\nsmoothing = false\n')
+        code = main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert re.search(message, err), err
+    # within the range: the probabilities of unit scale
+    base = GaussianNaiveBayes(gaussian="ml").fit(X, y).predict_proba(X)
+    near = GaussianNaiveBayes(gaussian="ml").fit(X * 1e-150, y).predict_proba(X * 1e-150)
+    np.testing.assert_allclose(near, base, rtol=1e-12, atol=1e-12)
+
+
+def test_equal_rows_are_still_called_equal():
+    X = np.r_[np.full(5, 3.0), np.arange(5.0)][:, None]
+    y = np.repeat(["a", "b"], 5)
+    with pytest.raises(ValueError, match=r"received 0 \(all 5 rows equal\); pass var_floor"):
+        GaussianNaiveBayes(gaussian="ml").fit(X, y)

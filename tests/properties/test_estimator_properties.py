@@ -226,11 +226,8 @@ def test_the_property_catches_nan_probabilities():
 #: Estimators whose answer does not depend on the features' unit: type-II ML relevance
 #: (alpha rescales with the weight) and maximum-likelihood Gaussian naive Bayes.
 UNIT_FREE = {k.name: k for k in ESTIMATORS if k.name in ("ard", "gaussian_naive_bayes_ml")}
-#: Open: found by this test, not fixed yet (ARD's engine, naive Bayes' variances).
-OPEN = {("ard", 1e-160): "ARD prunes every weight of features scaled down",
-        ("ard", 1e-80): "ARD prunes every weight of features scaled down",
-        ("ard", 1e-20): "ARD prunes every weight of features scaled down",
-        ("gaussian_naive_bayes_ml", 1e-160): "subnormal variances: wrong probabilities"}
+#: Open: found by this test, not fixed yet.
+OPEN: dict = {}
 
 
 @pytest.mark.parametrize("scale", [1e-160, 1e-80, 1e-20, 1e20, 1e80, 1e160])

@@ -17,7 +17,12 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from bayescheck.inference.engines.sbl import ard_log_evidence, ard_posterior, fit_sbl
+from bayescheck.inference.engines.sbl import (
+    ard_log_evidence,
+    ard_optimality,
+    ard_posterior,
+    fit_sbl,
+)
 from scipy import stats
 
 EPS = np.finfo(np.float64).eps
@@ -331,7 +336,9 @@ def test_incremental_updates_follow_the_recomputing_reference(incremental_and_re
     from bayescheck.inference.engines import sbl
 
     X, y, _, inc, ref = incremental_and_reference
-    fs = sbl._FastIncremental(sbl._problem(X, y, True), inc.alpha, inc.noise_var)
+    prob = sbl._problem(X, y, True)
+    fs = sbl._FastIncremental(prob, sbl._to_unit_alpha(prob, inc.alpha),
+                              sbl._to_unit_noise(prob, inc.noise_var))
     assert fs.refactor_every() > 1  # the updates really run between recomputations here
     assert inc.converged and ref.converged and min(inc.n_iter, ref.n_iter) > 100
     common = min(len(inc.log_evidence), len(ref.log_evidence))
@@ -393,7 +400,9 @@ def test_rank_one_updates_drift_little_from_a_full_recompute():
 
     X, y = sparse_wide_problem(seed=1)
     prob = sbl._problem(X, y, True)
-    fs = sbl._FastIncremental(prob, np.full(prob.m, np.inf), 0.09)
+    X, y = prob.X, prob.y  # the unit-size problem the engine runs on (powers of two)
+    noise = sbl._to_unit_noise(prob, 0.09)
+    fs = sbl._FastIncremental(prob, np.full(prob.m, np.inf), noise)
     kinds = set()
     for _ in range(250):
         s, q, s_max = fs.factors()
@@ -416,16 +425,16 @@ def test_rank_one_updates_drift_little_from_a_full_recompute():
     assert fs.log_evidence == pytest.approx(fresh.log_evidence, rel=1e-10)
     # independent: the dense posterior covariance and S, Q from C
     idx = fs.order[:k]
-    mean_ref, cov_ref = brute_posterior(X.toarray(), y, fs.alpha, 0.09)
+    mean_ref, cov_ref = brute_posterior(X.toarray(), y, fs.alpha, noise)
     order = np.argsort(idx)
     np.testing.assert_allclose(fs.sigma[:k, :k][np.ix_(order, order)], cov_ref, rtol=0,
                                atol=1e-8 * scale)
     np.testing.assert_allclose(fs.mu[:k][order], mean_ref, rtol=0,
                                atol=1e-8 * np.abs(mean_ref).max())
-    S, Q = dense_sq(X, y, fs.alpha, 0.09)
+    S, Q = dense_sq(X, y, fs.alpha, noise)
     np.testing.assert_allclose(fs.S, S, rtol=1e-8, atol=1e-8 * S.max())
     np.testing.assert_allclose(fs.Q, Q, rtol=0, atol=1e-8 * np.abs(Q).max())
-    assert fs.log_evidence == pytest.approx(ard_log_evidence(X, y, fs.alpha, 0.09), rel=1e-10)
+    assert fs.log_evidence == pytest.approx(ard_log_evidence(X, y, fs.alpha, noise), rel=1e-10)
     # the comparison can fail: one more update not applied to S is far outside the bound
     s, q, s_max = fs.factors()
     ch = sbl._choose(prob, fs.alpha, idx, s, q, s_max, tol=TOL_FIT, threshold=1.0)
@@ -433,7 +442,7 @@ def test_rank_one_updates_drift_little_from_a_full_recompute():
     {"add": fs.add, "reestimate": fs.reestimate, "delete": fs.delete}[ch.kind](
         ch.j, *([] if ch.kind == "delete" else [ch.alpha_new])
     )
-    S_after, _ = dense_sq(X, y, fs.alpha, 0.09)
+    S_after, _ = dense_sq(X, y, fs.alpha, noise)
     assert np.abs(S_before - S_after).max() > 1e3 * 1e-8 * S_after.max()
 
 
@@ -444,9 +453,11 @@ def test_lost_positive_definiteness_forces_a_recompute():
 
     X, y = sparse_wide_problem(seed=2)
     prob = sbl._problem(X, y, True)
+    X, y = prob.X, prob.y  # the unit-size problem the engine runs on (powers of two)
+    noise = sbl._to_unit_noise(prob, 0.09)
     start = np.full(prob.m, np.inf)
     start[::8] = 1.0  # 50 active columns
-    fs = sbl._FastIncremental(prob, start, 0.09)
+    fs = sbl._FastIncremental(prob, start, noise)
     assert fs.refactor_every() > 1  # so the recompute below is the guard, not the schedule
     s, q, s_max = fs.factors()
     ch = sbl._choose(prob, fs.alpha, fs.order[: fs.k], s, q, s_max, tol=TOL_FIT,
@@ -458,7 +469,7 @@ def test_lost_positive_definiteness_forces_a_recompute():
     _, sig, _ = _fresh_in_column_order(sbl, fs)
     np.testing.assert_allclose(fs.sigma[: fs.k, : fs.k], sig, rtol=0,
                                atol=1e-10 * np.abs(sig).max())
-    assert fs.log_evidence == pytest.approx(ard_log_evidence(X, y, fs.alpha, 0.09), rel=RTOL)
+    assert fs.log_evidence == pytest.approx(ard_log_evidence(X, y, fs.alpha, noise), rel=RTOL)
 
 
 # ------------------------------------------------------------------ awkward designs
@@ -640,3 +651,36 @@ def test_optimality_conditions_catch_a_perturbed_fit():
     # (at the wrong noise a marginal weight's own condition may break too)
     assert bad.noise_violation == pytest.approx(np.log(1.1), rel=0.05)
     assert bad.max_violation >= bad.noise_violation
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_columns_and_target_in_other_units_give_the_equivariant_answer(sparse):
+    """Columns scaled by 1e-100 and 1e100 and y by 1e-50 (absolute thresholds had pruned the
+    small column and overflowed on the large one): ``w_j c_y / c_j``, ``alpha_j c_j^2 /
+    c_y^2``, ``sigma2 c_y^2``, the log evidence less ``N log c_y``, the optimality ratios
+    unchanged. Within the fit's tolerance (rounding is far below it)."""
+    X, y, _ = make_problem(seed=7)
+    c = np.ones(X.shape[1])
+    c[1], c[3] = 1e-100, 1e100
+    cy = 1e-50
+    Xs = X * c
+    if sparse:
+        X, Xs = sp.csc_array(X), sp.csc_array(Xs)
+    base = fit_sbl(X, y, tol=TOL_FIT)
+    scaled = fit_sbl(Xs, y * cy, tol=TOL_FIT)
+    np.testing.assert_array_equal(scaled.relevant, base.relevant)
+    assert {1, 3} <= set(base.relevant.tolist())
+    rel = 10 * TOL_FIT
+    np.testing.assert_allclose(scaled.mean * c / cy, base.mean, rtol=rel, atol=0)
+    kept = base.relevant
+    np.testing.assert_allclose(scaled.alpha[kept] / c[kept] ** 2 * cy**2, base.alpha[kept],
+                               rtol=rel)
+    np.testing.assert_allclose(scaled.noise_var / cy**2, base.noise_var, rtol=rel)
+    assert scaled.log_evidence[-1] + len(y) * np.log(cy) == pytest.approx(
+        base.log_evidence[-1], rel=rel)
+    np.testing.assert_allclose(scaled.cov * np.outer(c[kept], c[kept]) / cy**2, base.cov,
+                               rtol=rel, atol=0)
+    opt_b = ard_optimality(X, y, base.alpha, base.noise_var)
+    opt_s = ard_optimality(Xs, y * cy, scaled.alpha, scaled.noise_var)
+    np.testing.assert_allclose(opt_s.ratio, opt_b.ratio, rtol=rel)
+    assert opt_s.max_violation < 1e-3
