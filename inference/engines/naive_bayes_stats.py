@@ -730,6 +730,35 @@ def normal_normal_inverse_gamma(
 # ---------------------------------------------------------------------------
 
 
+def _ml_gaussian_scores(Gm: np.ndarray, means: np.ndarray, half_inv_var: np.ndarray,
+                        relative: bool) -> np.ndarray:
+    """``-sum_g (x_g - mean_cg)^2 / (2 var_cg)`` per class and row, shape (K, rows).
+
+    Where a square overflows in some class (a value some 1e154 class sds away) the term is
+    -inf. With ``relative`` such a row is computed again up to a constant of its own: with
+    ``s`` the row's largest distance, ``T_c = s^2 sum_g ((x_g - mean_cg) / s)^2 h_cg`` and the
+    row's terms become ``-s^2 (T~_c - min T~)`` (an overflow there is a class whose
+    probability is 0 next to the closest one, exactly as in real arithmetic), so the class
+    probabilities are those of the exact scores instead of 0 / 0.
+    """
+    K = means.shape[0]
+    out = np.empty((K, Gm.shape[0]))
+    d = np.empty_like(Gm)
+    with np.errstate(over="ignore"):
+        for c in range(K):
+            np.subtract(Gm, means[c], out=d)
+            d *= d
+            out[c] = d @ half_inv_var[c]
+    far = np.flatnonzero(np.any(np.isneginf(out), axis=0)) if relative else ()
+    for i in far:
+        dist = Gm[i][None, :] - means  # (K, G)
+        s = np.max(np.abs(dist))
+        t = np.sum((dist / s) ** 2 * -half_inv_var, axis=1)  # T~_c, finite
+        with np.errstate(over="ignore"):
+            out[:, i] = -(s * (s * (t - t.min())))
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class NaiveBayesModel:
     """A fitted naive Bayes classifier.
@@ -836,8 +865,13 @@ class NaiveBayesModel:
         """Class labels, in column order."""
         return self.schema.classes
 
-    def _map_blocks(self, X: Any, finish) -> np.ndarray:
-        """Score X block by block; ``finish(S)`` turns raw (K, rows) scores into output rows."""
+    def _map_blocks(self, X: Any, finish, *, relative: bool = True) -> np.ndarray:
+        """Score X block by block; ``finish(S)`` turns raw (K, rows) scores into output rows.
+
+        ``relative``: a row whose ML Gaussian terms overflow in some class is scored up to a
+        constant of its own (see :func:`_ml_gaussian_scores`), which the class probabilities
+        do not see; without it such a row keeps its -inf scores.
+        """
         s = self.schema
         cols = _columns(X, len(s.kinds), s.feature_names)
         n = cols[0].shape[0]
@@ -846,11 +880,13 @@ class NaiveBayesModel:
         step = self._plan["rows"]
         for a in range(0, n, step):
             b = min(a + step, n)
-            S = self._score_block([c[a:b] for c in cols], X[a:b] if dense else None, a)
+            S = self._score_block([c[a:b] for c in cols], X[a:b] if dense else None, a,
+                                  relative=relative)
             out[a:b] = finish(S).T
         return out
 
-    def _score_block(self, cols: list, X: Any, row0: int) -> np.ndarray:
+    def _score_block(self, cols: list, X: Any, row0: int, *, relative: bool = True
+                     ) -> np.ndarray:
         s = self.schema
         plan = self._plan
         K = plan["K"]
@@ -860,11 +896,7 @@ class NaiveBayesModel:
         if plan["G"]:
             Gm = _gaussian_matrix(cols, s, X, row0)
             if self.gaussian == "ml":
-                d = np.empty_like(Gm)
-                for c in range(K):
-                    np.subtract(Gm, plan["means"][c], out=d)
-                    d *= d
-                    S[c] += d @ plan["half_inv_var"][c]
+                S += _ml_gaussian_scores(Gm, plan["means"], plan["half_inv_var"], relative)
             else:
                 XT = np.ascontiguousarray(Gm.T)
                 U = np.empty_like(XT)
@@ -914,13 +946,15 @@ class NaiveBayesModel:
             mx[dead] = np.max(self.class_log_prior)
         return mx
 
-    def joint_log_likelihood(self, X: Any) -> np.ndarray:
+    def joint_log_likelihood(self, X: Any, *, relative: bool = False) -> np.ndarray:
         """Unnormalised log scores ``log P(c) + sum_j log P(x_j | c)``, shape (n, K).
 
         A feature whose value has probability 0 under every class is left out for that row
-        (see the module notes); otherwise -inf scores are kept.
+        (see the module notes); otherwise -inf scores are kept. ``relative``: a row whose
+        maximum-likelihood Gaussian squares overflow is scored up to a constant of its own
+        (its class probabilities exact) instead of -inf in every class.
         """
-        return self._map_blocks(X, lambda S: S)
+        return self._map_blocks(X, lambda S: S, relative=relative)
 
     def _scores(self, X: Any) -> np.ndarray:
         """Return :meth:`joint_log_likelihood`, all-(-inf) rows set to the class log prior."""

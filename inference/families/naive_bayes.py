@@ -166,13 +166,17 @@ def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame | Mapping[str, np.ndarra
     ``X``: a frame, or a mapping of feature name -> column.
 
     Possible only without smoothing. P(c | x) is then 0 / 0: undefined, not the class prior.
+    (A value so far from every class that its squares overflow is compared up to a constant
+    of its row: ``relative`` scores, not a row without probabilities.)
 
     Returns
     -------
     list of (int, str)
-        0-based row index and a phrase naming, per feature, the classes it rules out.
+        0-based row index and why the row has no class probabilities: per feature, the
+        classes it rules out, and what the user can change.
     """
-    dead = np.flatnonzero(np.all(np.isneginf(nb.joint_log_likelihood(X)), axis=1))
+    scores = nb.joint_log_likelihood(X, relative=True)
+    dead = np.flatnonzero(np.all(np.isneginf(scores), axis=1))
     s = nb.schema
     out = []
     for i in dead:
@@ -185,12 +189,13 @@ def undefined_rows(nb: NaiveBayesModel, X: pd.DataFrame | Mapping[str, np.ndarra
             ruled = [str(c) for c, lp in zip(s.classes, logp, strict=True) if np.isneginf(lp)]
             if ruled and len(ruled) < len(s.classes):
                 why.append(f"{name} = {value!r} was never seen with {', '.join(ruled)}")
-        out.append((int(i), "; ".join(why) or "every class gives these values probability 0"))
+        out.append((int(i), UNDEFINED.format(
+            why="; ".join(why) or "every class gives these values probability 0")))
     return out
 
 
 UNDEFINED = ("has probability 0 under every class ({why}), so P(class | x) = 0 / 0 is "
-              "undefined; set [prior] smoothing = true to give unseen combinations prior mass")
+             "undefined; set [prior] smoothing = true to give unseen combinations prior mass")
 
 
 def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checked, *,
@@ -199,7 +204,7 @@ def _query_records(model: NaiveBayes, nb: NaiveBayesModel, loss, options, checke
         return []
     Q = model.query_columns()
     for i, why in undefined_rows(nb, Q):
-        raise SpecError(f"query {model.query_names[i]!r} " + UNDEFINED.format(why=why),
+        raise SpecError(f"query {model.query_names[i]!r} {why}",
                         path=where, key="query")
     classes = nb.classes
     jll = nb.joint_log_likelihood(Q)
@@ -622,7 +627,7 @@ def predict_naive_bayes(spec: Spec, posterior: dict, batch: Batch | None, *,
     if len(X) == 0:
         raise DataError("no rows to predict", path=batch.name)
     for i, why in undefined_rows(nb, X):
-        raise DataError(UNDEFINED.format(why=why), path=batch.name, row=i + 1)
+        raise DataError(why, path=batch.name, row=i + 1)
     proba = nb.predict_proba(X)
     decision = bayes_decision(proba=proba, loss=matrix, options=options)
     return {**{f: X[f].to_numpy() for f in model.features},

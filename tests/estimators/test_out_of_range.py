@@ -5,6 +5,7 @@ that says so, instead of pruning every weight, NaN probabilities or an empty com
 import json
 import re
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -213,3 +214,57 @@ def test_equal_rows_are_still_called_equal():
     y = np.repeat(["a", "b"], 5)
     with pytest.raises(ValueError, match=r"received 0 \(all 5 rows equal\); pass var_floor"):
         GaussianNaiveBayes(gaussian="ml").fit(X, y)
+
+
+
+def _exact_ml_proba(model, row) -> np.ndarray:
+    """Class probabilities of ML Gaussian naive Bayes at ``row``: the squared distances in
+    exact rational arithmetic (no overflow), the logs in float."""
+    m = model.model_
+    log_terms = [float(lp) - 0.5 * float(np.sum(np.log(2 * np.pi * v)))
+                 for lp, v in zip(m.class_log_prior, m.variances, strict=True)]
+    quad = [sum((Fraction(float(x)) - Fraction(float(mu))) ** 2 / (2 * Fraction(float(v)))
+                for x, mu, v in zip(row, means, variances, strict=True))
+            for means, variances in zip(m.means, m.variances, strict=True)]
+    best = min(quad)
+    # beyond float64 a difference means a probability of exactly 0
+    diffs = [float(q - best) if q - best < 1e300 else np.inf for q in quad]
+    logp = np.array(log_terms) - np.array(diffs)
+    p = np.exp(logp - logp.max())
+    return p / p.sum()
+
+
+def test_ml_naive_bayes_far_beyond_every_class_gets_the_exact_probabilities():
+    """ML variances: a new value 1e150 (within the limit) is 1e156 class sds away, whose
+    square overflows in every class. The classes are compared up to a constant of the row,
+    giving the exact probabilities (it was 0.5 / 0.5, the class prior, as if the row said
+    nothing; the CLI said to set smoothing, which the answer does not need)."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) * 3 + 5]) * 1e-6
+    y = np.repeat([0, 1], 30)
+    model = GaussianNaiveBayes(gaussian="ml").fit(X, y)
+    rows = np.array([[1e150, 0.0], [-1e150, -1e150], [3e-6, 2e-6], [1e140, 1e-6]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        got = model.predict_proba(rows)
+    want = np.array([_exact_ml_proba(model, r) for r in rows])
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+    assert got[0, 1] == 1.0 and got[1, 1] == 1.0  # the wider class, far from 0.5 / 0.5
+
+
+def test_ml_naive_bayes_predict_far_beyond_every_class_by_the_cli(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": np.r_[rng.normal(size=20), rng.normal(size=20) * 3 + 3] * 1e-6,
+                          "c": ["y"] * 20 + ["x"] * 20})
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    (tmp_path / "s.toml").write_text('model = "naive_bayes"\n[data]\npath = "d.csv"\n'
+                                     'target = "c"\nfeatures_kind = "gaussian"\n'
+                                     '[prior]\nsmoothing = false\n')
+    assert main(["fit", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    (tmp_path / "new.csv").write_text("a\n1e-6\n1e150\n")
+    out = tmp_path / "pred.csv"
+    code = main(["predict", str(tmp_path / "s.toml"), "--model-from", str(tmp_path / "o"),
+                 "--data", str(tmp_path / "new.csv"), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    table = pd.read_csv(out)
+    assert table.loc[1, "p_x"] == 1.0 and table.loc[1, "decision"] == "x"  # the wider class
