@@ -12,7 +12,8 @@ users do not depend on their internal layout. Every name is imported on first us
 - :func:`calibrate` runs simulation-based calibration of the engine;
 - :func:`exact_posterior` draws from a fit's exact posterior as an ArviZ ``DataTree``;
 - :func:`exact` recognises the conjugate structure of a user's own ``pm.Model`` and gives its
-  exact posterior; :func:`check_model` judges NUTS on that model against it.
+  exact posterior; :func:`check_model` judges NUTS on that model against it (with a folder,
+  the report files too).
 
 The nine model classes (``LinearRegression``, ``ARD``, ``GaussianMixture``, ``NaiveBayes``,
 ``BetaBernoulli``, ``DirichletCategorical``, ``BayesRule``, ``BayesianNetwork``,
@@ -34,7 +35,7 @@ _EXPORTS = {
     "exact_posterior": "bayescheck.api",
     # a user's own PyMC model
     "exact": "bayescheck.inference.conjugacy",
-    "check_model": "bayescheck.inference.conjugacy",
+    "check_model": "bayescheck.reports.model_check",
     "NotConjugate": "bayescheck.inference.conjugacy",
     # building specs in Python: the nine model classes, the spec, the data
     "LinearRegression": f"{_MODELS}.linear_regression",

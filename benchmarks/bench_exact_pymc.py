@@ -18,6 +18,11 @@ Rows of the table:
 Times are the best of R repeats (default 3). The machine's load average is printed with the
 table: a timing taken while other work runs is noisy, the ratios of rows measured side by side
 less so. Prints a markdown table.
+
+``make bench`` runs the same models as the rows of ``pymc-exact`` (:func:`exact_pymc`;
+``benchmarks/run.py --only pymc-exact``): ``exact()`` against its 2 s target, ``exact()`` and
+4,000 draws against ``pm.sample`` with nutpie (one run of it: minutes), and the recognition of
+200 variables against its 0.5 s target.
 """
 
 from __future__ import annotations
@@ -65,6 +70,66 @@ def chain(variables: int):
             prev = pm.Normal(f"x{i}", 0.5 * prev + 0.1, 1.0)
         pm.Normal("y", prev, 1.0, observed=1.0)
     return model
+
+
+def exact_pymc(ctx) -> list:
+    """The rows of RESULTS.md: ``exact()`` and its draws against ``pm.sample`` (nutpie)."""
+    import pymc as pm
+    from harness import Row, interleave, shape
+    from threadpoolctl import threadpool_limits
+
+    import bayescheck
+
+    rows_n, coefs = ctx.size((5000, 1000), (1000, 200))
+    variables = ctx.size(200, 50)
+    model = regression(rows_n, coefs)
+    bayescheck.exact(chain(5))  # first-use imports (scipy.linalg, pytensor ops) not timed
+    timed = interleave({"exact": lambda: bayescheck.exact(model)}, ctx.repeat)
+    t_exact, ex = timed["exact"]
+    with threadpool_limits(1):
+        t_one = interleave({"exact": lambda: bayescheck.exact(model)}, ctx.repeat)["exact"][0]
+    timed = interleave({
+        "exact + sample": lambda: bayescheck.exact(model).sample(draws=1000, chains=4,
+                                                                 random_seed=1),
+        "sample": lambda: ex.sample(draws=1000, chains=4, random_seed=1),
+        "sample 16000": lambda: ex.sample(draws=4000, chains=4, random_seed=1)}, ctx.repeat)
+    t_both, tree = timed["exact + sample"]
+    started = time.perf_counter()
+    with model:
+        idata = pm.sample(draws=1000, tune=1000, chains=4, cores=2, random_seed=1,
+                          nuts_sampler="nutpie", progressbar=False,
+                          compute_convergence_checks=False)
+    t_pymc = time.perf_counter() - started
+    sampling = float(idata.posterior.attrs.get("sampling_time", float("nan")))
+    # the two answers are one posterior: the draws' means agree within Monte Carlo error
+    ours_mean = tree.posterior["beta"].mean(("chain", "draw")).values
+    nuts_mean = idata.posterior["beta"].mean(("chain", "draw")).values
+    sd = np.asarray(ex.variables["beta"].dist().std())
+    worst = float(np.max(np.abs(ours_mean - nuts_mean) / sd))
+    t_chain = interleave({"exact": lambda: bayescheck.exact(chain(variables))},
+                         ctx.repeat)["exact"][0]
+    big = chain(variables)
+    t_recognise = interleave({"exact": lambda: bayescheck.exact(big)}, ctx.repeat)["exact"][0]
+    size = shape(rows_n, coefs)
+    return [
+        Row("`bayescheck.exact()` of a PyMC Gaussian regression (recognition included)", size,
+            t_exact, "", None, target="< 2 s", met=t_exact < 2.0,
+            note=f"BLAS on one thread {t_one:.3g} s"),
+        Row("`exact()` + `sample(draws=1000, chains=4)` (4,000 independent draws) vs "
+            "`pm.sample` of the same model", size, t_both,
+            "PyMC `pm.sample(nuts_sampler='nutpie')`, 4 x (1000 tune + 1000 draws), in process",
+            t_pymc, target="well under pm.sample", met=t_both < 0.1 * t_pymc,
+            note=f"sample() alone {timed['sample'][0]:.3g} s, 16,000 draws "
+                 f"{timed['sample 16000'][0]:.3g} s; nutpie's sampling alone {sampling:.3g} s; "
+                 f"draws' means agree to {worst:.2g} posterior sds"),
+        Row(f"`exact()` of a model of {variables} scalar Normal variables (recognition)",
+            f"{variables} variables", t_recognise, "", None, target="< 0.5 s",
+            met=t_recognise < 0.5,
+            note=f"building the model and exact(): {t_chain:.3g} s"),
+    ]
+
+
+BENCHMARKS = {"pymc-exact": exact_pymc}
 
 
 def main() -> int:

@@ -43,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_exact_pymc  # noqa: E402
 import commands  # noqa: E402
 import peer_conjugate  # noqa: E402
 import peer_nist  # noqa: E402
@@ -54,7 +55,8 @@ from harness import HERE, ROOT, Context, Row, loadavg  # noqa: E402
 #: Every benchmark, in the order it runs (the command rows first, while the machine's caches
 #: are warm and the data sets not yet in memory).
 BENCHMARKS = {**commands.BENCHMARKS, **peer_sklearn.BENCHMARKS, **peer_stream.BENCHMARKS,
-              **peer_pgmpy.BENCHMARKS, **peer_nist.BENCHMARKS, **peer_conjugate.BENCHMARKS}
+              **peer_pgmpy.BENCHMARKS, **peer_nist.BENCHMARKS, **peer_conjugate.BENCHMARKS,
+              **bench_exact_pymc.BENCHMARKS}
 
 NOTES_MARKER = "<!-- notes: written by hand, kept by run.py -->"
 PACKAGES = ("numpy", "scipy", "pandas", "pyarrow", "scikit-learn", "pgmpy", "statsmodels",

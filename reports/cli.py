@@ -319,9 +319,8 @@ def _cmd_check(args) -> int:
 
 
 def _check_model_file(args, out: Path) -> int:
-    from bayescheck.inference.conjugacy import check_model_file
-
     from .check import EXIT_CODES
+    from .model_check import check_model_file
 
     with output_folder(out, results=CHECK_RESULTS):
         result = check_model_file(args.spec, name=args.model, out=out, draws=args.draws,

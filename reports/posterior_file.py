@@ -8,7 +8,10 @@ damaged), and content that no fit writes: a wrongly typed entry, a NaN or an inf
 anywhere, a negative sd or variance, a covariance that is not positive
 definite, a probability table whose rows do not sum to 1 (within 1e-9), states out of the
 order the fit recorded, or a fit of another shape than the spec's (``n_components``,
-features, nodes).
+features, nodes). The exact posterior of a user's own PyMC model (``check_model``; its
+``"model"`` is :data:`PYMC_MODEL`) is sealed and checked the same way, except that its
+variables' names are the user's (no family's layout applies) and a moment the distribution
+does not have (the sd of a Student-t with 2 degrees of freedom or fewer) is null.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from bayescheck.models.errors import BayescheckError
 
 from .writers import clean_json, first_non_finite
 
-__all__ = ["POSTERIOR_FORMAT", "check_shape", "read_posterior", "sealed", "validate_posterior"]
+__all__ = ["POSTERIOR_FORMAT", "PYMC_MODEL", "check_shape", "read_posterior", "sealed",
+           "validate_posterior"]
 
 #: The format of ``posterior.json``; a file of another format is refused.
 POSTERIOR_FORMAT = 1
@@ -30,6 +34,10 @@ POSTERIOR_FORMAT = 1
 SUM_TOLERANCE = 1e-9
 #: Spec settings that decide the shape of a fit: a spec that differs there cannot use it.
 SHAPE_SETTINGS = ("n_components", "covariance", "kinds", "intercept")
+#: ``"model"`` of the exact posterior of a user's own PyMC model
+#: (``bayescheck.inference.conjugacy.posterior.MODEL_NAME``, not imported here: reading a
+#: posterior must not import the recognition and its PyMC-facing modules).
+PYMC_MODEL = "pymc model"
 #: Keys whose values are moments: numbers (or nested lists of numbers), finite.
 _MOMENTS = ("mean", "sd", "cov", "estimate")
 
@@ -56,8 +64,11 @@ class _Bad(Exception):
         self.key, self.why = key, why
 
 
-def _numbers(value, key: str) -> np.ndarray:
-    """``value`` (a number or nested lists of numbers) as a float array; finite."""
+def _numbers(value, key: str, *, undefined: bool = False) -> np.ndarray:
+    """``value`` (a number or nested lists of numbers) as a float array; finite.
+
+    With ``undefined``, null stands for a moment that does not exist and becomes NaN.
+    """
     def ok(v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -65,6 +76,8 @@ def _numbers(value, key: str) -> np.ndarray:
         if isinstance(v, list):
             for i, item in enumerate(v):
                 walk(item, f"{path}[{i}]")
+        elif v is None and undefined:
+            return
         elif not ok(v):
             raise _Bad(path, f"expected a number, got {v!r:.60}")
         elif not math.isfinite(v):
@@ -72,9 +85,15 @@ def _numbers(value, key: str) -> np.ndarray:
 
     walk(value, key)
     try:
-        return np.asarray(value, dtype=float)
+        return np.asarray(value if not undefined else _nan_for_none(value), dtype=float)
     except ValueError:
         raise _Bad(key, "expected a rectangular table of numbers") from None
+
+
+def _nan_for_none(value):
+    if isinstance(value, list):
+        return [_nan_for_none(v) for v in value]
+    return math.nan if value is None else value
 
 
 def _positive_definite(cov: np.ndarray, key: str) -> None:
@@ -126,23 +145,23 @@ def _cpt(entry: dict, key: str, states: dict) -> None:
                                   "fit recorded them (states reordered?)")
 
 
-def _walk(value, key: str) -> None:
-    """The checks that apply wherever the key appears."""
+def _walk(value, key: str, undefined: bool = False) -> None:
+    """The checks that apply wherever the key appears (``undefined``: see :func:`_numbers`)."""
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
                 raise _Bad(key, "a key that is not a string")
             sub = f"{key}.{k}" if key else k
             if k in _MOMENTS and v is not None and not isinstance(v, dict):
-                array = _numbers(v, sub)
+                array = _numbers(v, sub, undefined=undefined)
                 if k == "sd" and (array < 0).any():
                     raise _Bad(sub, "a negative standard deviation")
                 if k == "cov" and array.ndim == 2:
                     _positive_definite(array, sub)
-            _walk(v, sub)
+            _walk(v, sub, undefined)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            _walk(v, f"{key}[{i}]")
+            _walk(v, f"{key}[{i}]", undefined)
 
 
 def _parameters(parameters: dict) -> None:
@@ -239,11 +258,13 @@ def validate_posterior(document, where: str, spec=None) -> dict:
         raise refuse("model", "expected the model's name")
     if not isinstance(document.get("parameters"), dict):
         raise refuse("parameters", "expected a table")
+    users = document["model"] == PYMC_MODEL
     try:
-        _walk(document["parameters"], "parameters")
+        _walk(document["parameters"], "parameters", undefined=users)
         if document.get("log_evidence") is not None:
             _numbers(document["log_evidence"], "log_evidence")
-        _parameters(document["parameters"])
+        if not users:  # a spec family's layout; a user's model names its own variables
+            _parameters(document["parameters"])
     except _Bad as bad:
         raise refuse(bad.key, bad.why) from None
     if spec is not None and document["model"] != spec.model.name:

@@ -2,7 +2,8 @@
 
 ``run_check`` writes the run folder; :func:`report_data` turns a check's results into one
 JSON-able dict (``report.json``: the tables, diagnostics, timings, spec text and the analytic
-curves the figures need), and :func:`render_run` builds ``report.html`` from that file and the
+curves the figures need; :func:`model_report_data` the same for a check of a user's own PyMC
+model), and :func:`render_run` builds ``report.html`` from that file and the
 sampled posteriors (``posterior.nc``, ``posterior_full.nc``) alone. ``bayescheck report DIR``
 calls :func:`render_run` again, so a report can be re-drawn without sampling.
 """
@@ -26,7 +27,8 @@ from .calibration_report import (
 from .check_figures import MAX_ROWS, STAT_NAMES
 from .writers import clean_json, read_json, write_text_atomic
 
-__all__ = ["EXIT_CODES", "REPORT_JSON", "render_run", "report_data", "write_report_data"]
+__all__ = ["EXIT_CODES", "REPORT_JSON", "model_report_data", "render_run", "report_data",
+           "write_report_data"]
 
 #: The exit code of ``check`` and ``report`` for each verdict (here, so that ``report``
 #: need not import the check and its statistics).
@@ -52,15 +54,18 @@ def _jsonable(value):
     return clean_json(json.loads(json.dumps(value, default=_json_default)))
 
 
-def _curves(fit, sample, comparison) -> list[dict]:
-    """Analytic density and prior of the worst :data:`MAX_CURVES` marginals over their draws."""
+def _curves(marginals, priors: dict, sample, comparison) -> list[dict]:
+    """Analytic density and prior of the worst :data:`MAX_CURVES` marginals over their draws.
+
+    ``marginals`` are the exact marginals compared; ``priors`` maps a marginal's name to its
+    prior (a distribution with ``pdf``), where one is known.
+    """
     from bayescheck.inference.checking.compare import draws_from_idata
 
     order = {r["name"]: i for i, r in enumerate(comparison.rows())}  # failing / worst first
     verdicts = {p.name: p.verdict for p in comparison.parameters}
-    marginals = sorted(fit.posterior.marginals, key=lambda m: order.get(m.name, 0))[:MAX_CURVES]
+    marginals = sorted(marginals, key=lambda m: order.get(m.name, 0))[:MAX_CURVES]
     draws = draws_from_idata(sample.idata, marginals)
-    priors = {p.name: p.dist for p in fit.posterior.priors}
     curves = []
     for m in marginals:
         x = np.asarray(draws[m.name]).ravel()
@@ -184,17 +189,11 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
         "trajectory": list(fit.record.trajectory),
         "predictive": getattr(check, "predictive", None) or {},
     }
-    if comparison is not None and comparison.not_judged():
-        n = len(comparison.not_judged())
-        data["verdict_sentence"] = (data["verdict_sentence"][:-1] + f"; {n} statistic(s) whose "
-                                    f"Monte Carlo error is unreliable (heavy tails) were not "
-                                    f"judged.")
     if comparison is not None:
-        data["exact"] = {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
-                         "not_judged": comparison.not_judged(),
-                         "n_comparisons": comparison.n_comparisons,
-                         "curves": _curves(fit, check.sample, comparison),
-                         "has_priors": bool(fit.posterior.priors)}
+        data["verdict_sentence"] = _with_not_judged(data["verdict_sentence"], comparison)
+        priors = {p.name: p.dist for p in fit.posterior.priors}
+        data["exact"] = _exact_section(comparison, check.sample, fit.posterior.marginals,
+                                       priors)
     attempts = getattr(check, "attempts", None) or []
     for first_run, again in zip(attempts, attempts[1:], strict=False):
         if first_run["check"] == again["check"]:
@@ -227,6 +226,85 @@ def report_data(check, spec, sampling, spec_text: str) -> dict:
     return _jsonable(data)
 
 
+def _with_not_judged(sentence: str, comparison) -> str:
+    """The verdict sentence, saying how many statistics were left unjudged (Pareto k-hat)."""
+    if not comparison.not_judged():
+        return sentence
+    n = len(comparison.not_judged())
+    return (sentence[:-1] + f"; {n} statistic(s) whose Monte Carlo error is unreliable (heavy "
+                            f"tails) were not judged.")
+
+
+def _exact_section(comparison, sample, marginals, priors: dict) -> dict:
+    """``report.json``'s ``exact`` entry: the table, its threshold and the curves."""
+    return {"rows": comparison.rows(), "z_threshold": comparison.z_threshold,
+            "not_judged": comparison.not_judged(), "n_comparisons": comparison.n_comparisons,
+            "curves": _curves(marginals, priors, sample, comparison),
+            "has_priors": bool(priors)}
+
+
+def model_report_data(check, *, model: str, source: str, source_text: str,
+                      data_fingerprints: list[str]) -> dict:
+    """``report.json``'s content for a check of a user's own PyMC model.
+
+    The same entries as :func:`report_data` makes for a spec, filled with what the model
+    has: its name and file instead of a spec's, the recognised family in words, its observed
+    variables as the data, and its printed form (or the file's text) as the source.
+
+    Parameters
+    ----------
+    check : bayescheck.inference.conjugacy.ModelCheck
+    model : str
+        The model's name (in the file, or the ``pm.Model``'s own).
+    source : str
+        The file the model came from, or ``"(Python)"``.
+    source_text : str
+        The file's text, or the model's ``str_repr()``.
+    data_fingerprints : list of str
+        Fingerprints of the observed values (which data the check saw).
+    """
+    comparison, ex = check.comparison, check.exact
+    sentence = _verdict_sentence(check.verdict, comparison.verdict, None)
+    if check.calibration is not None:
+        outcome = {"pass": "passes", "fail": "fails"}[check.calibration.verdict]
+        sentence = (sentence[:-1] + f"; the simulation-based calibration of the exact "
+                                    f"posterior {outcome}.")
+    observed = ex.graph.observed
+    data = {
+        "model": model,
+        "verdict": check.verdict,
+        "verdict_sentence": _with_not_judged(sentence, comparison),
+        "certificates": [],
+        "checks": {"exact": comparison.verdict, "estimates": None},
+        "source_label": "model file" if source != "(Python)" else "model",
+        "spec_title": "The model",
+        "family": ex.family,
+        "spec_path": source,
+        "data_label": ", ".join(f"{name} ({np.size(ex.graph.nodes[name].data)} observed "
+                                f"values)" for name in observed) or "none",
+        "n_rows": None,
+        "n_batches": 0,
+        "log_evidence": ex.log_evidence,
+        "data_fingerprints": data_fingerprints,
+        "notes": list(check.advice),
+        "spec_text": source_text,
+        "sampler": check.sample.sampler,
+        "sampling": {k: check.settings[k] for k in ("draws", "tune", "chains", "seed",
+                                                     "adaptation")},
+        "thresholds": _asdict(comparison.thresholds),
+        "diagnostics": {**_asdict(comparison.diagnostics),
+                        **_sampler_extras(check.sample.idata)},
+        "timings": check.timings,
+        "exact": _exact_section(comparison, check.sample, ex.marginals(), {}),
+        "estimates": None,
+        "fit_plots": [],
+        "trajectory": [],
+        "predictive": check.predictive,
+        "attempts": [],
+    }
+    return _jsonable(data)
+
+
 def _asdict(obj) -> dict:
     from dataclasses import asdict
 
@@ -250,7 +328,8 @@ REPORT_TYPES = {"model": (str,), "verdict_sentence": (str,), "notes": (list,),
                 "sampling": (dict,), "thresholds": (dict,), "diagnostics": (dict,),
                 "timings": (dict,), "trajectory": (list,), "attempts": (list,),
                 "predictive": (dict,), "exact": (dict, type(None)),
-                "estimates": (dict, type(None))}
+                "estimates": (dict, type(None)), "family": (str,), "source_label": (str,),
+                "spec_title": (str,)}
 
 
 def _check_report_types(data: dict, where: Path) -> None:

@@ -20,7 +20,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from bayescheck.inference.checking.compare import Comparison, Thresholds, compare_idata
@@ -34,7 +33,7 @@ from bayescheck.models.errors import BayescheckError
 from .advice import sampler_advice
 from .posterior import ExactPosterior, exact
 
-__all__ = ["ModelCheck", "calibrate_model", "check_model", "check_model_file"]
+__all__ = ["ModelCheck", "calibrate_model", "check_model"]
 
 
 @dataclass
@@ -52,11 +51,15 @@ class ModelCheck:
     calibration : bayescheck.inference.checking.calibration.CalibrationResult or None
         Simulation-based calibration, when asked for.
     out : pathlib.Path or None
-        Where the files were written.
+        Where the files were written (:func:`bayescheck.reports.model_check.check_model`
+        sets it).
     timings : dict
         Seconds per phase.
     settings : dict
         Draws, tune, chains, seed, sampler, adaptation.
+    predictive : dict
+        What :func:`~bayescheck.inference.checking.predictive.add_posterior_predictive`
+        said: its seconds, or why there are no posterior predictive draws.
     advice : list of str
         When the sampler's health left no verdict: what the exact posterior says about why,
         and what to change (:func:`.advice.sampler_advice`).
@@ -66,9 +69,10 @@ class ModelCheck:
     sample: object
     comparison: Comparison
     calibration: object = None
-    out: Path | None = None
+    out: object = None
     timings: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    predictive: dict = field(default_factory=dict)
     advice: list = field(default_factory=list)
 
     @property
@@ -97,7 +101,7 @@ class ModelCheck:
         return out
 
 
-def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains: int = 4,
+def check_model(model, *, draws: int = 1000, tune: int = 1000, chains: int = 4,
                 random_seed: int = 1, sampler: str = "nutpie", simulations: int | None = None,
                 thresholds: Thresholds | None = None, posterior: ExactPosterior | None = None,
                 progress: bool = False,
@@ -105,14 +109,13 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
                 adaptation: str = "diag") -> ModelCheck:
     """Sample a PyMC model with NUTS and judge the draws against its exact posterior.
 
+    Nothing is written: :func:`bayescheck.check_model`
+    (:func:`bayescheck.reports.model_check.check_model`) adds the files and the report.
+
     Parameters
     ----------
     model : pymc.Model
         The user's model, with its observed data.
-    out : str or pathlib.Path, optional
-        Folder for ``summary.json``, ``comparison.csv``, ``posterior.json`` (the exact
-        posterior), ``posterior.nc`` (the draws) and, with ``simulations``,
-        ``calibration.json``. None writes nothing.
     draws, tune, chains : int
         NUTS draws kept per chain, tuning steps per chain, chains.
     random_seed : int
@@ -149,6 +152,7 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     bayescheck.models.resources.TooLarge
         A sampling estimated above ``max_hours`` (before it starts).
     """
+    from bayescheck.inference.checking.predictive import add_posterior_predictive
     from bayescheck.inference.checking.sampling import check_adaptation, sample_nuts
 
     if simulations is not None and simulations < 10:
@@ -158,10 +162,12 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     ex = posterior if posterior is not None else exact(model)
     timings = {"exact posterior": time.perf_counter() - started}
     marginals = ex.marginals()
+    began = time.perf_counter()
     cost = sampling_cost(model, draws=draws, tune=tune, chains=chains,
                          cores=max(1, min(chains, os.cpu_count() or 1)), sampler=sampler)
     if progress:
         print(f"sampling: {cost.describe()}", file=sys.stderr, flush=True)
+    timings["NUTS compile and cost estimate"] = time.perf_counter() - began
     require_affordable(cost, max_hours=max_hours)
     sampled = sample_nuts(model, draws=draws, tune=tune, chains=chains, seed=random_seed,
                           sampler=sampler, progress=progress, adaptation=adaptation)
@@ -169,6 +175,10 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
     began = time.perf_counter()
     comparison = compare_idata(marginals, sampled.idata, thresholds=thresholds)
     timings["comparison"] = time.perf_counter() - began
+    # the report's posterior predictive check, drawn from the user's own model
+    predictive = add_posterior_predictive(model, sampled.idata, seed=random_seed)
+    if "seconds" in predictive:
+        timings["posterior predictive"] = predictive["seconds"]
     calibration = None
     if simulations is not None:
         began = time.perf_counter()
@@ -176,15 +186,9 @@ def check_model(model, *, out=None, draws: int = 1000, tune: int = 1000, chains:
         timings["calibration"] = time.perf_counter() - began
     settings = {"draws": draws, "tune": tune, "chains": chains, "seed": random_seed,
                 "sampler": sampler, "adaptation": adaptation}
-    result = ModelCheck(ex, sampled, comparison, calibration, None, timings, settings,
-                        sampler_advice(ex, comparison, adaptation))
-    if out is not None:
-        from .files import write_check_files
-
-        result.out = Path(out)
-        write_check_files(result, result.out)
     timings["total"] = time.perf_counter() - started
-    return result
+    return ModelCheck(ex, sampled, comparison, calibration, None, timings, settings,
+                      predictive, sampler_advice(ex, comparison, adaptation))
 
 
 def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: float = 0.01,
@@ -239,38 +243,3 @@ def calibrate_model(model, simulations: int, *, random_seed: int = 1, alpha: flo
     return uniformity({k: np.clip(np.asarray(v), 0.0, 1.0) for k, v in pit.items()},
                       alpha=alpha)
 
-
-def check_model_file(path, *, name: str | None = None, out=None, draws: int | None = None,
-                     tune: int | None = None, chains: int | None = None,
-                     seed: int | None = None, sampler: str = "nutpie",
-                     simulations: int | None = None, progress: bool = False,
-                     max_hours: float | None = DEFAULT_MAX_HOURS,
-                     adaptation: str = "diag") -> ModelCheck:
-    """``bayescheck check model.py [--model NAME]``: :func:`check_model` on a file's model.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        A Python file defining a ``pm.Model`` (see :func:`.loader.load_model_file`).
-    name : str, optional
-        The model's name in the file, when it defines several.
-    out, simulations, sampler, progress, max_hours, adaptation
-        As :func:`check_model`.
-    draws, tune, chains, seed : int, optional
-        The command line's options; None takes :func:`check_model`'s defaults (1000, 1000,
-        4, 1).
-
-    Raises
-    ------
-    bayescheck.BayescheckError
-        Naming the file (no model, several, it raised), or :class:`NotConjugate` naming the
-        variable: exit code 2.
-    """
-    from .loader import load_model_file
-
-    model = load_model_file(path, name)
-    options = {k: v for k, v in dict(draws=draws, tune=tune, chains=chains,
-                                     random_seed=seed).items() if v is not None}
-    return check_model(model, out=out, sampler=sampler, simulations=simulations,
-                       progress=progress, max_hours=max_hours, adaptation=adaptation,
-                       **options)

@@ -8,11 +8,19 @@ from pathlib import Path
 
 from bayescheck.models.errors import BayescheckError
 
-__all__ = ["load_model_file"]
+__all__ = ["find_model_file", "load_model_file"]
 
 
 def load_model_file(path, name: str | None = None):
     """Run a Python file and return the ``pm.Model`` it defines.
+
+    As :func:`find_model_file`, the model alone.
+    """
+    return find_model_file(path, name)[1]
+
+
+def find_model_file(path, name: str | None = None) -> tuple:
+    """Run a Python file and return the ``pm.Model`` it defines, with its name there.
 
     The file is run as a script would be (its folder first on the import path, so that it
     can import its neighbours), under the module name ``__bayescheck__``, so code under
@@ -27,7 +35,9 @@ def load_model_file(path, name: str | None = None):
 
     Returns
     -------
-    pymc.Model
+    name : str
+        The name the model is bound to in the file.
+    model : pymc.Model
 
     Raises
     ------
@@ -57,7 +67,7 @@ def load_model_file(path, name: str | None = None):
     if name is not None:
         value = namespace.get(name)
         if isinstance(value, pm.Model):
-            return value
+            return name, value
         known = ", ".join(k for k, _ in found) or "none"
         raise BayescheckError(f"{path}: --model {name}: no pm.Model of that name (models "
                               f"defined: {known})")
@@ -68,4 +78,4 @@ def load_model_file(path, name: str | None = None):
         raise BayescheckError(f"{path}: defines {len(found)} models "
                               f"({', '.join(k for k, _ in found)}); choose one with --model "
                               f"NAME")
-    return found[0][1]
+    return found[0]

@@ -11,7 +11,10 @@ from .forms import DependsOn, NotAffine, UnreadableGraph
 from .graph import ModelGraph
 from .recognise import observed_only_log_density, recognise
 
-__all__ = ["ExactPosterior", "exact"]
+__all__ = ["MODEL_NAME", "ExactPosterior", "exact"]
+
+#: ``posterior.json``'s ``"model"`` for a user's own PyMC model (a spec's is its family's name).
+MODEL_NAME = "pymc model"
 
 
 def exact(model, *, observed: dict | None = None) -> ExactPosterior:
@@ -175,7 +178,7 @@ class ExactPosterior:
             dist = v.dist()
             parameters[name] = {"mean": np.asarray(dist.mean()).tolist(),
                                 "sd": np.asarray(dist.std()).tolist(), **v.to_json()}
-        return {"model": "pymc model", "family": self.family, "parameters": parameters,
+        return {"model": MODEL_NAME, "family": self.family, "parameters": parameters,
                 "log_evidence": self.log_evidence}
 
     def draws(self, n: int, *, random_seed=None) -> dict:

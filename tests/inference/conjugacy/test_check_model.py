@@ -41,7 +41,8 @@ def test_eight_schools_passes_and_writes_the_check_files(tmp_path):
     assert {"mu", "theta[A]", "theta[H]"} <= names
     files = {p.name for p in (tmp_path / "run").iterdir()}
     assert files == {"summary.json", "comparison.csv", "posterior.json", "posterior.nc",
-                     "calibration.json", ".bayescheck-manifest.json"}
+                     "calibration.json", "report.json", "report.html",
+                     ".bayescheck-manifest.json"}
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["verdict"] == "pass"
     assert summary["family"] == "Gaussian linear (9 latent, 8 observed)"

@@ -67,9 +67,10 @@ def test_a_missing_file(tmp_path):
 
 @pytest.mark.nuts
 def test_check_model_file_checks_the_file_model(tmp_path):
-    from bayescheck.inference.conjugacy import check_model_file
+    from bayescheck.reports.model_check import check_model_file
 
     res = check_model_file(write(tmp_path, ONE), out=tmp_path / "out", seed=3)
     assert res.verdict == "pass"
     assert res.exact.family == "Beta-Bernoulli (p: 1 latent, 3 observed)"
     assert (tmp_path / "out" / "summary.json").is_file()
+    assert (tmp_path / "out" / "report.html").is_file()

@@ -11,6 +11,7 @@ exact posterior against formulas written here, and NUTS on the user's model judg
 - Fair's marriage ratings (6,366 rows) as a Categorical with a Dirichlet prior.
 """
 
+import json
 import math
 from fractions import Fraction
 
@@ -213,13 +214,18 @@ def test_strongest_correlations_are_the_exact_posterior_correlations():
 
 
 @pytest.mark.nuts
-def test_longley_diagonal_mass_matrix_is_inconclusive_with_advice_and_low_rank_passes():
+def test_longley_diagonal_mass_matrix_is_inconclusive_with_advice_and_low_rank_passes(
+        tmp_path):
     """The user's default sampler cannot follow Longley's intercept-YEAR correlation: no
-    verdict, and the advice names that pair and the low-rank mass matrix, which then passes."""
+    verdict, and the advice (in the result, summary.json and the report) names that pair and
+    the low-rank mass matrix, which then passes."""
     model = nig_model(*longley(), 1e3, 2.0, 1e5)
-    res = bayescheck.check_model(model, random_seed=4)
+    res = bayescheck.check_model(model, random_seed=4, out=tmp_path / "run")
     assert res.verdict == "inconclusive"
     assert "beta[0] and beta[6]" in res.advice[0] and "low_rank" in res.advice[0]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["advice"] == res.advice
+    assert "beta[0] and beta[6] correlated at" in (tmp_path / "run" / "report.html").read_text()
     res = bayescheck.check_model(model, random_seed=4, adaptation="low_rank")
     assert res.verdict == "pass", res.comparison.summary()
     assert res.advice == []
