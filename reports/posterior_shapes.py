@@ -52,8 +52,8 @@ def numbers(value, key: str, shape: tuple | None = None) -> np.ndarray:
     if shape is not None and (array.ndim != len(shape) or any(
             n is not None and n != m for n, m in zip(shape, array.shape, strict=True))):
         want = " x ".join("any" if n is None else str(n) for n in shape) or "a single number"
-        raise Bad(key, f"expected shape {want}, got {' x '.join(map(str, array.shape))
-                                                       or 'a single number'}")
+        got = " x ".join(map(str, array.shape)) or "a single number"
+        raise Bad(key, f"expected shape {want}, got {got}")
     return array
 
 
