@@ -245,11 +245,12 @@ def _linear_regression(par: dict, n_rows: int | None) -> None:
     for name in ("value", "shape", "scale"):
         if name in sigma2:
             _positive(sigma2[name], f"parameters.sigma2.{name}")
-    # the Inverse-Gamma's shape is the prior's (positive) plus half the rows
-    if "shape" in sigma2 and n_rows is not None and sigma2["shape"] <= n_rows / 2:
-        raise Bad("parameters.sigma2.shape", f"expected more than half the fit's {n_rows} "
-                                             f"rows (the prior's shape plus rows / 2), got "
-                                             f"{sigma2['shape']!r}")
+    # the Inverse-Gamma's shape is the prior's (not negative) plus half the rows, less half
+    # the coefficients under a flat prior
+    if "shape" in sigma2 and n_rows is not None and sigma2["shape"] < (n_rows - P) / 2:
+        raise Bad("parameters.sigma2.shape", f"expected at least (rows - coefficients) / 2 = "
+                                             f"{(n_rows - P) / 2:g} (the fit's {n_rows} rows, "
+                                             f"{P} coefficients), got {sigma2['shape']!r}")
 
 
 def _ard(par: dict, n_rows: int | None) -> None:
