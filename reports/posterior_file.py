@@ -126,9 +126,10 @@ def _parameters(parameters: dict) -> None:
             if (numbers(entry.get("estimate"), f"{key}.estimate") <= 0).any():
                 raise Bad(f"{key}.estimate", "a standard deviation that is not positive")
         if name == "covariances" and isinstance(entry, dict):
-            for i, cov in enumerate(numbers(entry.get("estimate"), f"{key}.estimate")):
-                if cov.ndim == 2:
-                    positive_definite(cov, f"{key}.estimate[{i}]")
+            # one D x D matrix per component
+            for i, cov in enumerate(numbers(entry.get("estimate"), f"{key}.estimate",
+                                            (None, None, None))):
+                positive_definite(cov, f"{key}.estimate[{i}]")
         if name == "weights" and isinstance(entry, dict):
             _probabilities(numbers(entry.get("estimate"), f"{key}.estimate"),
                            f"{key}.estimate")

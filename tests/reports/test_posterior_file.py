@@ -206,6 +206,9 @@ def stats(d):
      "parameters.statistics.gaussian_mean[0][0]", "at most 1e+150"),
     ("gm", "x1,x2\n1,2\n", lambda d: par(d)["means"]["estimate"][1].__setitem__(0, 1e200),
      "parameters.means.estimate[1][0]", "at most 1e+150"),
+    # covariances that are one number: was a TypeError traceback (iteration over a 0-d array)
+    ("gm", "x1,x2\n1,2\n", lambda d: par(d)["covariances"].update(estimate=1.5),
+     "parameters.covariances.estimate", "expected shape any x any x any"),
     # counts beyond the fit's rows: was an OverflowError traceback
     ("nb", NB_NEW, lambda d: stats(d)["class_counts"].__setitem__(0, 1e308),
      "parameters.statistics.class_counts[0]", "between 0 and 14"),
