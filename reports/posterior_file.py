@@ -7,7 +7,8 @@ a file of another format, one whose content no longer matches its digest (edited
 damaged), and content that no fit writes: a wrongly typed entry, a NaN or an infinity
 anywhere, a negative sd or variance, a covariance that is not positive
 definite, a probability table whose rows do not sum to 1 (within 1e-9), states out of the
-order the fit recorded, or a fit of another shape than the spec's (``n_components``,
+order the fit recorded, entries whose shapes, labels, counts or magnitudes no fit writes
+(:mod:`.posterior_shapes`), or a fit of another shape than the spec's (``n_components``,
 features, nodes). The exact posterior of a user's own PyMC model (``check_model``; its
 ``"model"`` is :data:`PYMC_MODEL`) is sealed and checked the same way, except that its
 variables' names are the user's (no family's layout applies) and a moment the distribution
@@ -17,12 +18,12 @@ does not have (the sd of a Student-t with 2 degrees of freedom or fewer) is null
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 from bayescheck.models.errors import BayescheckError
 
+from .posterior_shapes import Bad, check_entries, labels, numbers, positive_definite
 from .writers import clean_json, first_non_finite
 
 __all__ = ["POSTERIOR_FORMAT", "PYMC_MODEL", "check_shape", "read_posterior", "sealed",
@@ -58,69 +59,14 @@ def sealed(document: dict) -> dict:
     return document
 
 
-class _Bad(Exception):
-    def __init__(self, key: str, why: str):
-        super().__init__(key, why)
-        self.key, self.why = key, why
-
-
-def _numbers(value, key: str, *, undefined: bool = False) -> np.ndarray:
-    """``value`` (a number or nested lists of numbers) as a float array; finite.
-
-    With ``undefined``, null stands for a moment that does not exist and becomes NaN.
-    """
-    def ok(v):
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-    def walk(v, path):
-        if isinstance(v, list):
-            for i, item in enumerate(v):
-                walk(item, f"{path}[{i}]")
-        elif v is None and undefined:
-            return
-        elif not ok(v):
-            raise _Bad(path, f"expected a number, got {v!r:.60}")
-        elif not math.isfinite(v):
-            raise _Bad(path, f"expected a finite number, got {v!r}")
-
-    walk(value, key)
-    try:
-        return np.asarray(value if not undefined else _nan_for_none(value), dtype=float)
-    except ValueError:
-        raise _Bad(key, "expected a rectangular table of numbers") from None
-
-
-def _nan_for_none(value):
-    if isinstance(value, list):
-        return [_nan_for_none(v) for v in value]
-    return math.nan if value is None else value
-
-
-def _positive_definite(cov: np.ndarray, key: str) -> None:
-    """A covariance: square, symmetric, positive definite.
-
-    Rows and columns of zeros (a weight ARD pruned) are left aside.
-    """
-    if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
-        raise _Bad(key, f"expected a square matrix, got shape {cov.shape}")
-    scale = max(float(np.abs(cov).max(initial=0.0)), np.finfo(float).tiny)
-    if not np.allclose(cov, cov.T, rtol=1e-9, atol=1e-12 * scale):
-        raise _Bad(key, "the covariance is not symmetric")
-    kept = np.flatnonzero(np.abs(cov).sum(axis=0) > 0)
-    try:
-        np.linalg.cholesky(cov[np.ix_(kept, kept)])
-    except np.linalg.LinAlgError:
-        raise _Bad(key, "the covariance is not positive definite") from None
-
-
 def _probabilities(rows, key: str) -> None:
     rows = np.atleast_2d(rows)
     if (rows < 0).any() or (rows > 1).any():
-        raise _Bad(key, "a probability outside [0, 1]")
+        raise Bad(key, "a probability outside [0, 1]")
     sums = rows.sum(axis=-1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
     if bad.size:
-        raise _Bad(f"{key}[{bad[0]}]" if rows.shape[0] > 1 else key,
+        raise Bad(f"{key}[{bad[0]}]" if rows.shape[0] > 1 else key,
                    f"probabilities sum to {sums[bad[0]]:.12g}, not 1")
 
 
@@ -129,10 +75,13 @@ def _cpt(entry: dict, key: str, states: dict) -> None:
     table = "mean" if isinstance(entry.get("mean"), list) else "estimate"  # EM: estimates
     for name in ("states", "parents", "rows", table):
         if not isinstance(entry.get(name), list):
-            raise _Bad(f"{key}.{name}", f"expected a list, got {entry.get(name)!r:.60}")
-    mean = _numbers(entry[table], f"{key}.{table}")
+            raise Bad(f"{key}.{name}", f"expected a list, got {entry.get(name)!r:.60}")
+    labels(entry["states"], f"{key}.states")
+    if entry["parents"]:
+        labels(entry["parents"], f"{key}.parents")
+    mean = numbers(entry[table], f"{key}.{table}")
     if mean.ndim != 2 or mean.shape != (len(entry["rows"]), len(entry["states"])):
-        raise _Bad(f"{key}.{table}", f"expected {len(entry['rows'])} rows of "
+        raise Bad(f"{key}.{table}", f"expected {len(entry['rows'])} rows of "
                                      f"{len(entry['states'])} probabilities (rows x states)")
     _probabilities(mean, f"{key}.{table}")
     combos = [[]]
@@ -141,7 +90,7 @@ def _cpt(entry: dict, key: str, states: dict) -> None:
             return  # a parent outside this table (the class of a semi-naive network)
         combos = [c + [f"{parent}={s}"] for c in combos for s in states[parent]]
     if entry["parents"] and [", ".join(c) for c in combos] != entry["rows"]:
-        raise _Bad(f"{key}.rows", "the rows are not the parents' states in the order the "
+        raise Bad(f"{key}.rows", "the rows are not the parents' states in the order the "
                                   "fit recorded them (states reordered?)")
 
 
@@ -150,14 +99,14 @@ def _walk(value, key: str, undefined: bool = False) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise _Bad(key, "a key that is not a string")
+                raise Bad(key, "a key that is not a string")
             sub = f"{key}.{k}" if key else k
             if k in _MOMENTS and v is not None and not isinstance(v, dict):
-                array = _numbers(v, sub, undefined=undefined)
+                array = numbers(v, sub, undefined=undefined)
                 if k == "sd" and (array < 0).any():
-                    raise _Bad(sub, "a negative standard deviation")
+                    raise Bad(sub, "a negative standard deviation")
                 if k == "cov" and array.ndim == 2:
-                    _positive_definite(array, sub)
+                    positive_definite(array, sub)
             _walk(v, sub, undefined)
     elif isinstance(value, list):
         for i, v in enumerate(value):
@@ -166,32 +115,34 @@ def _walk(value, key: str, undefined: bool = False) -> None:
 
 def _parameters(parameters: dict) -> None:
     """The checks that depend on what the entry is."""
-    cpts = parameters.get("cpts") or (parameters.get("network") or {}).get("cpts")
+    network = parameters.get("network")
+    cpts = parameters.get("cpts") or (network.get("cpts") if isinstance(network, dict) else None)
     if isinstance(cpts, dict):
         where = "cpts" if "cpts" in parameters else "network.cpts"
         states = {n: e.get("states") for n, e in cpts.items() if isinstance(e, dict)}
         for node, entry in cpts.items():
             if not isinstance(entry, dict):
-                raise _Bad(f"parameters.{where}.{node}", "expected a table")
+                raise Bad(f"parameters.{where}.{node}", "expected a table")
             _cpt(entry, f"parameters.{where}.{node}", states)
     for name, entry in parameters.items():
         key = f"parameters.{name}"
         if name in ("sigma2",) and isinstance(entry, dict):
             for k in ("mean", "value", "shape", "scale"):
-                if k in entry and not _numbers(entry[k], f"{key}.{k}") > 0:
-                    raise _Bad(f"{key}.{k}", f"expected a positive number, got {entry[k]!r}")
+                if k in entry and not numbers(entry[k], f"{key}.{k}", ()) > 0:
+                    raise Bad(f"{key}.{k}", f"expected a positive number, got {entry[k]!r}")
         if name == "sds" and isinstance(entry, dict):
-            if (_numbers(entry.get("estimate"), f"{key}.estimate") <= 0).any():
-                raise _Bad(f"{key}.estimate", "a standard deviation that is not positive")
+            if (numbers(entry.get("estimate"), f"{key}.estimate") <= 0).any():
+                raise Bad(f"{key}.estimate", "a standard deviation that is not positive")
         if name == "covariances" and isinstance(entry, dict):
-            for i, cov in enumerate(_numbers(entry.get("estimate"), f"{key}.estimate")):
-                if cov.ndim == 2:
-                    _positive_definite(cov, f"{key}.estimate[{i}]")
+            # one D x D matrix per component
+            for i, cov in enumerate(numbers(entry.get("estimate"), f"{key}.estimate",
+                                            (None, None, None))):
+                positive_definite(cov, f"{key}.estimate[{i}]")
         if name == "weights" and isinstance(entry, dict):
-            _probabilities(_numbers(entry.get("estimate"), f"{key}.estimate"),
+            _probabilities(numbers(entry.get("estimate"), f"{key}.estimate"),
                            f"{key}.estimate")
         if name == "class_prior" and isinstance(entry, dict):
-            _probabilities(_numbers(list(entry.values()), key), key)
+            _probabilities(numbers(list(entry.values()), key), key)
         if name == "features" and isinstance(entry, dict):
             for feature, f in entry.items():
                 if isinstance(f, dict) and f.get("kind") == "categorical":
@@ -202,12 +153,12 @@ def _categorical(entry: dict, key: str) -> None:
     categories = entry.get("categories")
     probabilities = entry.get("probabilities")
     if not isinstance(categories, list) or not isinstance(probabilities, dict):
-        raise _Bad(key, "expected 'categories' (a list) and 'probabilities' (a table)")
+        raise Bad(key, "expected 'categories' (a list) and 'probabilities' (a table)")
     for c, row in probabilities.items():
         if not isinstance(row, dict) or list(row) != categories:
-            raise _Bad(f"{key}.probabilities.{c}", "the categories are not those of "
+            raise Bad(f"{key}.probabilities.{c}", "the categories are not those of "
                                                    f"{key}.categories, in that order")
-        _probabilities(_numbers(list(row.values()), f"{key}.probabilities.{c}"),
+        _probabilities(numbers(list(row.values()), f"{key}.probabilities.{c}"),
                        f"{key}.probabilities.{c}")
 
 
@@ -262,10 +213,11 @@ def validate_posterior(document, where: str, spec=None) -> dict:
     try:
         _walk(document["parameters"], "parameters", undefined=users)
         if document.get("log_evidence") is not None:
-            _numbers(document["log_evidence"], "log_evidence")
+            numbers(document["log_evidence"], "log_evidence")
         if not users:  # a spec family's layout; a user's model names its own variables
             _parameters(document["parameters"])
-    except _Bad as bad:
+            check_entries(document["model"], document["parameters"], document.get("n_rows"))
+    except Bad as bad:
         raise refuse(bad.key, bad.why) from None
     if spec is not None and document["model"] != spec.model.name:
         raise BayescheckError(f"{where}: holds a {document['model']!r} fit, the spec is "
@@ -279,7 +231,12 @@ def check_shape(document: dict, spec, where: str) -> None:
     """Refuse a fit whose shape settings (:data:`SHAPE_SETTINGS`) differ from ``spec``'s."""
     from .fit_summary import model_settings
 
-    saved = (document.get("settings") or {}).get("model") or {}
+    settings = document.get("settings")
+    saved = settings.get("model") if isinstance(settings, dict) else None
+    if settings is not None and not isinstance(saved, dict):
+        raise BayescheckError(f"{where}: key 'settings.model': expected a table, got "
+                              f"{saved!r:.60}; fit again with 'bayescheck fit'")
+    saved = saved or {}
     now = model_settings(spec)["model"]
     for key in SHAPE_SETTINGS:
         if key in saved and key in now and clean_json(saved[key]) != clean_json(now[key]):

@@ -24,7 +24,7 @@ from bayescheck.models.spec import Spec
 
 from .posterior_file import check_shape
 
-__all__ = ["prediction_table", "read_loss", "require_predictions"]
+__all__ = ["prediction_table", "read_loss", "rebuilt", "require_predictions"]
 
 
 def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
@@ -61,11 +61,24 @@ def read_loss(path: Path, classes: tuple) -> tuple[np.ndarray, tuple]:
     return loss, options
 
 
-def _all_finite(table: pd.DataFrame, where: str) -> None:
+def _largest(value, key: str = "parameters") -> tuple[str, float]:
+    """The key and value of the number of largest magnitude in nested dicts and lists."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return key, float(value)
+    items = (value.items() if isinstance(value, dict)
+             else enumerate(value) if isinstance(value, list) else ())
+    found = [_largest(v, f"{key}.{k}" if isinstance(value, dict) else f"{key}[{k}]")
+             for k, v in items]
+    return max(found, key=lambda kv: abs(kv[1]), default=(key, 0.0))
+
+
+def _all_finite(table: pd.DataFrame, where: str, posterior: dict, fit: str) -> None:
     """Refuse a prediction the arithmetic lost (an infinity, a NaN), naming row and column.
 
     The new rows' values are held to the fit's limits when read; this is the last line of
-    defence, as for ``fit``: exit 0 never comes with a number that overflowed.
+    defence, as for ``fit``: exit 0 never comes with a number that overflowed. The row's
+    values or the fit's numbers may be the cause, so the message names both: the row, and
+    the largest number of ``posterior.json`` (``fit``) with its key.
     """
     for column in table.columns:
         values = table[column]
@@ -73,9 +86,31 @@ def _all_finite(table: pd.DataFrame, where: str) -> None:
             continue
         bad = np.flatnonzero(~np.isfinite(values.to_numpy()))
         if bad.size:
-            raise DataError(f"the prediction {column!r} is {values.iloc[bad[0]]} (the row's "
-                            f"values exceed the range of float64 arithmetic for this fit); "
-                            f"rescale the columns", path=where, row=int(bad[0]) + 1)
+            key, value = _largest(posterior.get("parameters"))
+            raise DataError(f"the prediction {column!r} is {values.iloc[bad[0]]}: the row's "
+                            f"values with the fit's numbers exceed the range of float64 "
+                            f"arithmetic (the largest number of {fit} is {value:.6g}, at key "
+                            f"'{key}'); rescale the columns and fit again", path=where,
+                            row=int(bad[0]) + 1)
+
+
+def rebuilt(predict, spec: Spec, posterior: dict, batch, *, where: str, **options) -> dict:
+    """``predict(spec, posterior, batch, ...)``; an entry it cannot use: an error naming the file.
+
+    :func:`~bayescheck.reports.posterior_file.validate_posterior` checks what the fits
+    write; a value it let through that the model cannot be rebuilt from (a ``ValueError``,
+    ``TypeError``, ``LookupError`` or ``OverflowError`` raised while the family reads the
+    fit) is refused with exit 2 naming the file, not shown as a traceback.
+    """
+    try:
+        return predict(spec, posterior, batch, where=where, **options)
+    except BayescheckError:
+        raise
+    except (ValueError, TypeError, LookupError, OverflowError) as exc:
+        raise BayescheckError(f"{where}: the fit cannot be rebuilt from it "
+                              f"({type(exc).__name__}: {exc}); fit again with 'bayescheck "
+                              f"fit' (posterior.json is written by bayescheck and not meant "
+                              f"to be edited)") from None
 
 
 def require_predictions(spec: Spec) -> None:
@@ -137,7 +172,7 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     if source is None:
         if classifier:
             raise BayescheckError(f"predict for {name!r} needs --data NEW")
-        return pd.DataFrame(predict(spec, posterior, None, level=level, where=where))
+        return pd.DataFrame(rebuilt(predict, spec, posterior, None, level=level, where=where))
     extra = {}
     if loss is not None:
         classes = tuple(posterior.get("parameters", {}).get("classes", ()))
@@ -148,8 +183,9 @@ def prediction_table(spec: Spec, posterior: dict, source: DataSource | None, *,
     def one(batch):
         if len(batch.frame) == 0:
             raise DataError("no rows to predict", path=batch.name)
-        t = pd.DataFrame(predict(spec, posterior, batch, level=level, where=where, **extra))
-        _all_finite(t, batch.name)
+        t = pd.DataFrame(rebuilt(predict, spec, posterior, batch, level=level, where=where,
+                                 **extra))
+        _all_finite(t, batch.name, posterior, where)
         t.insert(0, "row", np.arange(1, len(t) + 1))
         return t
 

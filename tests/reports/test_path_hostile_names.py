@@ -9,6 +9,7 @@ backslash and unicode were accepted before and still are.
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from bayescheck.inference.families import fit
 from bayescheck.models import load_spec
@@ -58,6 +59,14 @@ SPECS = {
              + QUERY, CLASSIFIER_DATA),
     "spode": ('model = "semi_naive_bayes"\n' + CLASSIFIER + '[fit]\nkind = "spode"\nfolds = 2\n'
               + QUERY, CLASSIFIER_DATA),
+    # AODE's cond_<s>_<f> of (a_b, c) and of (a, b_c) were both cond_a_b_c: PyMC refused the
+    # second ("already exists"), and the exact draws kept one of the two
+    "aode_underscores": ('model = "semi_naive_bayes"\n[data]\npath = "data.csv"\ntarget = "y"\n'
+                         'features = ["a_b", "c", "a", "b_c"]\n[fit]\nkind = "aode"\n'
+                         'm_prime = 1\n[[query]]\nname = "q"\na_b = "u"\nc = "u"\na = "v"\n'
+                         'b_c = "u"\n',
+                         "y,a_b,c,a,b_c\nP,u,u,v,u\nN,v,u,u,v\nP,u,v,v,u\nN,v,v,u,u\nP,u,u,u,v\n"
+                         "N,v,u,v,v\n"),
 }
 
 
@@ -75,6 +84,22 @@ def test_escaping_keeps_names_distinct_and_leaves_plain_names_alone():
     assert all("/" not in escaped(n) and not escaped(n).endswith(":") for n in names)
     assert variable("cpt", "smoke") == "cpt_smoke" and dim("smoke", "state") == "smoke__state"
     assert variable("cpt", "km/h") == "cpt_km%2Fh" and dim("q:", "target") == "q%3A__target"
+    pairs = [("a_b", "c"), ("a", "b_c"), ("a_b_c", "d"), ("a", "b_c_d"), ("a_%5F", "b"),
+             ("a%5F", "_b"), ("s", "f")]
+    assert len({variable("cond", *p) for p in pairs}) == len(pairs)
+    assert variable("cond", "s", "f") == "cond_s_f"  # plain names as written
+
+
+def test_aode_exact_draws_keep_every_conditional_table(tmp_path):
+    # the oracle's draws are a dict by variable name: a collision kept one table of two
+    from bayescheck.inference.families import family
+
+    spec = load_spec(write(tmp_path, "aode_underscores"))
+    document = fit(spec).to_json()
+    variables, _ = family("semi_naive_bayes").exact_draws(
+        document, draws=5, chains=1, rng=np.random.default_rng(0))
+    conditionals = [v for v in variables if v.startswith("cond_")]
+    assert len(conditionals) == 4 * 3, sorted(conditionals)
 
 
 @pytest.mark.parametrize("which", sorted(SPECS))
@@ -90,7 +115,7 @@ def test_the_declaration_holds_every_compared_variable(tmp_path, which):
         for d, value in m.coords.items():
             assert d in dims and value in list(model.coords[d]), (m.name, d)
     shown = {m.name for m in result.posterior.marginals}
-    assert any("km/h" in n or "a/b" in n for n in shown)  # the report shows the real name
+    assert any("km/h" in n or "a/b" in n or "b_c=" in n for n in shown)  # the real name
 
 
 @pytest.mark.nuts

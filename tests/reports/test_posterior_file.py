@@ -17,7 +17,9 @@ def fits(tmp_path_factory):
     specs = {"lr": EXAMPLES / "linear_regression" / "unknown_noise.toml",
              "nb": EXAMPLES / "naive_bayes" / "play_tennis.toml",
              "bn": EXAMPLES / "bayesian_network" / "asia.toml",
-             "gm": EXAMPLES / "gaussian_mixture" / "blobs.toml"}
+             "gm": EXAMPLES / "gaussian_mixture" / "blobs.toml",
+             "aode": EXAMPLES / "semi_naive_bayes" / "play_tennis_aode.toml",
+             "cells": EXAMPLES / "naive_bayes" / "cells_decision.toml"}
     for name, spec in specs.items():
         assert main(["fit", str(spec), "--out", str(root / name), "--quiet"]) == 0
     return root, specs
@@ -165,3 +167,94 @@ def test_an_infinity_anywhere_is_refused_even_resealed(fits, tmp_path, capsys):
     assert predict(specs["nb"], tmp_path / "nb", NB_NEW, tmp_path) == 2
     err = capsys.readouterr().err
     assert "key 'parameters.statistics.class_counts[0]'" in err and "infinity" in err
+
+
+CELLS_NEW = "radius,texture\n19.5,21.6\n"
+
+
+def par(d):
+    return d["parameters"]
+
+
+def stats(d):
+    return d["parameters"]["statistics"]
+
+
+@pytest.mark.parametrize("name, new, change, key, why", [
+    # classes emptied: was "ValueError: n_classes ... received 0" as a traceback
+    ("aode", NB_NEW, lambda d: par(d).update(classes=[]), "parameters.classes",
+     "at least 2 label(s)"),
+    ("nb", NB_NEW, lambda d: stats(d).update(classes=[]), "parameters.statistics.classes",
+     "at least 2 label(s)"),
+    # a class more than the counts hold: was a ValueError traceback from the decision
+    ("aode", NB_NEW, lambda d: par(d)["classes"].append("Maybe"),
+     "parameters.statistics.cardinality", "numbers of classes and categories"),
+    # a loss matrix of another shape than options x classes
+    ("cells", CELLS_NEW, lambda d: par(d)["decision"].update(loss=[[1.0, 0.0]]),
+     "parameters.decision.loss", "expected shape 2 x 2, got 1 x 2"),
+    ("aode", NB_NEW, lambda d: par(d)["decision"].update(loss=[[0.0, 1.0, 2.0]] * 2),
+     "parameters.decision.loss", "expected shape 2 x 2, got 2 x 3"),
+    # a class label edited to "": was exit 0 with a "p_" column and empty decisions
+    ("nb", NB_NEW, lambda d: stats(d)["classes"].__setitem__(0, ""),
+     "parameters.statistics.classes[0]", "non-empty label"),
+    ("aode", NB_NEW, lambda d: par(d)["classes"].__setitem__(1, ""),
+     "parameters.classes[1]", "non-empty label"),
+    ("aode", NB_NEW, lambda d: par(d)["classes"].__setitem__(1, "No"),
+     "parameters.classes", "appears twice"),
+    # a mean no fit writes: was refused blaming the new rows ("rescale the columns")
+    ("cells", CELLS_NEW, lambda d: stats(d)["gaussian_mean"][0].__setitem__(0, 1e308),
+     "parameters.statistics.gaussian_mean[0][0]", "at most 1e+150"),
+    ("gm", "x1,x2\n1,2\n", lambda d: par(d)["means"]["estimate"][1].__setitem__(0, 1e200),
+     "parameters.means.estimate[1][0]", "at most 1e+150"),
+    # covariances that are one number: was a TypeError traceback (iteration over a 0-d array)
+    ("gm", "x1,x2\n1,2\n", lambda d: par(d)["covariances"].update(estimate=1.5),
+     "parameters.covariances.estimate", "expected shape any x any x any"),
+    # counts beyond the fit's rows: was an OverflowError traceback
+    ("nb", NB_NEW, lambda d: stats(d)["class_counts"].__setitem__(0, 1e308),
+     "parameters.statistics.class_counts[0]", "between 0 and 14"),
+    ("aode", NB_NEW, lambda d: stats(d)["counts"].__setitem__(5, -1),
+     "parameters.statistics.counts[5]", "whole number"),
+    # settings of the wrong type: was an AttributeError traceback
+    ("lr", LR_NEW, lambda d: d.update(settings=[1]), "settings.model", "expected a table"),
+    # a scale matrix that is not positive definite: was exit 2 blaming the new rows
+    ("lr", LR_NEW, lambda d: theta(d)["scale_matrix"][0].__setitem__(2, 5.0),
+     "parameters.theta.scale_matrix", "not symmetric"),
+    ("lr", LR_NEW, lambda d: d["parameters"]["sigma2"].update(shape=1e-300),
+     "parameters.sigma2.shape", "at least (rows - coefficients) / 2 = 38.5"),
+])
+def test_shapes_labels_and_magnitudes_no_fit_writes_are_refused(fits, tmp_path, capsys, name,
+                                                                 new, change, key, why):
+    spec, folder = edited(fits, tmp_path, name, change)
+    assert predict(spec, folder, new, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert f"posterior.json: key '{key}'" in err and why in err, err
+
+
+def test_an_overflowing_prediction_names_the_fits_largest_number(fits, tmp_path, capsys):
+    # a resealed coefficient of 1e308 is a consistent fit; the prediction overflows, and the
+    # message names posterior.json and the key, not only the new row
+    spec, folder = edited(fits, tmp_path, "lr", lambda d: theta(d)["mean"].__setitem__(0, 1e308))
+    assert predict(spec, folder, "size,age,dist\n1,2,3\n2,0,0\n", tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "row 2" in err and "posterior.json is 1e+308, at key 'parameters.theta.mean[0]'" in err
+
+
+def test_what_the_family_cannot_rebuild_from_is_refused_naming_the_file():
+    from bayescheck.models.errors import BayescheckError
+    from bayescheck.reports.predict import rebuilt
+
+    def family_predict(spec, posterior, batch, *, level, where):
+        raise ValueError("n_classes: expected an integer >= 2, received 0")
+
+    with pytest.raises(BayescheckError, match=r"^fit/posterior.json: the fit cannot be rebuilt "
+                                              r"from it \(ValueError: n_classes"):
+        rebuilt(family_predict, None, {}, None, level=0.9, where="fit/posterior.json")
+
+
+def test_every_example_fit_passes_the_checks(fits):
+    from bayescheck.reports.posterior_file import validate_posterior
+
+    root, specs = fits
+    for name in specs:
+        document = json.loads((root / name / "posterior.json").read_text())
+        assert validate_posterior(document, name) is document
