@@ -49,6 +49,19 @@ def best(fn, repeat: int) -> tuple[float, object]:
     return min(times), out
 
 
+def pymc_sample(model):
+    """``pm.sample`` with nutpie, 4 x (1000 tune + 1000 draws): (idata, wall s, sampling s)."""
+    import pymc as pm
+
+    started = time.perf_counter()
+    with model:
+        idata = pm.sample(draws=1000, tune=1000, chains=4, cores=2, random_seed=1,
+                          nuts_sampler="nutpie", progressbar=False,
+                          compute_convergence_checks=False)
+    seconds = time.perf_counter() - started
+    return idata, seconds, float(idata.posterior.attrs.get("sampling_time", float("nan")))
+
+
 def regression(rows: int, coefs: int):
     import pymc as pm
 
@@ -74,7 +87,6 @@ def chain(variables: int):
 
 def exact_pymc(ctx) -> list:
     """The rows of RESULTS.md: ``exact()`` and its draws against ``pm.sample`` (nutpie)."""
-    import pymc as pm
     from harness import Row, interleave, shape
     from threadpoolctl import threadpool_limits
 
@@ -94,13 +106,7 @@ def exact_pymc(ctx) -> list:
         "sample": lambda: ex.sample(draws=1000, chains=4, random_seed=1),
         "sample 16000": lambda: ex.sample(draws=4000, chains=4, random_seed=1)}, ctx.repeat)
     t_both, tree = timed["exact + sample"]
-    started = time.perf_counter()
-    with model:
-        idata = pm.sample(draws=1000, tune=1000, chains=4, cores=2, random_seed=1,
-                          nuts_sampler="nutpie", progressbar=False,
-                          compute_convergence_checks=False)
-    t_pymc = time.perf_counter() - started
-    sampling = float(idata.posterior.attrs.get("sampling_time", float("nan")))
+    idata, t_pymc, sampling = pymc_sample(model)
     # the two answers are one posterior: the draws' means agree within Monte Carlo error
     ours_mean = tree.posterior["beta"].mean(("chain", "draw")).values
     nuts_mean = idata.posterior["beta"].mean(("chain", "draw")).values
@@ -143,7 +149,6 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.rows, args.coefs, args.variables = 1000, 200, 50
-    import pymc as pm
     from threadpoolctl import threadpool_limits
 
     import bayescheck
@@ -161,13 +166,7 @@ def main() -> int:
     t_draws, _ = best(lambda: ex.sample(draws=1000, chains=4, random_seed=1), args.repeat)
     reference = None
     if not args.no_pymc:
-        started = time.perf_counter()
-        with model:
-            idata = pm.sample(draws=1000, tune=1000, chains=4, cores=2, random_seed=1,
-                              nuts_sampler="nutpie", progressbar=False,
-                              compute_convergence_checks=False)
-        reference = time.perf_counter() - started
-        sampling = float(idata.posterior.attrs.get("sampling_time", float("nan")))
+        idata, reference, sampling = pymc_sample(model)
     rows.append(("sample(draws=1000, chains=4)", t_draws, reference))
     if reference is not None:
         rows.append(("  pm.sample sampling only (nutpie's sampling_time)", t_draws, sampling))
